@@ -1,0 +1,43 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/** The authenticated caller, as kube-apiserver's user.Info. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  /** The login session the access token belongs to. */
+  sessionId?: string;
+}
+
+/** What a request wants to do, in SubjectAccessReview terms. */
+export interface ResourceAttributes {
+  verb: string;
+  resource: string;
+  group?: string;
+  version?: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+export interface AccessDecision {
+  allowed: boolean;
+  reason?: string;
+}
+
+export interface Authorizer {
+  authorize(user: UserInfo, attributes: ResourceAttributes): Promise<AccessDecision>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by the authentication middleware on every non-public request. */
+    user?: UserInfo;
+  }
+}
+
+/** Builds the middleware a route uses to demand an access right; features receive it and never see the authorizer. */
+export type AccessGuard = (attributes: ResourceAttributes | ((req: Request) => ResourceAttributes)) => RequestHandler;
+
+/** Until identity is configured (tests of features alone), every request passes. */
+export const allowAll: AccessGuard = () => (_req: Request, _res: Response, next: NextFunction) => next();

@@ -1,0 +1,153 @@
+import { parseArgs } from 'node:util';
+import type { LogLevel } from '../observability/logger.js';
+
+export type ClusterChoice = 'auto' | 'sandbox' | 'kubeconfig' | 'in-cluster';
+
+/** Everything the server is started with. Built once by `parseOptions`; nothing reads `process.env` later. */
+export interface Options {
+  port: number;
+  tlsPort: number;
+  metricsPort: number;
+  bindAddress: string;
+  cluster: ClusterChoice;
+  kubeconfig: string | undefined;
+  logLevel: LogLevel;
+  /** `namespace/name` of the watched ClusterConfiguration. */
+  configuration: { namespace: string; name: string };
+  /** `namespace/name` of the Secret holding the token signing key. */
+  signingKeySecret: { namespace: string; name: string };
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  /** `namespace/name` of a kubernetes.io/tls Secret, used when no files are given. */
+  tlsSecret: { namespace: string; name: string } | undefined;
+  /** Where a generated self-signed CA certificate is written. */
+  tlsCaOut: string;
+  sandboxNodes: number;
+  sandboxAdminPassword: string | undefined;
+}
+
+interface Spec {
+  flag: string;
+  env: string;
+  help: string;
+  fallback: string;
+}
+
+const SPECS = {
+  port: { flag: 'port', env: 'PORT', help: 'plain HTTP listener port', fallback: '9090' },
+  tlsPort: { flag: 'tls-port', env: 'TLS_PORT', help: 'HTTPS listener port (0 disables it)', fallback: '9443' },
+  metricsPort: { flag: 'metrics-port', env: 'METRICS_PORT', help: 'Prometheus metrics port (0 disables it)', fallback: '9091' },
+  bindAddress: { flag: 'bind-address', env: 'BIND_ADDRESS', help: 'address the listeners bind to', fallback: '0.0.0.0' },
+  cluster: {
+    flag: 'cluster',
+    env: 'KAPI_CLUSTER',
+    help: 'auto | sandbox | kubeconfig | in-cluster (auto: KAPI_SANDBOX=1 → sandbox, in a pod → in-cluster, KUBECONFIG or ~/.kube/config → kubeconfig, otherwise sandbox)',
+    fallback: 'auto',
+  },
+  kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', help: 'kubeconfig file for --cluster=kubeconfig', fallback: '' },
+  logLevel: { flag: 'log-level', env: 'LOG_LEVEL', help: 'error | warn | info | debug', fallback: 'info' },
+  configuration: {
+    flag: 'cluster-configuration',
+    env: 'KAPI_CLUSTER_CONFIGURATION',
+    help: 'namespace/name of the watched ClusterConfiguration',
+    fallback: 'kapi-system/kapi',
+  },
+  signingKeySecret: {
+    flag: 'signing-key-secret',
+    env: 'KAPI_SIGNING_KEY_SECRET',
+    help: 'namespace/name of the Secret holding the JWT signing key',
+    fallback: 'kapi-system/kapi-apiserver-jwt',
+  },
+  tlsCertFile: { flag: 'tls-cert-file', env: 'TLS_CERT_FILE', help: 'PEM certificate for the HTTPS listener', fallback: '' },
+  tlsKeyFile: { flag: 'tls-key-file', env: 'TLS_KEY_FILE', help: 'PEM private key for the HTTPS listener', fallback: '' },
+  tlsSecret: {
+    flag: 'tls-secret',
+    env: 'TLS_SECRET',
+    help: 'namespace/name of a kubernetes.io/tls Secret for the HTTPS listener',
+    fallback: '',
+  },
+  tlsCaOut: {
+    flag: 'tls-ca-out',
+    env: 'TLS_CA_OUT',
+    help: 'where the CA of a generated self-signed certificate is written',
+    fallback: '.cache/kapi-ca.crt',
+  },
+  sandboxNodes: { flag: 'sandbox-nodes', env: 'KAPI_SANDBOX_NODES', help: 'nodes seeded into the sandbox', fallback: '6' },
+  sandboxAdminPassword: {
+    flag: 'sandbox-admin-password',
+    env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
+    help: "sandbox admin user's password (random and printed once when unset)",
+    fallback: '',
+  },
+} satisfies Record<string, Spec>;
+
+export class OptionsError extends Error {}
+
+export function usage(): string {
+  const lines = Object.values(SPECS).map(
+    (s: Spec) => `  --${s.flag.padEnd(24)} ${s.help} [env ${s.env}${s.fallback ? `, default ${s.fallback}` : ''}]`,
+  );
+  return ['Usage: kapi-apiserver [options]', '', 'Options (a flag wins over its environment variable):', ...lines, '  --help'].join('\n');
+}
+
+/** Flags win over environment variables, which win over defaults. Throws `OptionsError` on a bad value. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      help: { type: 'boolean' },
+      ...Object.fromEntries(Object.values(SPECS).map((s: Spec) => [s.flag, { type: 'string' as const }])),
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  const raw = (key: keyof typeof SPECS): string => {
+    const spec: Spec = SPECS[key];
+    return (values[spec.flag] as string | undefined) ?? env[spec.env] ?? spec.fallback;
+  };
+
+  let cluster = raw('cluster') as ClusterChoice;
+  if (!['auto', 'sandbox', 'kubeconfig', 'in-cluster'].includes(cluster)) {
+    throw new OptionsError(`--cluster must be auto, sandbox, kubeconfig or in-cluster, not "${cluster}"`);
+  }
+  if (cluster === 'auto' && env.KAPI_SANDBOX === '1') cluster = 'sandbox';
+  const logLevel = raw('logLevel') as LogLevel;
+  if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) {
+    throw new OptionsError(`--log-level must be error, warn, info or debug, not "${logLevel}"`);
+  }
+  const tlsSecret = raw('tlsSecret');
+  return {
+    port: port(raw('port'), 'port'),
+    tlsPort: port(raw('tlsPort'), 'tls-port'),
+    metricsPort: port(raw('metricsPort'), 'metrics-port'),
+    bindAddress: raw('bindAddress'),
+    cluster,
+    kubeconfig: raw('kubeconfig') || undefined,
+    logLevel,
+    configuration: namespacedName(raw('configuration'), 'cluster-configuration'),
+    signingKeySecret: namespacedName(raw('signingKeySecret'), 'signing-key-secret'),
+    tlsCertFile: raw('tlsCertFile') || undefined,
+    tlsKeyFile: raw('tlsKeyFile') || undefined,
+    tlsSecret: tlsSecret ? namespacedName(tlsSecret, 'tls-secret') : undefined,
+    tlsCaOut: raw('tlsCaOut'),
+    sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
+    sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
+  };
+}
+
+function port(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 65535) throw new OptionsError(`--${flag} must be a port number (0-65535), not "${text}"`);
+  return n;
+}
+
+function count(text: string, flag: string): number {
+  if (!/^\d+$/.test(text)) throw new OptionsError(`--${flag} must be a whole number, not "${text}"`);
+  return Number(text);
+}
+
+function namespacedName(text: string, flag: string): { namespace: string; name: string } {
+  const match = /^([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)$/.exec(text);
+  if (!match) throw new OptionsError(`--${flag} must be namespace/name, not "${text}"`);
+  return { namespace: match[1]!, name: match[2]! };
+}

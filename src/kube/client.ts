@@ -1,0 +1,102 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeStatus } from '../server/errors.js';
+import type { KubeConnection } from './connection.js';
+
+/** An error answer from kube-apiserver, with its `Status` body when it sent one. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly status: KubeStatus | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeApiError';
+  }
+}
+
+export interface KubeRequest {
+  method?: string;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Milliseconds before a request with no answer is abandoned (not used for watches). */
+  timeoutMs?: number;
+}
+
+/**
+ * Raw JSON access to the Kubernetes API through one connection. Objects stay plain JSON (no model classes), which
+ * keeps caches small and fast; callers type them with the client-node interfaces.
+ */
+export class KubeClient {
+  constructor(readonly connection: KubeConnection) {}
+
+  async request<T>(req: KubeRequest): Promise<T> {
+    const res = await this.send(req);
+    const text = await readBody(res);
+    const code = res.statusCode ?? 0;
+    if (code >= 200 && code < 300) return (text ? JSON.parse(text) : undefined) as T;
+    throw toKubeApiError(code, text, req);
+  }
+
+  /** Sends the request and resolves with the response once its head arrived, for streaming (watch, logs). */
+  async stream(req: KubeRequest): Promise<http.IncomingMessage> {
+    const res = await this.send(req);
+    const code = res.statusCode ?? 0;
+    if (code >= 200 && code < 300) return res;
+    throw toKubeApiError(code, await readBody(res), req);
+  }
+
+  private async send(req: KubeRequest): Promise<http.IncomingMessage> {
+    const url = new URL(req.path, this.connection.server);
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...(await this.connection.authHeaders()),
+      ...req.headers,
+    };
+    if (payload) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = transport.request(
+        url,
+        { method: req.method ?? 'GET', headers, agent: this.connection.agent, signal: req.signal },
+        resolve,
+      );
+      if (req.timeoutMs) {
+        request.setTimeout(req.timeoutMs, () => request.destroy(new Error(`no answer from ${url.origin} in ${req.timeoutMs} ms`)));
+      }
+      request.on('error', reject);
+      request.end(payload);
+    });
+  }
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function toKubeApiError(code: number, text: string, req: KubeRequest): KubeApiError {
+  let status: KubeStatus | undefined;
+  try {
+    const parsed = JSON.parse(text) as KubeStatus;
+    if (parsed && parsed.kind === 'Status') status = parsed;
+  } catch {
+    // not JSON: keep the code only
+  }
+  return new KubeApiError(code, status, status?.message ?? `${req.method ?? 'GET'} ${req.path}: HTTP ${code}`);
+}

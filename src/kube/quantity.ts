@@ -1,0 +1,43 @@
+/**
+ * Kubernetes resource quantities ("100m", "1.5", "512Mi", "1e3", "2G") as numbers. Unparsable text counts as 0,
+ * which is what an allocation sum should do with a value kube-apiserver would have rejected anyway.
+ */
+const SUFFIX: Record<string, number> = {
+  '': 1,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/;
+
+export function parseQuantity(text: string | number | undefined): number {
+  if (typeof text === 'number') return Number.isFinite(text) ? text : 0;
+  if (!text) return 0;
+  const match = QUANTITY.exec(text.trim());
+  if (!match) return 0;
+  const base = Number(match[1]);
+  if (match[2]) return base * 10 ** Number(match[2].slice(1));
+  return base * (SUFFIX[match[3] ?? ''] ?? 1);
+}
+
+/** CPU in millicores, rounded up as kube-scheduler does. */
+export function cpuToMilli(text: string | number | undefined): number {
+  return Math.ceil(Math.round(parseQuantity(text) * 1e6) / 1e3);
+}
+
+export function memoryToBytes(text: string | number | undefined): number {
+  return Math.ceil(parseQuantity(text));
+}

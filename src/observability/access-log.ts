@@ -1,0 +1,25 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from './logger.js';
+
+/**
+ * One audit line per request once it is answered: who, what, the outcome. The query string is left out (it may
+ * carry tokens on some clients); only the path is logged.
+ */
+export function accessLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info('request', {
+        audit: true,
+        requestId: req.requestId,
+        user: req.user?.username,
+        verb: req.method,
+        path: req.path,
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        sourceIp: req.socket.remoteAddress,
+      });
+    });
+    next();
+  };
+}

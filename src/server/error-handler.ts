@@ -1,0 +1,44 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../observability/logger.js';
+import { ApiError, reasonForCode, statusBody } from './errors.js';
+
+/** Any route that nothing served: a `Status`, as kube-apiserver answers unknown paths. */
+export function notFound(req: Request, _res: Response, next: NextFunction): void {
+  next(new ApiError(404, 'NotFound', `the server could not find the requested resource (${req.method} ${req.path})`));
+}
+
+/**
+ * The one place an error becomes a response. Errors we did not raise (body-parser, bugs) keep their HTTP code when
+ * they carry a 4xx one; anything else is a 500 whose detail goes to the log, never to the client.
+ */
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const status =
+      err instanceof ApiError
+        ? err.toStatus()
+        : (() => {
+            const code = httpCodeOf(err);
+            const message =
+              code < 500 && err instanceof Error ? err.message : 'an internal error occurred; see the server log';
+            return statusBody(code, reasonForCode(code), message);
+          })();
+    if (status.code >= 500) {
+      logger.error('request failed', { requestId: req.requestId, path: req.path, error: describe(err) });
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(status.details.retryAfterSeconds));
+    res.status(status.code).json(status);
+  };
+}
+
+function httpCodeOf(err: unknown): number {
+  const candidate = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  return typeof candidate === 'number' && candidate >= 400 && candidate < 600 ? candidate : 500;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
