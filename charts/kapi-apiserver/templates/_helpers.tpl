@@ -1,0 +1,27 @@
+{{/*
+Names are fixed (the server and its users find its objects by these names): one release per cluster.
+*/}}
+
+{{/* Labels every object carries. */}}
+{{- define "kapi.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "kapi.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kapi
+{{- end }}
+
+{{/* Labels that select the kapi-apiserver pods; never change them (Deployment selectors are immutable). */}}
+{{- define "kapi.selectorLabels" -}}
+app.kubernetes.io/name: kapi-apiserver
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The container image: repository@digest when a digest is set, else repository:tag (default appVersion). */}}
+{{- define "kapi.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}

@@ -1,0 +1,49 @@
+import { findObject, renderChart, setValues, type KubeObject } from './helm.js';
+
+interface ClusterConfiguration extends KubeObject {
+  spec: {
+    authentication: {
+      accessTokenMaxAge?: string;
+      refreshTokenMaxAge?: string;
+      multipleLogin?: boolean;
+      loginLimit?: { maxFailures?: number; window?: string };
+      oauth?: { clients?: { name: string; secret?: string; secretRef?: { name: string; key: string }; grantTypes?: string[] }[] };
+    };
+  };
+}
+
+describe('chart ClusterConfiguration', () => {
+  test('when rendered with default values, then kapi-system/kapi holds the SPEC §3 defaults and the client kapi/kapi', async () => {
+    const configuration = findObject<ClusterConfiguration>(await renderChart(), 'ClusterConfiguration', 'kapi');
+    expect(configuration.apiVersion).toBe('installer.kapi.io/v1alpha1');
+    expect(configuration.metadata.namespace).toBe('kapi-system');
+    expect(configuration.spec.authentication).toEqual({
+      accessTokenMaxAge: '2h',
+      refreshTokenMaxAge: '4h',
+      multipleLogin: true,
+      loginLimit: { maxFailures: 10, window: '10m' },
+      oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+    });
+  });
+
+  test('when authentication values are set, then the ClusterConfiguration carries them', async () => {
+    const objects = await renderChart(
+      setValues({
+        'clusterConfiguration.authentication.accessTokenMaxAge': '30m',
+        'clusterConfiguration.authentication.multipleLogin': false,
+        'clusterConfiguration.authentication.oauth.clients[0].name': 'console',
+        'clusterConfiguration.authentication.oauth.clients[0].secretRef.name': 'console-client',
+        'clusterConfiguration.authentication.oauth.clients[0].secretRef.key': 'secret',
+      }),
+    );
+    const { authentication } = findObject<ClusterConfiguration>(objects, 'ClusterConfiguration', 'kapi').spec;
+    expect(authentication.accessTokenMaxAge).toBe('30m');
+    expect(authentication.multipleLogin).toBe(false);
+    expect(authentication.oauth!.clients).toEqual([{ name: 'console', secretRef: { name: 'console-client', key: 'secret' } }]);
+  });
+
+  test('when clusterConfiguration.create=false, then no ClusterConfiguration is rendered', async () => {
+    const objects = await renderChart(['--set', 'clusterConfiguration.create=false']);
+    expect(objects.filter((object) => object.kind === 'ClusterConfiguration')).toEqual([]);
+  });
+});

@@ -1,0 +1,46 @@
+import { CHART_DIR, helm, RELEASE, setValues } from './helm.js';
+
+describe('chart lint', () => {
+  test.each([
+    ['default values', {}],
+    ['NodePort values', { 'service.type': 'NodePort', 'service.nodePort': 30880 }],
+    ['no generated secrets (the manifests/ render)', { generateSecrets: false }],
+  ])('when linted strictly with %s, then helm lint passes', async (_name, values) => {
+    const result = await helm(['lint', '--strict', CHART_DIR, ...setValues(values)]);
+    expect(result.stderr + result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('chart values schema', () => {
+  test.each<[string, Record<string, string | number | boolean>, RegExp]>([
+    ['an unknown service.type', { 'service.type': 'Ingress' }, /service\/type/],
+    ['a nodePort below 30000', { 'service.type': 'NodePort', 'service.nodePort': 80 }, /service\/nodePort/],
+    ['a nodePort above 32767', { 'service.type': 'NodePort', 'service.nodePort': 40000 }, /service\/nodePort/],
+    ['an unknown top-level key', { replicas: 3 }, /replicas/],
+    ['an unknown key under service', { 'service.nodeport': 30880 }, /nodeport/],
+    ['zero replicas', { replicaCount: 0 }, /replicaCount/],
+    ['an admin email without @', { 'admin.email': 'admin' }, /admin\/email/],
+    ['an unknown grant type', { 'clusterConfiguration.authentication.oauth.clients[0].grantTypes[0]': 'implicit' }, /grantTypes/],
+    ['a duration without unit', { 'clusterConfiguration.authentication.accessTokenMaxAge': '7200' }, /accessTokenMaxAge/],
+    ['a wildcard user extra', { 'rbac.impersonateUserExtras[0]': '*' }, /impersonateUserExtras/],
+  ])('when the values hold %s, then helm template fails naming it', async (_name, values, message) => {
+    const result = await helm(['template', RELEASE, CHART_DIR, ...setValues(values)]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/schema/);
+    expect(result.stderr).toMatch(message);
+  });
+
+  test('when a node port is set on a ClusterIP Service, then helm template fails saying which type it needs', async () => {
+    const result = await helm(['template', RELEASE, CHART_DIR, ...setValues({ 'service.nodePort': 30880 })]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('service.nodePort and service.httpsNodePort need service.type NodePort or LoadBalancer');
+  });
+
+  test('when the values are valid but unusual (LoadBalancer, both node ports, one replica), then helm template succeeds', async () => {
+    const values = { 'service.type': 'LoadBalancer', 'service.nodePort': 30000, 'service.httpsNodePort': 32767, replicaCount: 1 };
+    const result = await helm(['template', RELEASE, CHART_DIR, ...setValues(values)]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+});

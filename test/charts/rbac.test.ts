@@ -1,0 +1,149 @@
+import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
+import { findObject, objectsOfKind, renderChart, type KubeObject } from './helm.js';
+
+interface Request {
+  apiGroup: string;
+  /** `resource` or `resource/subresource`, as RBAC names them. */
+  resource: string;
+  verb: string;
+}
+
+/** RBAC's own matching, without wildcards (the chart must not use any): a rule names the group, resource and verb. */
+function allows(rules: readonly V1PolicyRule[], request: Request): boolean {
+  return rules.some(
+    (rule) =>
+      (rule.apiGroups ?? []).includes(request.apiGroup) &&
+      (rule.resources ?? []).includes(request.resource) &&
+      rule.verbs.includes(request.verb) &&
+      (rule.resourceNames ?? []).length === 0,
+  );
+}
+
+describe('chart RBAC', () => {
+  let objects: KubeObject[];
+  let clusterRules: V1PolicyRule[];
+  let namespaceRules: V1PolicyRule[];
+
+  beforeAll(async () => {
+    objects = await renderChart();
+    clusterRules = findObject<V1ClusterRole>(objects, 'ClusterRole', 'kapi-apiserver').rules ?? [];
+    namespaceRules = findObject<V1Role>(objects, 'Role', 'kapi-apiserver').rules ?? [];
+  });
+
+  test('when rendered, then no rule of any Role or ClusterRole uses a wildcard', () => {
+    const roles = [...objectsOfKind<V1ClusterRole>(objects, 'ClusterRole'), ...objectsOfKind<V1Role>(objects, 'Role')];
+    expect(roles.length).toBeGreaterThanOrEqual(2);
+    for (const role of roles) {
+      for (const rule of role.rules ?? []) {
+        const names = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? [])];
+        expect(names.filter((name) => name.includes('*'))).toEqual([]);
+        expect(rule.nonResourceURLs).toBeUndefined();
+      }
+    }
+  });
+
+  test.each<Request>([
+    { apiGroup: '', resource: 'nodes', verb: 'list' },
+    { apiGroup: '', resource: 'nodes', verb: 'watch' },
+    { apiGroup: '', resource: 'pods', verb: 'watch' },
+    { apiGroup: '', resource: 'namespaces', verb: 'list' },
+    { apiGroup: '', resource: 'pods/log', verb: 'get' },
+    { apiGroup: '', resource: 'users', verb: 'impersonate' },
+    { apiGroup: '', resource: 'groups', verb: 'impersonate' },
+    { apiGroup: 'authentication.k8s.io', resource: 'uids', verb: 'impersonate' },
+    { apiGroup: 'authorization.k8s.io', resource: 'subjectaccessreviews', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'watch' },
+    { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'patch' },
+    { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'update' },
+    { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'deletecollection' },
+  ])('when the server needs to $verb $resource cluster-wide, then the ClusterRole allows it', (request) => {
+    expect(allows(clusterRules, request)).toBe(true);
+  });
+
+  test.each<Request>([
+    { apiGroup: '', resource: 'secrets', verb: 'get' },
+    { apiGroup: '', resource: 'secrets', verb: 'list' },
+    { apiGroup: '', resource: 'serviceaccounts', verb: 'impersonate' },
+    { apiGroup: '', resource: 'pods', verb: 'create' },
+    { apiGroup: '', resource: 'pods/exec', verb: 'create' },
+    { apiGroup: '', resource: 'nodes', verb: 'update' },
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
+    { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
+  ])('when asked whether the ClusterRole allows $verb $resource, then it does not', (request) => {
+    expect(allows(clusterRules, request)).toBe(false);
+  });
+
+  test('when rendered, then no cluster-wide rule of any ClusterRole mentions secrets or ServiceAccount impersonation', () => {
+    for (const role of objectsOfKind<V1ClusterRole>(objects, 'ClusterRole')) {
+      for (const rule of role.rules ?? []) {
+        expect(rule.resources ?? []).not.toContain('secrets');
+        if (rule.verbs.includes('impersonate')) expect(rule.resources ?? []).not.toContain('serviceaccounts');
+      }
+    }
+  });
+
+  test.each<Request>([
+    { apiGroup: '', resource: 'secrets', verb: 'get' },
+    { apiGroup: '', resource: 'secrets', verb: 'watch' },
+    { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'watch' },
+    { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations/status', verb: 'update' },
+    { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations/status', verb: 'patch' },
+  ])('when the server needs to $verb $resource in its namespace, then the namespaced Role allows it', (request) => {
+    expect(allows(namespaceRules, request)).toBe(true);
+  });
+
+  test.each<Request>([
+    { apiGroup: '', resource: 'secrets', verb: 'create' },
+    { apiGroup: '', resource: 'secrets', verb: 'update' },
+    { apiGroup: '', resource: 'secrets', verb: 'delete' },
+    { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'update' },
+  ])('when asked whether the namespaced Role allows $verb $resource, then it does not', (request) => {
+    expect(allows(namespaceRules, request)).toBe(false);
+  });
+
+  test('when rendered, then the Role and its binding live in the release namespace and bind only the ServiceAccount', () => {
+    const binding = findObject<V1RoleBinding>(objects, 'RoleBinding', 'kapi-apiserver');
+    expect(findObject<V1Role>(objects, 'Role', 'kapi-apiserver').metadata!.namespace).toBe('kapi-system');
+    expect(binding.metadata!.namespace).toBe('kapi-system');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kapi-apiserver' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kapi-apiserver', namespace: 'kapi-system' }]);
+  });
+
+  test('when rendered, then the ServiceAccount is bound cluster-wide only to its own ClusterRole, never to cluster-admin', () => {
+    const bindings = objectsOfKind<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding');
+    const ofServiceAccount = bindings.filter((binding) =>
+      (binding.subjects ?? []).some((subject) => subject.kind === 'ServiceAccount' && subject.name === 'kapi-apiserver'),
+    );
+    expect(ofServiceAccount.map((binding) => binding.roleRef)).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kapi-apiserver' },
+    ]);
+    expect(ofServiceAccount[0]!.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kapi-apiserver', namespace: 'kapi-system' }]);
+  });
+
+  test('when admin.clusterAdmin is on (the default), then only the kapi user "admin" is bound to cluster-admin', () => {
+    const toClusterAdmin = objectsOfKind<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding').filter(
+      (binding) => binding.roleRef.name === 'cluster-admin',
+    );
+    expect(toClusterAdmin).toHaveLength(1);
+    expect(toClusterAdmin[0]!.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'admin' }]);
+  });
+
+  test('when admin.clusterAdmin=false, then nothing is bound to cluster-admin', async () => {
+    const rendered = await renderChart(['--set', 'admin.clusterAdmin=false']);
+    const bindings = objectsOfKind<V1ClusterRoleBinding>(rendered, 'ClusterRoleBinding');
+    expect(bindings.map((binding) => binding.roleRef.name)).toEqual(['kapi-apiserver']);
+  });
+
+  test('when rbac.impersonateUserExtras names keys, then exactly those userextras are impersonable', async () => {
+    const rendered = await renderChart(['--set', 'rbac.impersonateUserExtras={scopes,tenant}']);
+    const rules = findObject<V1ClusterRole>(rendered, 'ClusterRole', 'kapi-apiserver').rules ?? [];
+    const request = (resource: string): Request => ({ apiGroup: 'authentication.k8s.io', resource, verb: 'impersonate' });
+    expect(allows(rules, request('userextras/scopes'))).toBe(true);
+    expect(allows(rules, request('userextras/tenant'))).toBe(true);
+    expect(allows(rules, request('userextras/other'))).toBe(false);
+    expect(allows(clusterRules, request('userextras/scopes'))).toBe(false);
+  });
+});
