@@ -36,8 +36,18 @@ interface Spec {
 const SPECS = {
   port: { flag: 'port', env: 'PORT', help: 'plain HTTP listener port', fallback: '9090' },
   tlsPort: { flag: 'tls-port', env: 'TLS_PORT', help: 'HTTPS listener port (0 disables it)', fallback: '9443' },
-  metricsPort: { flag: 'metrics-port', env: 'METRICS_PORT', help: 'Prometheus metrics port (0 disables it)', fallback: '9091' },
-  bindAddress: { flag: 'bind-address', env: 'BIND_ADDRESS', help: 'address the listeners bind to', fallback: '0.0.0.0' },
+  metricsPort: {
+    flag: 'metrics-port',
+    env: 'METRICS_PORT',
+    help: 'Prometheus metrics port (0 disables it)',
+    fallback: '9091',
+  },
+  bindAddress: {
+    flag: 'bind-address',
+    env: 'BIND_ADDRESS',
+    help: 'address the listeners bind to',
+    fallback: '0.0.0.0',
+  },
   cluster: {
     flag: 'cluster',
     env: 'KAPI_CLUSTER',
@@ -58,8 +68,18 @@ const SPECS = {
     help: 'namespace/name of the Secret holding the JWT signing key',
     fallback: 'kapi-system/kapi-apiserver-jwt',
   },
-  tlsCertFile: { flag: 'tls-cert-file', env: 'TLS_CERT_FILE', help: 'PEM certificate for the HTTPS listener', fallback: '' },
-  tlsKeyFile: { flag: 'tls-key-file', env: 'TLS_KEY_FILE', help: 'PEM private key for the HTTPS listener', fallback: '' },
+  tlsCertFile: {
+    flag: 'tls-cert-file',
+    env: 'TLS_CERT_FILE',
+    help: 'PEM certificate for the HTTPS listener',
+    fallback: '',
+  },
+  tlsKeyFile: {
+    flag: 'tls-key-file',
+    env: 'TLS_KEY_FILE',
+    help: 'PEM private key for the HTTPS listener',
+    fallback: '',
+  },
   tlsSecret: {
     flag: 'tls-secret',
     env: 'TLS_SECRET',
@@ -72,7 +92,12 @@ const SPECS = {
     help: 'where the CA of a generated self-signed certificate is written',
     fallback: '.cache/kapi-ca.crt',
   },
-  sandboxNodes: { flag: 'sandbox-nodes', env: 'KAPI_SANDBOX_NODES', help: 'nodes seeded into the sandbox', fallback: '6' },
+  sandboxNodes: {
+    flag: 'sandbox-nodes',
+    env: 'KAPI_SANDBOX_NODES',
+    help: 'nodes seeded into the sandbox',
+    fallback: '6',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -87,7 +112,13 @@ export function usage(): string {
   const lines = Object.values(SPECS).map(
     (s: Spec) => `  --${s.flag.padEnd(24)} ${s.help} [env ${s.env}${s.fallback ? `, default ${s.fallback}` : ''}]`,
   );
-  return ['Usage: kapi-apiserver [options]', '', 'Options (a flag wins over its environment variable):', ...lines, '  --help'].join('\n');
+  return [
+    'Usage: kapi-apiserver [options]',
+    '',
+    'Options (a flag wins over its environment variable):',
+    ...lines,
+    '  --help',
+  ].join('\n');
 }
 
 /** Flags win over environment variables, which win over defaults. Throws `OptionsError` on a bad value. */
@@ -137,7 +168,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
 
 function port(text: string, flag: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 65535) throw new OptionsError(`--${flag} must be a port number (0-65535), not "${text}"`);
+  if (!/^\d+$/.test(text) || n > 65535)
+    throw new OptionsError(`--${flag} must be a port number (0-65535), not "${text}"`);
   return n;
 }
 

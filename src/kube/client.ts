@@ -73,7 +73,9 @@ export class KubeClient {
         resolve,
       );
       if (req.timeoutMs) {
-        request.setTimeout(req.timeoutMs, () => request.destroy(new Error(`no answer from ${url.origin} in ${req.timeoutMs} ms`)));
+        request.setTimeout(req.timeoutMs, () =>
+          request.destroy(new Error(`no answer from ${url.origin} in ${req.timeoutMs} ms`)),
+        );
       }
       request.on('error', reject);
       request.end(payload);

@@ -4,7 +4,8 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export type Logger = winston.Logger;
 
 /** Field names whose values never reach a log line, whatever the caller passes. */
-const SECRET_FIELDS = /^(authorization|password|client_secret|secret|token|access_token|refresh_token|signing_?key|cookie)$/i;
+const SECRET_FIELDS =
+  /^(authorization|password|client_secret|secret|token|access_token|refresh_token|signing_?key|cookie)$/i;
 
 const redactSecrets = winston.format((info) => {
   for (const key of Object.keys(info)) {

@@ -41,7 +41,10 @@ export function createApp(deps: AppDeps): express.Express {
   for (const router of deps.publicRoutes ?? []) app.use(router);
 
   if (deps.authenticate) app.use(deps.authenticate);
-  app.use('/kapis/resources.kapi.io/v1alpha3', nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }));
+  app.use(
+    '/kapis/resources.kapi.io/v1alpha3',
+    nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
+  );
   if (deps.forward) app.use(['/api', '/apis', '/version'], deps.forward);
 
   app.use(notFound);

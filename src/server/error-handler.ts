@@ -35,7 +35,8 @@ export function errorHandler(logger: Logger) {
 }
 
 function httpCodeOf(err: unknown): number {
-  const candidate = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  const candidate =
+    (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown })?.statusCode;
   return typeof candidate === 'number' && candidate >= 400 && candidate < 600 ? candidate : 500;
 }
 

@@ -15,7 +15,9 @@ export async function listen(
   handler: http.RequestListener,
   options: { port: number; host: string; tls?: https.ServerOptions },
 ): Promise<Listener> {
-  const server = options.tls ? https.createServer({ minVersion: 'TLSv1.2', ...options.tls }, handler) : http.createServer(handler);
+  const server = options.tls
+    ? https.createServer({ minVersion: 'TLSv1.2', ...options.tls }, handler)
+    : http.createServer(handler);
   // Long watches are the norm here: no request timeout; idle keep-alive sockets still close.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
