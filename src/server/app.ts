@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): express.Express {
     '/kapis/resources.kapi.io/v1alpha3',
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
-  if (deps.forward) app.use(['/api', '/apis', '/version'], deps.forward);
+  if (deps.forward) app.use(['/api', '/apis', '/version', '/openapi'], deps.forward);
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 export interface Listener {
   readonly server: http.Server | https.Server;
@@ -13,11 +14,20 @@ export interface Listener {
 /** Starts an HTTP(S) server and keeps track of its sockets so shutdown can drain them. */
 export async function listen(
   handler: http.RequestListener,
-  options: { port: number; host: string; tls?: https.ServerOptions },
+  options: {
+    port: number;
+    host: string;
+    tls?: https.ServerOptions;
+    /** Which Upgrade requests leave Express (exec, watch over WebSocket) and who takes them. */
+    upgrade?: { should(req: http.IncomingMessage): boolean; handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void };
+  },
 ): Promise<Listener> {
+  // Without shouldUpgradeCallback Node hands every Upgrade request (h2c included) to the 'upgrade' listener.
+  const upgradeOptions = options.upgrade ? { shouldUpgradeCallback: options.upgrade.should } : {};
   const server = options.tls
-    ? https.createServer({ minVersion: 'TLSv1.2', ...options.tls }, handler)
-    : http.createServer(handler);
+    ? https.createServer({ minVersion: 'TLSv1.2', ...options.tls, ...upgradeOptions }, handler)
+    : http.createServer(upgradeOptions, handler);
+  if (options.upgrade) server.on('upgrade', options.upgrade.handle);
   // Long watches are the norm here: no request timeout; idle keep-alive sockets still close.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

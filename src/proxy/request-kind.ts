@@ -1,0 +1,78 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * What kind of Kubernetes API request a URL is, decided from the URL alone (no I/O), the way kube-apiserver's
+ * RequestInfo and LongRunningRequestCheck decide it.
+ */
+
+/** Subresources kube-apiserver itself treats as long-running (no request timeout). */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+/** `namespaces/{name}/{x}` where x is a subresource of the Namespace, not a resource inside it. */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+/** Values Go's strconv.ParseBool reads as true, which is how kube-apiserver reads `watch`. */
+const TRUE_VALUES = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+
+/** Where upgrades are relayed, as Express mounts prefixes: the prefix itself or anything below it. */
+const UPGRADE_PREFIXES = ['/api', '/apis'];
+
+/**
+ * A watch (by parameter or the legacy `/watch/` path), a legacy `/proxy/` path, or a streaming subresource (exec,
+ * attach, port-forward, proxy, log): such requests may stay open indefinitely.
+ */
+export function isLongRunning(url: string): boolean {
+  const { pathname, query } = splitUrl(url);
+  if (query && hasTrueWatchParameter(query)) return true;
+  const parts = pathname.split('/').filter((part) => part !== '');
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 2) rest = parts.slice(2);
+  else if (parts[0] === 'apis' && parts.length >= 3) rest = parts.slice(3);
+  else return false;
+  if (rest[0] === 'watch' || rest[0] === 'proxy') return true;
+  if (rest[0] === 'namespaces' && rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) rest = rest.slice(2);
+  const subresource = rest[2];
+  return subresource !== undefined && LONG_RUNNING_SUBRESOURCES.has(subresource);
+}
+
+/**
+ * Whether an upgrade request is one kapi relays: a WebSocket or SPDY/3.1 upgrade under `/api` or `/apis` (exec,
+ * attach, port-forward). Anything else (h2c, other paths) is served as an ordinary request.
+ */
+export function isRelayedUpgrade(url: string, upgradeHeader: string | undefined): boolean {
+  if (!upgradeHeader) return false;
+  if (!hasPrefix(splitUrl(url).pathname, UPGRADE_PREFIXES)) return false;
+  return upgradeHeader.split(',').some((protocol) => {
+    const p = protocol.trim().toLowerCase();
+    return p === 'websocket' || p === 'spdy/3.1';
+  });
+}
+
+/** Whether a request carries a body: HTTP/1.1 frames one only by Transfer-Encoding or a non-zero Content-Length. */
+export function hasRequestBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * The request target to send to kube-apiserver: origin-form only (`/path?query`). Absolute-form or other targets are
+ * not forwarded (undefined).
+ */
+export function originFormTarget(url: string): string | undefined {
+  return url.startsWith('/') && !url.startsWith('//') ? url : undefined;
+}
+
+function splitUrl(url: string): { pathname: string; query: string } {
+  const q = url.indexOf('?');
+  return q < 0 ? { pathname: url, query: '' } : { pathname: url.slice(0, q), query: url.slice(q + 1) };
+}
+
+function hasPrefix(pathname: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
+function hasTrueWatchParameter(query: string): boolean {
+  if (!query.includes('watch')) return false;
+  for (const value of new URLSearchParams(query).getAll('watch')) {
+    if (TRUE_VALUES.has(value)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,349 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import {
+  ALICE,
+  auth,
+  Backend,
+  headerValues,
+  KAPI_TOKEN,
+  send,
+  startKapi,
+  until,
+  USER_TOKEN,
+  type Kapi,
+} from './harness.js';
+
+let backend: Backend;
+let kapi: Kapi;
+
+beforeEach(async () => {
+  backend = await Backend.start();
+  kapi = await startKapi(backend.url);
+});
+
+afterEach(async () => {
+  await kapi.stop();
+  await backend.close();
+  // Whatever happened, no credential reached a log line.
+  const logged = kapi.logs.lines.join('\n');
+  expect(logged).not.toContain(USER_TOKEN);
+  expect(logged).not.toContain(KAPI_TOKEN);
+});
+
+describe('authentication before forwarding', () => {
+  it.each([
+    ['no Authorization', []],
+    ['a wrong token', ['Authorization', 'Bearer wrong']],
+    ['Basic credentials', ['Authorization', 'Basic YWxpY2U6cHc=']],
+  ])('when a request has %s, then it is a 401 Status and kube-apiserver never sees it', async (_case, headers) => {
+    const answer = await send(kapi.url, { path: '/api/v1/nodes', headers });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 401 });
+    expect(backend.requests).toHaveLength(0);
+  });
+
+  it('when the forwarder is reached without an authenticated user, then it refuses rather than forwarding', async () => {
+    const res = { destroyed: false, once: () => undefined } as never;
+    const errors: unknown[] = [];
+    kapi.forwarder.handler({ originalUrl: '/api/v1/nodes', rawHeaders: [] } as never, res, (e?: unknown) =>
+      errors.push(e),
+    );
+    expect(errors).toEqual([expect.objectContaining({ code: 401 })]);
+    expect(backend.requests).toHaveLength(0);
+  });
+});
+
+describe('headers arriving at kube-apiserver', () => {
+  it('when alice asks, then kube-apiserver sees kapi’s token and alice’s identity, and none of her credentials', async () => {
+    await send(kapi.url, {
+      path: '/api/v1/nodes?limit=5',
+      headers: [...auth, 'Cookie', 'session=s3cret', 'Proxy-Authorization', 'Basic eDp5', 'Accept', 'application/json'],
+    });
+    expect(backend.requests).toHaveLength(1);
+    const seen = backend.requests[0]!;
+    expect(seen.url).toBe('/api/v1/nodes?limit=5');
+    expect(headerValues(seen.rawHeaders, 'authorization')).toEqual([`Bearer ${KAPI_TOKEN}`]);
+    expect(headerValues(seen.rawHeaders, 'impersonate-user')).toEqual(['alice']);
+    expect(headerValues(seen.rawHeaders, 'impersonate-group')).toEqual([...ALICE.groups, 'system:authenticated']);
+    expect(headerValues(seen.rawHeaders, 'cookie')).toEqual([]);
+    expect(headerValues(seen.rawHeaders, 'proxy-authorization')).toEqual([]);
+    expect(headerValues(seen.rawHeaders, 'accept')).toEqual(['application/json']);
+    expect(headerValues(seen.rawHeaders, 'host')).toEqual([backend.host]);
+    expect(headerValues(seen.rawHeaders, 'x-forwarded-for')).toEqual(['127.0.0.1']);
+    expect(headerValues(seen.rawHeaders, 'audit-id')).toHaveLength(1);
+  });
+
+  it('when the client names headers in Connection, then neither they nor hop-by-hop headers arrive', async () => {
+    await send(kapi.url, {
+      path: '/api/v1/pods',
+      headers: [
+        ...auth,
+        'Connection',
+        'keep-alive, X-Private',
+        'X-Private',
+        'p',
+        'Keep-Alive',
+        'timeout=9',
+        'TE',
+        'trailers',
+      ],
+    });
+    const seen = backend.requests[0]!.rawHeaders;
+    expect(headerValues(seen, 'x-private')).toEqual([]);
+    expect(headerValues(seen, 'keep-alive')).toEqual([]);
+    expect(headerValues(seen, 'te')).toEqual([]);
+    expect(headerValues(seen, 'connection')).not.toContain('keep-alive, X-Private');
+  });
+
+  it.each([
+    ['Impersonate-User', ['Impersonate-User', 'admin']],
+    ['mixed-case iMpErSoNaTe-GrOuP, twice', ['iMpErSoNaTe-GrOuP', 'system:masters', 'impersonate-group', 'x']],
+    ['Impersonate-Extra-scopes', ['Impersonate-Extra-scopes', 'all']],
+    ['Connection: Impersonate-User', ['Connection', 'Impersonate-User']],
+  ])(
+    'when the client sends %s, then it is a 403 Status about impersonation and kube-apiserver never sees it',
+    async (_case, extra) => {
+      const answer = await send(kapi.url, { path: '/api/v1/secrets', headers: [...auth, ...extra] });
+      expect(answer.status).toBe(403);
+      const status = JSON.parse(answer.body);
+      expect(status).toMatchObject({ kind: 'Status', code: 403, reason: 'Forbidden' });
+      expect(status.message).toMatch(/impersonation through kapi is not allowed/);
+      expect(backend.requests).toHaveLength(0);
+    },
+  );
+
+  it('when the client streams a chunked body, then kube-apiserver receives it whole', async () => {
+    backend.onRequest = (_req, res, body) => res.writeHead(201, { 'Content-Type': 'application/json' }).end(body);
+    const answer = await send(kapi.url, {
+      method: 'POST',
+      path: '/api/v1/namespaces/ns/configmaps',
+      headers: [...auth, 'Content-Type', 'application/json', 'Transfer-Encoding', 'chunked'],
+      body: [Buffer.from('{"kind":'), Buffer.from('"ConfigMap"}')],
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toBe('{"kind":"ConfigMap"}');
+    expect(backend.requests[0]!.body).toBe('{"kind":"ConfigMap"}');
+  });
+});
+
+describe('answers passed back', () => {
+  it('when kube-apiserver answers a Status error, then status, body and end-to-end headers come back unchanged', async () => {
+    const status =
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"nodes \\"x\\" not found","reason":"NotFound","details":{"name":"x","kind":"nodes"},"code":404}\n';
+    backend.onRequest = (_req, res) => {
+      res.writeHead(404, 'Not Found', [
+        'Content-Type',
+        'application/json',
+        'Audit-Id',
+        'audit-123',
+        'Warning',
+        '299 - "first"',
+        'Warning',
+        '299 - "second"',
+        'Connection',
+        'X-Hop',
+        'X-Hop',
+        'secret-hop',
+        'Keep-Alive',
+        'timeout=5',
+        'Cache-Control',
+        'no-cache, private',
+      ]);
+      res.end(status);
+    };
+    const answer = await send(kapi.url, { path: '/api/v1/nodes/x', headers: auth });
+    expect(answer.status).toBe(404);
+    expect(answer.body).toBe(status);
+    expect(headerValues(answer.rawHeaders, 'warning')).toEqual(['299 - "first"', '299 - "second"']);
+    expect(answer.headers['audit-id']).toBe('audit-123');
+    expect(answer.headers['cache-control']).toBe('no-cache, private');
+    expect(answer.headers['x-hop']).toBeUndefined();
+    expect(answer.headers['keep-alive']).toBeUndefined();
+  });
+
+  it('when kube-apiserver answers a large chunked body, then every byte arrives', async () => {
+    const big = 'x'.repeat(3 * 1024 * 1024);
+    backend.onRequest = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(big.slice(0, 1000));
+      res.end(big.slice(1000));
+    };
+    const answer = await send(kapi.url, { path: '/api/v1/pods', headers: auth });
+    expect(answer.body.length).toBe(big.length);
+  });
+
+  it.each([301, 302, 303, 307, 308])(
+    'when kube-apiserver answers a %i redirect, then the client gets a 502 Status and no Location',
+    async (code) => {
+      backend.onRequest = (_req, res) =>
+        res.writeHead(code, { Location: 'http://elsewhere.example/steal' }).end('moved');
+      const answer = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+      expect(answer.status).toBe(502);
+      expect(answer.headers.location).toBeUndefined();
+      expect(JSON.parse(answer.body)).toMatchObject({
+        kind: 'Status',
+        code: 502,
+        message: 'kube-apiserver answered with a redirect; kapi does not follow or relay redirects',
+      });
+      expect(backend.requests).toHaveLength(1);
+    },
+  );
+
+  it('when kube-apiserver answers 304 Not Modified, then it passes through (a cache answer, not a redirect)', async () => {
+    backend.onRequest = (_req, res) => res.writeHead(304, { ETag: '"abc"' }).end();
+    const answer = await send(kapi.url, { path: '/api/v1', headers: [...auth, 'If-None-Match', '"abc"'] });
+    expect(answer.status).toBe(304);
+    expect(answer.headers.etag).toBe('"abc"');
+  });
+});
+
+describe('kube-apiserver unavailable', () => {
+  it('when nothing listens at kube-apiserver’s address, then the client gets a 503 Status within a second', async () => {
+    const closedPort = await freePort();
+    const down = await startKapi(`http://127.0.0.1:${closedPort}`);
+    try {
+      const started = Date.now();
+      const answer = await send(down.url, { path: '/api/v1/nodes', headers: auth });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
+      expect(JSON.parse(answer.body).message).toMatch(/^kube-apiserver is unavailable/);
+    } finally {
+      await down.stop();
+    }
+  });
+
+  it('when kube-apiserver accepts TCP but never answers the TLS handshake, then the connect timeout gives a 503', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const { connectionFromKubeConfig } = await import('../../src/kube/connection.js');
+    const { KubeConfig } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}` }],
+      users: [{ name: 'u', token: KAPI_TOKEN }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const stuck = await startKapi('unused', {
+      connection: await connectionFromKubeConfig(kc, 'kubeconfig'),
+      backend: { connectTimeoutMs: 300 },
+    });
+    try {
+      const started = Date.now();
+      const answer = await send(stuck.url, { path: '/api/v1/nodes', headers: auth });
+      expect(answer.status).toBe(503);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      expect(Date.now() - started).toBeLessThan(1_500);
+    } finally {
+      await stuck.stop();
+      silent.close();
+    }
+  });
+
+  it('when kube-apiserver takes longer than the response timeout, then the client gets a 504 Status', async () => {
+    const slow = await startKapi(backend.url, { backend: { responseTimeoutMs: 200 } });
+    backend.onRequest = () => undefined;
+    try {
+      const answer = await send(slow.url, { path: '/api/v1/nodes', headers: auth });
+      expect(answer.status).toBe(504);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 504, reason: 'Timeout' });
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('when kube-apiserver drops an idle pooled connection as kapi reuses it, then a GET is retried once and succeeds', async () => {
+    // The second request on any backend connection is dropped unanswered, as a server closing an idle socket does.
+    const served = new WeakMap<net.Socket, number>();
+    backend.onRequest = (req, res) => {
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (count > 1) req.socket.destroy();
+      else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    };
+    expect((await send(kapi.url, { path: '/api/v1/nodes', headers: auth })).status).toBe(200);
+    const second = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    expect(second.status).toBe(200);
+    expect(backend.requests).toHaveLength(3);
+  });
+
+  it('when that happens to a request with a body, then it is not sent twice: 503', async () => {
+    const served = new WeakMap<net.Socket, number>();
+    backend.onRequest = (req, res) => {
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (count > 1) req.socket.destroy();
+      else res.writeHead(200).end('{}');
+    };
+    await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    const post = await send(kapi.url, {
+      method: 'POST',
+      path: '/api/v1/namespaces/ns/configmaps',
+      headers: [...auth, 'Content-Type', 'application/json'],
+      body: '{}',
+    });
+    expect(post.status).toBe(503);
+    expect(backend.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+});
+
+describe('aborts', () => {
+  it('when the client goes away during a watch, then kube-apiserver sees its connection closed', async () => {
+    let backendClosed = false;
+    backend.onRequest = (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"type":"ADDED","object":{}}\n');
+      res.on('close', () => (backendClosed = true));
+    };
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(
+        `${kapi.url}/api/v1/pods?watch=true`,
+        { headers: { Authorization: `Bearer ${USER_TOKEN}` }, agent: false },
+        (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => undefined);
+      setTimeout(() => reject(new Error('no first event')), 3_000).unref();
+    });
+    await until(() => backendClosed, 3_000, 'the backend to see the close');
+  });
+
+  it('when kube-apiserver cuts a watch, then the client’s stream is cut too (not a clean end)', async () => {
+    backend.onRequest = (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"type":"ADDED","object":{}}\n');
+      setTimeout(() => req.socket.destroy(), 20);
+    };
+    const outcome = await new Promise<string>((resolve) => {
+      const req = http.get(
+        `${kapi.url}/api/v1/pods?watch=true`,
+        { headers: { Authorization: `Bearer ${USER_TOKEN}` }, agent: false },
+        (res) => {
+          res.on('data', () => undefined);
+          res.on('end', () => resolve('clean end'));
+          res.on('error', () => resolve('cut'));
+          res.on('aborted', () => resolve('cut'));
+        },
+      );
+      req.on('error', () => resolve('cut'));
+    });
+    expect(outcome).toBe('cut');
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,266 @@
+/**
+ * A forwarder between a test client and a fake kube-apiserver (node:http on loopback), wired as production wires
+ * it: request id → authentication → forwarder → Status errors, on `listen()` servers with the 'upgrade' event.
+ * The fake authentication accepts one token, as a bearer header or as the WebSocket bearer subprotocol.
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import winston from 'winston';
+import type { UserInfo } from '../../src/auth/identity.js';
+import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import type { Logger } from '../../src/observability/logger.js';
+import { createForwarder, type Forwarder, type ForwarderDeps } from '../../src/proxy/forwarder.js';
+import { errorHandler, notFound } from '../../src/server/error-handler.js';
+import { UnauthorizedError } from '../../src/server/errors.js';
+import { listen, type Listener } from '../../src/server/listener.js';
+import { requestId } from '../../src/server/request-id.js';
+
+export const USER_TOKEN = 'user-token-0123456789';
+export const KAPI_TOKEN = 'kapi-sa-token-9876543210';
+export const ALICE: UserInfo = { username: 'alice', groups: ['dev'] };
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  rawHeaders: string[];
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A fake kube-apiserver: records every request it receives (ordinary or upgrade) and lets the test answer. */
+export class Backend {
+  readonly requests: RecordedRequest[] = [];
+  readonly sockets = new Set<Socket>();
+  server!: http.Server;
+  url = '';
+  onRequest: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void = (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"kind":"NodeList","items":[]}');
+  };
+  /** When set, upgrade requests for which it returns true reach `onUpgrade`; the rest are ordinary requests. */
+  acceptUpgrade: (req: http.IncomingMessage) => boolean = () => true;
+  onUpgrade: (req: http.IncomingMessage, socket: Socket, head: Buffer) => void = (_req, socket) => socket.destroy();
+
+  static async start(): Promise<Backend> {
+    const backend = new Backend();
+    backend.server = http.createServer({ shouldUpgradeCallback: (req) => backend.acceptUpgrade(req) }, (req, res) => {
+      const chunks: Buffer[] = [];
+      // Streaming handlers (watches) are answered before the body is read: record on arrival.
+      const record: RecordedRequest = {
+        method: req.method!,
+        url: req.url!,
+        rawHeaders: req.rawHeaders,
+        headers: req.headers,
+        body: '',
+      };
+      backend.requests.push(record);
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        record.body = Buffer.concat(chunks).toString('utf8');
+        backend.onRequest(req, res, record.body);
+      });
+    });
+    backend.server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      backend.requests.push({
+        method: req.method!,
+        url: req.url!,
+        rawHeaders: req.rawHeaders,
+        headers: req.headers,
+        body: '',
+      });
+      backend.onUpgrade(req, socket, head);
+    });
+    backend.server.on('connection', (socket: Socket) => {
+      backend.sockets.add(socket);
+      socket.on('close', () => backend.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => backend.server.listen(0, '127.0.0.1', resolve));
+    backend.url = `http://127.0.0.1:${(backend.server.address() as AddressInfo).port}`;
+    return backend;
+  }
+
+  get host(): string {
+    return new URL(this.url).host;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Log lines kept in memory, so tests can check that no credential was ever logged. */
+export class CapturedLogs {
+  readonly lines: string[] = [];
+  readonly logger: Logger = winston.createLogger({
+    level: 'debug',
+    format: winston.format.json(),
+    transports: [
+      new winston.transports.Stream({
+        stream: new Writable({
+          write: (chunk: Buffer, _encoding, done) => {
+            this.lines.push(chunk.toString('utf8'));
+            done();
+          },
+        }),
+      }),
+    ],
+  });
+}
+
+function bearerOf(req: http.IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header?.startsWith('Bearer ')) return header.slice(7);
+  const protocols = req.headers['sec-websocket-protocol']?.split(',').map((p) => p.trim()) ?? [];
+  const entry = protocols.find((p) => p.startsWith('base64url.bearer.authorization.k8s.io.'));
+  return entry
+    ? Buffer.from(entry.slice('base64url.bearer.authorization.k8s.io.'.length), 'base64url').toString()
+    : undefined;
+}
+
+/** The fake authenticator: one known token is alice; anything else is a 401. */
+export async function authenticateRequest(req: http.IncomingMessage): Promise<UserInfo> {
+  if (bearerOf(req) === USER_TOKEN) return ALICE;
+  throw new UnauthorizedError();
+}
+
+export interface Kapi {
+  url: string;
+  port: number;
+  forwarder: Forwarder;
+  connection: KubeConnection;
+  listener: Listener;
+  logs: CapturedLogs;
+  stop(): Promise<void>;
+}
+
+export async function startKapi(
+  backendUrl: string,
+  options: {
+    connection?: KubeConnection;
+    backend?: ForwarderDeps['backend'];
+    tls?: { key: string; cert: string };
+  } = {},
+): Promise<Kapi> {
+  const logs = new CapturedLogs();
+  const connection =
+    options.connection ?? (await connectionFromKubeConfig(kubeConfigFor(backendUrl, KAPI_TOKEN), 'sandbox'));
+  const forwarder = createForwarder({ connection, logger: logs.logger, authenticateRequest, backend: options.backend });
+  const app = express();
+  app.use(requestId);
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    authenticateRequest(req).then((user) => {
+      req.user = user;
+      next();
+    }, next);
+  });
+  app.use(['/api', '/apis', '/version'], forwarder.handler);
+  app.use(notFound);
+  app.use(errorHandler(logs.logger));
+  const listener = await listen(app, { port: 0, host: '127.0.0.1', tls: options.tls });
+  listener.server.on('upgrade', forwarder.handleUpgrade);
+  return {
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${listener.port}`,
+    port: listener.port,
+    forwarder,
+    connection,
+    listener,
+    logs,
+    async stop() {
+      await listener.stop(0);
+      forwarder.close();
+      connection.close();
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  rawHeaders: string[];
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request with headers exactly as given (flat raw array: case and duplicates kept), on a fresh connection. */
+export function send(
+  url: string,
+  options: { method?: string; path: string; headers?: string[]; body?: string | Buffer[] },
+): Promise<Answer> {
+  const given = options.headers ?? [];
+  // Raw header arrays get no Host from Node; HTTP/1.1 servers refuse a request without one.
+  const headers = headerValues(given, 'host').length > 0 ? given : ['Host', new URL(url).host, ...given];
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}${options.path}`,
+      { method: options.method ?? 'GET', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            rawHeaders: res.rawHeaders,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (Array.isArray(options.body)) {
+      for (const chunk of options.body) req.write(chunk);
+      req.end();
+    } else {
+      req.end(options.body);
+    }
+  });
+}
+
+export const auth = ['Authorization', `Bearer ${USER_TOKEN}`];
+
+/** A raw TCP exchange: writes `text`, collects everything until the server closes (or `timeoutMs`). */
+export function rawExchange(
+  port: number,
+  text: string | Buffer,
+  timeoutMs = 3_000,
+): Promise<{ data: Buffer; closedByServer: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ data: Buffer.concat(chunks), closedByServer: false });
+    }, timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.end();
+      resolve({ data: Buffer.concat(chunks), closedByServer: true });
+    });
+    socket.write(text);
+  });
+}
+
+/** Polls until `check` holds (or fails the test after `timeoutMs`). */
+export async function until(check: () => boolean, timeoutMs = 3_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Header values by lower-cased name from a flat raw array. */
+export function headerValues(raw: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+  return out;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}

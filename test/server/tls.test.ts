@@ -1,0 +1,194 @@
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import https from 'node:https';
+import tls from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { KubeClient } from '../../src/kube/client.js';
+import { listen } from '../../src/server/listener.js';
+import { loadServingCertificate, type ServingCertificate } from '../../src/server/tls.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'kapi-tls-'));
+let generated: ServingCertificate;
+
+beforeAll(async () => {
+  generated = await loadServingCertificate({
+    certFile: undefined,
+    keyFile: undefined,
+    secret: undefined,
+    caOut: join(dir, 'nested', 'ca.crt'),
+    hosts: ['kapi.example.com', '10.20.30.40'],
+  });
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const noFiles = {
+  certFile: undefined,
+  keyFile: undefined,
+  secret: undefined,
+  caOut: join(dir, 'unused.crt'),
+  hosts: [],
+};
+
+describe('a generated certificate', () => {
+  it('when nothing is configured, then a CA-signed serving certificate is generated and the CA written (not its key)', () => {
+    expect(generated.source).toBe('self-signed');
+    expect(generated.caFile).toBe(join(dir, 'nested', 'ca.crt'));
+    const written = readFileSync(generated.caFile!, 'utf8');
+    expect(written).toBe(generated.ca);
+    expect(written).not.toMatch(/PRIVATE KEY/);
+    expect(statSync(generated.caFile!).mode & 0o777).toBe(0o644);
+    const ca = new X509Certificate(generated.ca!);
+    const leaf = new X509Certificate(generated.cert);
+    expect(ca.ca).toBe(true);
+    expect(leaf.ca).toBe(false);
+    expect(leaf.checkIssued(ca)).toBe(true);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+  });
+
+  it.each([
+    ['localhost', 'DNS:localhost'],
+    ['127.0.0.1', 'IP Address:127.0.0.1'],
+    ['::1', 'IP Address:0:0:0:0:0:0:0:1'],
+    ['the Service name', 'DNS:kapi-apiserver'],
+    ['the Service in its namespace', 'DNS:kapi-apiserver.kapi-system'],
+    ['the Service DNS name', 'DNS:kapi-apiserver.kapi-system.svc'],
+    ['the Service FQDN', 'DNS:kapi-apiserver.kapi-system.svc.cluster.local'],
+    ['a given host name', 'DNS:kapi.example.com'],
+    ['a given IP', 'IP Address:10.20.30.40'],
+  ])('when generated, then it is valid for %s', (_case, san) => {
+    expect(new X509Certificate(generated.cert).subjectAltName!.split(', ')).toContain(san);
+  });
+
+  it('when served by the HTTPS listener, then a client trusting only the CA connects over TLS 1.2 and 1.3, to 127.0.0.1 and localhost', async () => {
+    const listener = await listen((_req, res) => res.end('ok'), {
+      port: 0,
+      host: '127.0.0.1',
+      tls: { key: generated.key, cert: generated.cert },
+    });
+    try {
+      for (const version of ['TLSv1.2', 'TLSv1.3'] as const) {
+        for (const servername of ['localhost', undefined]) {
+          const protocol = await handshake(listener.port, {
+            ca: generated.ca,
+            minVersion: version,
+            maxVersion: version,
+            servername,
+          });
+          expect(protocol).toBe(version);
+        }
+      }
+      const body = await new Promise<string>((resolve, reject) => {
+        https
+          .get(`https://127.0.0.1:${listener.port}/`, { ca: generated.ca }, (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk));
+            res.on('end', () => resolve(text));
+          })
+          .on('error', reject);
+      });
+      expect(body).toBe('ok');
+    } finally {
+      await listener.stop(0);
+    }
+  });
+
+  it('when a TLS 1.1 client connects, then the listener refuses it (while a TLS 1.0+ server would have accepted it)', async () => {
+    const legacy = {
+      ca: generated.ca,
+      minVersion: 'TLSv1.1',
+      maxVersion: 'TLSv1.1',
+      ciphers: 'DEFAULT@SECLEVEL=0',
+    } as const;
+    const listener = await listen((_req, res) => res.end('ok'), {
+      port: 0,
+      host: '127.0.0.1',
+      tls: { key: generated.key, cert: generated.cert, ciphers: 'DEFAULT@SECLEVEL=0' },
+    });
+    // The control: the same client does speak TLS 1.1 to a server that allows it.
+    const permissive = tls.createServer({
+      key: generated.key,
+      cert: generated.cert,
+      minVersion: 'TLSv1',
+      ciphers: 'DEFAULT@SECLEVEL=0',
+    });
+    await new Promise<void>((resolve) => permissive.listen(0, '127.0.0.1', resolve));
+    permissive.on('secureConnection', (socket) => socket.end());
+    try {
+      await expect(handshake((permissive.address() as AddressInfo).port, legacy)).resolves.toBe('TLSv1.1');
+      await expect(handshake(listener.port, legacy)).rejects.toThrow(/protocol|version/i);
+    } finally {
+      await listener.stop(0);
+      permissive.close();
+    }
+  });
+});
+
+describe('a configured certificate', () => {
+  it('when both files are given, then they are used', async () => {
+    const cert = join(dir, 'tls.crt');
+    const key = join(dir, 'tls.key');
+    writeFileSync(cert, generated.cert);
+    writeFileSync(key, generated.key);
+    const loaded = await loadServingCertificate({ ...noFiles, certFile: cert, keyFile: key });
+    expect(loaded).toEqual({ key: generated.key, cert: generated.cert, source: 'files' });
+  });
+
+  it('when only the certificate file is given, then start-up fails saying the key is missing', async () => {
+    await expect(loadServingCertificate({ ...noFiles, certFile: join(dir, 'tls.crt') })).rejects.toThrow(/key file/);
+  });
+
+  it('when the key does not match the certificate, then start-up fails saying so', async () => {
+    const other = await loadServingCertificate({ ...noFiles, caOut: join(dir, 'other-ca.crt') });
+    const cert = join(dir, 'mismatch.crt');
+    const key = join(dir, 'mismatch.key');
+    writeFileSync(cert, generated.cert);
+    writeFileSync(key, other.key);
+    await expect(loadServingCertificate({ ...noFiles, certFile: cert, keyFile: key })).rejects.toThrow(
+      /key does not match the certificate/,
+    );
+  });
+
+  it('when a kubernetes.io/tls Secret is named, then tls.crt and tls.key are read from it', async () => {
+    const paths: string[] = [];
+    const client = {
+      request: async ({ path }: { path: string }) => {
+        paths.push(path);
+        return {
+          type: 'kubernetes.io/tls',
+          data: {
+            'tls.crt': Buffer.from(generated.cert).toString('base64'),
+            'tls.key': Buffer.from(generated.key).toString('base64'),
+          },
+        };
+      },
+    } as unknown as KubeClient;
+    const loaded = await loadServingCertificate({
+      ...noFiles,
+      secret: { namespace: 'kapi-system', name: 'kapi-tls' },
+      client,
+    });
+    expect(loaded).toEqual({ key: generated.key, cert: generated.cert, source: 'secret' });
+    expect(paths).toEqual(['/api/v1/namespaces/kapi-system/secrets/kapi-tls']);
+  });
+
+  it('when the Secret lacks tls.key, then start-up fails naming the Secret', async () => {
+    const client = { request: async () => ({ data: { 'tls.crt': 'eA==' } }) } as unknown as KubeClient;
+    await expect(
+      loadServingCertificate({ ...noFiles, secret: { namespace: 'kapi-system', name: 'kapi-tls' }, client }),
+    ).rejects.toThrow(/Secret kapi-system\/kapi-tls has no tls.crt and tls.key/);
+  });
+});
+
+function handshake(port: number, options: tls.ConnectionOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ port, host: '127.0.0.1', ...options }, () => {
+      const protocol = socket.getProtocol() ?? '';
+      socket.end();
+      resolve(protocol);
+    });
+    socket.on('error', reject);
+  });
+}
