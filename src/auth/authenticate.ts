@@ -1,0 +1,86 @@
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../observability/logger.js';
+import { ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
+import { BEARER_SUBPROTOCOL_PREFIX, presentedToken, withoutBearerSubprotocol } from './bearer-token.js';
+import type { UserInfo } from './identity.js';
+import { belongsTo, isSessionAlive } from './session-record.js';
+import type { SessionStore } from './sessions.js';
+import type { SigningKeyProvider } from './signing-key.js';
+import { verifyToken } from './tokens.js';
+import type { UserStore } from './users.js';
+
+export const AUTHENTICATED_GROUP = 'system:authenticated';
+
+export interface AuthenticatorDeps {
+  keys: SigningKeyProvider;
+  sessions: SessionStore;
+  users: UserStore;
+  clock: () => number;
+  logger: Logger;
+}
+
+export type RequestAuthenticator = (req: IncomingMessage) => Promise<UserInfo>;
+
+/**
+ * Who sent a request: a valid access token (never a refresh token) whose login session still exists and whose user
+ * still exists and is not disabled — checked on every request, so logout, revocation, deletion and disabling take
+ * effect on the next one, not at token expiry. Rejects with `UnauthorizedError` (401 Status), or
+ * `ServiceUnavailableError` when the cluster cannot be asked. Works on raw upgrade requests too; on success a token
+ * carried as a WebSocket subprotocol is removed from the request, as kube-apiserver does.
+ */
+export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthenticator {
+  const log = deps.logger.child({ component: 'authenticate' });
+  return async (req) => {
+    const presented = presentedToken(req.headers);
+    if (presented === undefined) throw new UnauthorizedError();
+    if ('problem' in presented) throw refuse(presented.problem);
+    const key = deps.keys.key();
+    if (!key) throw new ServiceUnavailableError('the token signing key is not loaded yet');
+
+    const nowSeconds = Math.floor(deps.clock() / 1000);
+    const verified = verifyToken(presented.token, key, 'access_token', nowSeconds);
+    if (!verified.ok) throw refuse(verified.reason);
+    const claims = verified.claims;
+
+    const [session, user] = await Promise.all([deps.sessions.find(claims.sid), deps.users.get(claims.username)]).catch(
+      (err: unknown) => {
+        log.warn('could not check a login session or user', { error: String(err) });
+        throw new ServiceUnavailableError('the identity of the request could not be checked; try again');
+      },
+    );
+    if (!session || session.username !== claims.username || session.clientId !== claims.client_id) {
+      throw refuse('login session ended');
+    }
+    if (!isSessionAlive(session, nowSeconds)) throw refuse('login session expired');
+    if (!user || user.state === 'Disabled') throw refuse('user deleted or disabled');
+    if (!belongsTo(session, user)) throw refuse('the user was deleted and created again');
+
+    if (req.headers['sec-websocket-protocol']?.includes(BEARER_SUBPROTOCOL_PREFIX)) {
+      const rest = withoutBearerSubprotocol(req.headers['sec-websocket-protocol']);
+      if (rest === undefined) delete req.headers['sec-websocket-protocol'];
+      else req.headers['sec-websocket-protocol'] = rest;
+    }
+    return {
+      username: user.name,
+      uid: user.uid,
+      groups: [...new Set([...user.groups, AUTHENTICATED_GROUP])],
+      sessionId: session.id,
+    };
+  };
+
+  function refuse(reason: string): UnauthorizedError {
+    log.debug('request not authenticated', { reason });
+    return new UnauthorizedError();
+  }
+}
+
+/** Express middleware: `req.user`, or the error to the error handler (401/503 Status). */
+export function authenticate(authenticateRequest: RequestAuthenticator): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    authenticateRequest(req).then((user) => {
+      req.user = user;
+      next();
+    }, next);
+  };
+}

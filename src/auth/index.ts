@@ -1,0 +1,138 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler, Router } from 'express';
+import type { AuthSettings } from '../config/cluster-configuration.js';
+import type { ReadinessCheck } from '../kube/caches.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { accessGuard } from './access-guard.js';
+import { authenticate, requestAuthenticator } from './authenticate.js';
+import { SubjectAccessReviewAuthorizer } from './authorizer.js';
+import type { AccessGuard, Authorizer, UserInfo } from './identity.js';
+import { loginAudit } from './login-audit.js';
+import { LoginLimiter } from './login-limiter.js';
+import { oauthRoutes } from './oauth-routes.js';
+import { bcryptPasswords, type PasswordVerifier } from './passwords.js';
+import { ClusterSessionStore, type SessionStore } from './sessions.js';
+import { SecretSigningKey, type SigningKeyProvider } from './signing-key.js';
+import { ClusterUserStore, type UserStore } from './users.js';
+
+export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './bearer-token.js';
+
+/** What the server gets from identity: the public OAuth routes, authentication, authorization, readiness. */
+export interface Identity {
+  /** Mount before authentication: it serves /oauth/token, /oauth/revoke and /oauth/logout. */
+  oauthRouter: Router;
+  /** Middleware: `req.user`, or a 401/503 Status through the error handler. */
+  authenticate: RequestHandler;
+  /** The same check on a raw (upgrade) request; removes a token subprotocol entry on success. */
+  authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
+  authorizer: Authorizer;
+  guard: AccessGuard;
+  readiness: ReadinessCheck[];
+  /** Loads the signing key and starts the user and session watches; resolves once they synced or waited 10 s. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface IdentityConfig {
+  client: KubeClient;
+  logger: Logger;
+  /** The current authentication settings (the watched ClusterConfiguration's snapshot), read per request. */
+  settings: () => AuthSettings;
+  signingKeySecret: { namespace: string; name: string };
+  /** Sandbox only: a random in-memory signing key when the Secret is missing. */
+  allowGeneratedKey: boolean;
+  metrics?: Metrics;
+  clock?: () => number;
+}
+
+const START_SYNC_TIMEOUT_MS = 10_000;
+
+/** Identity backed by the cluster: Users, LoginSessions and the signing-key Secret, read through `client`. */
+export function createIdentity(config: IdentityConfig): Identity {
+  const { client, logger } = config;
+  const clock = config.clock ?? Date.now;
+  const users = new ClusterUserStore(client, logger);
+  const sessions = new ClusterSessionStore(client, logger, clock);
+  const keys = new SecretSigningKey({
+    client,
+    logger,
+    secret: config.signingKeySecret,
+    allowGenerated: config.allowGeneratedKey,
+  });
+  const authorizer = new SubjectAccessReviewAuthorizer({ client, logger, clock });
+  const parts = assembleIdentity({
+    users,
+    sessions,
+    keys,
+    authorizer,
+    passwords: bcryptPasswords,
+    settings: config.settings,
+    logger,
+    clock,
+    onLogin: config.metrics ? (grant, result) => config.metrics!.logins.inc({ grant, result }) : undefined,
+  });
+  return {
+    ...parts,
+    readiness: [keys.readiness, users.readiness, sessions.readiness],
+    async start() {
+      users.start();
+      sessions.start();
+      await keys.start();
+      await Promise.all([users.waitForSync(START_SYNC_TIMEOUT_MS), sessions.waitForSync(START_SYNC_TIMEOUT_MS)]).catch(
+        (err: unknown) => logger.warn('identity caches not synced yet; /readyz reports it', { error: String(err) }),
+      );
+    },
+    async stop() {
+      keys.stop();
+      await Promise.all([users.stop(), sessions.stop()]);
+    },
+  };
+}
+
+/** The stores and collaborators identity is built from; tests hand in in-memory fakes. */
+export interface IdentityParts {
+  users: UserStore;
+  sessions: SessionStore;
+  keys: SigningKeyProvider;
+  authorizer: Authorizer;
+  passwords: PasswordVerifier;
+  settings: () => AuthSettings;
+  logger: Logger;
+  clock: () => number;
+  onLogin?: (grant: string, result: string) => void;
+}
+
+/** Wires the parts into routes and middleware; shared by `createIdentity` and tests. */
+export function assembleIdentity(
+  parts: IdentityParts,
+): Pick<Identity, 'oauthRouter' | 'authenticate' | 'authenticateRequest' | 'authorizer' | 'guard'> {
+  const { users, sessions, keys, settings, logger, clock } = parts;
+  const authenticateRequest = requestAuthenticator({ keys, sessions, users, clock, logger });
+  const oauthRouter = oauthRoutes({
+    issuer: {
+      users,
+      sessions,
+      passwords: parts.passwords,
+      limiter: new LoginLimiter(users),
+      keys,
+      settings,
+      clock,
+      audit: loginAudit(logger, parts.onLogin),
+      logger,
+    },
+    sessions,
+    keys,
+    settings,
+    clock,
+    logger,
+  });
+  return {
+    oauthRouter,
+    authenticate: authenticate(authenticateRequest),
+    authenticateRequest,
+    authorizer: parts.authorizer,
+    guard: accessGuard(parts.authorizer),
+  };
+}

@@ -1,0 +1,6 @@
+/** Kubernetes object names (DNS-1123 subdomain): anything else can never name a User or a LoginSession. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function isObjectName(value: string): boolean {
+  return value.length <= 253 && DNS_SUBDOMAIN.test(value);
+}

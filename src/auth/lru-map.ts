@@ -1,0 +1,45 @@
+/**
+ * A Map that holds at most `capacity` entries and forgets the least recently used one first. Bounded state is what
+ * keeps per-client memory (decisions, failure windows, tombstones) from growing with hostile input.
+ */
+export class LruMap<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  constructor(readonly capacity: number) {
+    if (!(capacity >= 1)) throw new Error('an LruMap needs a capacity of at least 1');
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The value, marked as most recently used. */
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+  }
+
+  delete(key: K): boolean {
+    return this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

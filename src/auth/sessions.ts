@@ -1,0 +1,194 @@
+import { KubeApiError, type KubeClient } from '../kube/client.js';
+import type { ReadinessCheck } from '../kube/caches.js';
+import { Reflector } from '../kube/reflector.js';
+import type { Logger } from '../observability/logger.js';
+import { LruMap } from './lru-map.js';
+import {
+  SESSIONS_PATH,
+  USERNAME_LABEL,
+  isSessionAlive,
+  isSessionId,
+  loginSessionFrom,
+  loginSessionObject,
+  newSessionId,
+  usernameLabelValue,
+  type LoginSession,
+  type SessionSpec,
+} from './session-record.js';
+
+/** Login sessions as identity uses them. The cluster store and the in-memory test fake share it. */
+export interface SessionStore {
+  create(spec: SessionSpec): Promise<LoginSession>;
+  /** The session if it exists: checked on every authenticated request, so answered from the cache when it can be. */
+  find(id: string): Promise<LoginSession | undefined>;
+  /** Read from the cluster, bypassing the cache (after a conflict). */
+  read(id: string): Promise<LoginSession | undefined>;
+  /** Replaces the spec if the session is unchanged since `session` was read; 'conflict' when it changed. */
+  replace(session: LoginSession, spec: SessionSpec): Promise<LoginSession | 'conflict' | 'gone'>;
+  /** Revokes the session; an already deleted one is no error. */
+  delete(id: string): Promise<void>;
+  /** Read from the cluster (not the cache), so a login a moment ago on another replica is included. */
+  listForUser(username: string): Promise<LoginSession[]>;
+}
+
+const REQUEST_TIMEOUT_MS = 10_000;
+const SWEEP_INTERVAL_MS = 60_000;
+const SWEEP_BATCH = 200;
+
+interface KubeList {
+  items?: unknown[];
+}
+
+/**
+ * LoginSessions in the cluster, watched by every replica. A session is alive when the cache holds it or, on a
+ * miss, when a direct read finds it (created a moment ago on another replica). Deleted ids go to a bounded set of
+ * tombstones, so revoked tokens never cause a read. Expired sessions are deleted periodically by any replica.
+ */
+export class ClusterSessionStore implements SessionStore {
+  private readonly reflector: Reflector<LoginSession>;
+  private readonly deleted = new LruMap<string, true>(50_000);
+  private readonly reading = new Map<string, Promise<LoginSession | undefined>>();
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly client: KubeClient,
+    logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.log = logger.child({ component: 'sessions' });
+    this.reflector = new Reflector<LoginSession>({
+      client,
+      logger,
+      name: 'loginsessions',
+      listPath: SESSIONS_PATH,
+      transform: loginSessionFrom,
+    });
+    this.reflector.on('deleted', (session) => this.deleted.set(session.id, true));
+  }
+
+  get readiness(): ReadinessCheck {
+    return this.reflector.readiness;
+  }
+
+  start(): void {
+    this.reflector.start();
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  waitForSync(timeoutMs: number): Promise<void> {
+    return this.reflector.waitForSync(timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.reflector.stop();
+  }
+
+  async create(spec: SessionSpec): Promise<LoginSession> {
+    const created = await this.client.request<unknown>({
+      method: 'POST',
+      path: SESSIONS_PATH,
+      body: loginSessionObject(newSessionId(), spec),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
+    return loginSessionFrom(created);
+  }
+
+  async find(id: string): Promise<LoginSession | undefined> {
+    // ids are never reused: once deleted, a session stays dead, even while the watch has not reported it yet
+    if (this.deleted.has(id)) return undefined;
+    const cached = this.reflector.get(id);
+    if (cached) return cached;
+    if (!isSessionId(id)) return undefined;
+    // concurrent requests right after a login elsewhere share one read
+    let pending = this.reading.get(id);
+    if (!pending) {
+      pending = this.read(id).finally(() => this.reading.delete(id));
+      this.reading.set(id, pending);
+    }
+    const session = await pending;
+    if (!session) this.deleted.set(id, true);
+    return session;
+  }
+
+  async read(id: string): Promise<LoginSession | undefined> {
+    try {
+      const raw = await this.client.request<unknown>({ path: this.pathOf(id), timeoutMs: REQUEST_TIMEOUT_MS });
+      return loginSessionFrom(raw);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async replace(session: LoginSession, spec: SessionSpec): Promise<LoginSession | 'conflict' | 'gone'> {
+    try {
+      const updated = await this.client.request<unknown>({
+        method: 'PUT',
+        path: this.pathOf(session.id),
+        body: loginSessionObject(session.id, spec, session),
+        timeoutMs: REQUEST_TIMEOUT_MS,
+      });
+      return loginSessionFrom(updated);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 409) return 'conflict';
+      if (err instanceof KubeApiError && err.code === 404) return 'gone';
+      throw err;
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!isSessionId(id)) return;
+    // refused here at once, not only once the watch reports the deletion
+    this.deleted.set(id, true);
+    try {
+      await this.client.request({ method: 'DELETE', path: this.pathOf(id), timeoutMs: REQUEST_TIMEOUT_MS });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+    }
+  }
+
+  async listForUser(username: string): Promise<LoginSession[]> {
+    const list = await this.client.request<KubeList>({
+      path: SESSIONS_PATH,
+      query: { labelSelector: `${USERNAME_LABEL}=${usernameLabelValue(username)}` },
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
+    const sessions: LoginSession[] = [];
+    for (const raw of list.items ?? []) {
+      try {
+        const session = loginSessionFrom(raw);
+        if (session.username === username) sessions.push(session);
+      } catch {
+        // an unreadable object is no session of this user
+      }
+    }
+    return sessions;
+  }
+
+  /** Deletes sessions past their end. Every replica may run it; losing a race to another is a harmless 404. */
+  async sweep(): Promise<number> {
+    const nowSeconds = Math.floor(this.clock() / 1000);
+    const expired = this.reflector
+      .list()
+      .filter((session) => !isSessionAlive(session, nowSeconds))
+      .slice(0, SWEEP_BATCH);
+    let removed = 0;
+    for (const session of expired) {
+      try {
+        await this.delete(session.id);
+        removed++;
+      } catch (err) {
+        this.log.warn('could not delete an expired login session', { session: session.id, error: String(err) });
+      }
+    }
+    if (removed > 0) this.log.info('deleted expired login sessions', { count: removed });
+    return removed;
+  }
+
+  private pathOf(id: string): string {
+    return `${SESSIONS_PATH}/${encodeURIComponent(id)}`;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * A `User` (iam.kapi.io/v1beta1) as identity needs it, read from its JSON. Pure and tolerant: a User applied with
+ * only a spec is an Active user; fields with the wrong type are treated as absent rather than failing the cache.
+ */
+export type UserState = 'Active' | 'Disabled' | 'AuthLimitExceeded';
+
+export interface FailedLogin {
+  /** Milliseconds since the epoch. */
+  time: number;
+  sourceIP: string;
+}
+
+export interface UserRecord {
+  name: string;
+  uid?: string;
+  resourceVersion: string;
+  email?: string;
+  passwordHash?: string;
+  groups: readonly string[];
+  state: UserState;
+  /** Milliseconds since the epoch; meaningful with state AuthLimitExceeded. */
+  lockedUntil?: number;
+  failedLogins: readonly FailedLogin[];
+}
+
+export const USERS_PATH = '/apis/iam.kapi.io/v1beta1/users';
+
+const STATES: readonly UserState[] = ['Active', 'Disabled', 'AuthLimitExceeded'];
+
+export function userRecordFrom(raw: unknown): UserRecord {
+  const object = asObject(raw);
+  const metadata = asObject(object.metadata);
+  const spec = asObject(object.spec);
+  const status = asObject(object.status);
+  const name = metadata.name;
+  if (typeof name !== 'string' || name === '') throw new Error('a User without metadata.name');
+  const state = STATES.includes(status.state as UserState) ? (status.state as UserState) : 'Active';
+  const groups = Array.isArray(spec.groups)
+    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '')
+    : [];
+  const failedLogins = Array.isArray(status.failedLogins)
+    ? status.failedLogins.flatMap((entry: unknown) => {
+        const { time, sourceIP } = asObject(entry);
+        const at = typeof time === 'string' ? Date.parse(time) : NaN;
+        return Number.isFinite(at) ? [{ time: at, sourceIP: typeof sourceIP === 'string' ? sourceIP : '' }] : [];
+      })
+    : [];
+  const lockedUntil = typeof status.lockedUntil === 'string' ? Date.parse(status.lockedUntil) : NaN;
+  return {
+    name,
+    uid: typeof metadata.uid === 'string' ? metadata.uid : undefined,
+    resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '',
+    email: typeof spec.email === 'string' && spec.email !== '' ? spec.email : undefined,
+    passwordHash: typeof spec.password === 'string' && spec.password !== '' ? spec.password : undefined,
+    groups: [...new Set(groups)],
+    state,
+    lockedUntil: Number.isFinite(lockedUntil) ? lockedUntil : undefined,
+    failedLogins,
+  };
+}
+
+/** E-mail addresses are matched case-insensitively. */
+export function emailKey(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}

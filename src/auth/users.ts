@@ -1,0 +1,152 @@
+import { KubeApiError, type KubeClient } from '../kube/client.js';
+import type { ReadinessCheck } from '../kube/caches.js';
+import { Reflector } from '../kube/reflector.js';
+import type { Logger } from '../observability/logger.js';
+import { isObjectName } from './kube-names.js';
+import type { UserStatusPatch } from './login-limits.js';
+import { LruMap } from './lru-map.js';
+import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-record.js';
+
+/** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
+export interface UserStore {
+  /** By name, or by e-mail when the login contains "@". */
+  find(login: string): Promise<UserRecord | undefined>;
+  /** By name; checked on every authenticated request, so it is answered from the cache when it can be. */
+  get(name: string): Promise<UserRecord | undefined>;
+  /**
+   * Writes the status `change` computes from the freshest copy of the user; a concurrent write (409) means read
+   * again and compute again. `change` answering `undefined` writes nothing.
+   */
+  updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void>;
+}
+
+const STATUS_WRITE_ATTEMPTS = 5;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. A name missing from the cache is read
+ * once directly (a user created a moment ago, not yet seen by the watch); names known to be gone are remembered
+ * (bounded) so a deleted user's tokens do not cause a read per request.
+ */
+export class ClusterUserStore implements UserStore {
+  private readonly reflector: Reflector<UserRecord>;
+  private readonly byEmail = new Map<string, Set<string>>();
+  private readonly gone = new LruMap<string, true>(10_000);
+  private readonly log: Logger;
+
+  constructor(
+    private readonly client: KubeClient,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'users' });
+    this.reflector = new Reflector<UserRecord>({
+      client,
+      logger,
+      name: 'users',
+      listPath: USERS_PATH,
+      transform: userRecordFrom,
+    });
+    this.reflector.on('added', (user) => {
+      this.gone.delete(user.name);
+      this.index(user);
+    });
+    this.reflector.on('modified', (user, old) => {
+      if (old) this.unindex(old);
+      this.index(user);
+    });
+    this.reflector.on('deleted', (user) => {
+      this.unindex(user);
+      this.gone.set(user.name, true);
+    });
+  }
+
+  get readiness(): ReadinessCheck {
+    return this.reflector.readiness;
+  }
+
+  start(): void {
+    this.reflector.start();
+  }
+
+  waitForSync(timeoutMs: number): Promise<void> {
+    return this.reflector.waitForSync(timeoutMs);
+  }
+
+  stop(): Promise<void> {
+    return this.reflector.stop();
+  }
+
+  async find(login: string): Promise<UserRecord | undefined> {
+    if (!login.includes('@')) return this.get(login);
+    const names = this.byEmail.get(emailKey(login));
+    if (!names || names.size === 0) return undefined;
+    if (names.size > 1) {
+      // Two users with one address: neither may log in with it, rather than whichever the cache returns first.
+      this.log.warn('e-mail address shared by several users; log in by name', { users: [...names].slice(0, 5) });
+      return undefined;
+    }
+    const [name] = names;
+    return this.reflector.get(name!);
+  }
+
+  async get(name: string): Promise<UserRecord | undefined> {
+    const cached = this.reflector.get(name);
+    if (cached) return cached;
+    if (!isObjectName(name) || this.gone.has(name)) return undefined;
+    const fetched = await this.read(name);
+    if (!fetched) this.gone.set(name, true);
+    return fetched;
+  }
+
+  async updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void> {
+    let user = await this.get(name);
+    for (let attempt = 1; user && attempt <= STATUS_WRITE_ATTEMPTS; attempt++) {
+      const status = change(user);
+      if (!status) return;
+      try {
+        await this.client.request({
+          method: 'PATCH',
+          path: `${USERS_PATH}/${encodeURIComponent(name)}/status`,
+          contentType: 'application/merge-patch+json',
+          // the resourceVersion makes the patch conditional: a concurrent writer's change is never overwritten
+          body: { metadata: user.resourceVersion ? { resourceVersion: user.resourceVersion } : {}, status },
+          timeoutMs: REQUEST_TIMEOUT_MS,
+        });
+        return;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) return;
+        if (!(err instanceof KubeApiError && err.code === 409) || attempt === STATUS_WRITE_ATTEMPTS) throw err;
+        user = await this.read(name);
+      }
+    }
+  }
+
+  private async read(name: string): Promise<UserRecord | undefined> {
+    try {
+      const raw = await this.client.request<unknown>({
+        path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+      });
+      return userRecordFrom(raw);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  private index(user: UserRecord): void {
+    if (!user.email) return;
+    const key = emailKey(user.email);
+    const names = this.byEmail.get(key) ?? new Set<string>();
+    names.add(user.name);
+    this.byEmail.set(key, names);
+  }
+
+  private unindex(user: UserRecord): void {
+    if (!user.email) return;
+    const key = emailKey(user.email);
+    const names = this.byEmail.get(key);
+    names?.delete(user.name);
+    if (names?.size === 0) this.byEmail.delete(key);
+  }
+}

@@ -1,0 +1,352 @@
+/**
+ * Identity against the sandbox Kubernetes API: real Users, LoginSessions, status writes, watches and
+ * SubjectAccessReviews, with TWO identity instances on one cluster behaving as two replicas behind one Service.
+ */
+import bcrypt from 'bcrypt';
+import express from 'express';
+import request from 'supertest';
+import type { AuthSettings } from '../../src/config/cluster-configuration.js';
+import { createIdentity, type Identity } from '../../src/auth/index.js';
+import { ClusterSessionStore } from '../../src/auth/sessions.js';
+import { ClusterUserStore } from '../../src/auth/users.js';
+import { statusAfterFailure } from '../../src/auth/login-limits.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { errorHandler, notFound } from '../../src/server/error-handler.js';
+import { requestId } from '../../src/server/request-id.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { FakeClock } from './fakes.js';
+
+const logger = createLogger('error', { silent: true });
+const ADMIN_PASSWORD = 'sandbox-admin-password-for-tests';
+const USERS = '/apis/iam.kapi.io/v1beta1/users';
+const JWT_SECRET = { namespace: 'kapi-system', name: 'kapi-apiserver-jwt' };
+const client = { client_id: 'kapi', client_secret: 'kapi' };
+
+interface Replica {
+  identity: Identity;
+  app: express.Express;
+  connection: KubeConnection;
+}
+
+let sandbox: Sandbox;
+let admin: KubeClient;
+let adminConnection: KubeConnection;
+const replicas: Replica[] = [];
+const clock = new FakeClock(Date.now());
+const settings: { current: AuthSettings } = {
+  current: {
+    accessTokenMaxAgeSeconds: 7200,
+    refreshTokenMaxAgeSeconds: 14400,
+    multipleLogin: true,
+    loginLimit: { maxFailures: 3, windowSeconds: 600 },
+    clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
+  },
+};
+
+async function kapiClient(): Promise<{ client: KubeClient; connection: KubeConnection }> {
+  const connection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+  return { client: new KubeClient(connection), connection };
+}
+
+async function startReplica(secret = JWT_SECRET): Promise<Replica> {
+  const { client: kube, connection } = await kapiClient();
+  const identity = createIdentity({
+    client: kube,
+    logger,
+    settings: () => settings.current,
+    signingKeySecret: secret,
+    allowGeneratedKey: false,
+    clock: clock.read,
+  });
+  await identity.start();
+  const app = express();
+  app.set('trust proxy', true);
+  app.use(requestId);
+  app.use(identity.oauthRouter);
+  app.use(identity.authenticate);
+  app.get('/whoami', (req, res) => {
+    res.json(req.user);
+  });
+  app.get(
+    '/kapis/resources.kapi.io/v1alpha3/nodes',
+    identity.guard({ verb: 'list', resource: 'nodes' }),
+    (_req, res) => {
+      res.json({ items: [], totalItems: 0 });
+    },
+  );
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return { identity, app, connection };
+}
+
+let userCount = 0;
+async function createUser(password: string, options: { groups?: string[] } = {}): Promise<string> {
+  const name = `user-${++userCount}-${Date.now().toString(36)}`;
+  await admin.request({
+    method: 'POST',
+    path: USERS,
+    body: {
+      apiVersion: 'iam.kapi.io/v1beta1',
+      kind: 'User',
+      metadata: { name },
+      spec: { email: `${name}@example.com`, password: bcrypt.hashSync(password, 4), groups: options.groups ?? [] },
+    },
+  });
+  return name;
+}
+
+function tokenRequest(app: express.Express, form: Record<string, string>, ip = '192.0.2.10') {
+  return request(app)
+    .post('/oauth/token')
+    .set('X-Forwarded-For', ip)
+    .type('form')
+    .send(new URLSearchParams(form).toString());
+}
+
+async function login(app: express.Express, username: string, password: string) {
+  const res = await tokenRequest(app, { grant_type: 'password', username, password, ...client });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { access_token: string; refresh_token: string };
+}
+
+const whoami = (app: express.Express, token: string) =>
+  request(app).get('/whoami').set('Authorization', `Bearer ${token}`);
+const refresh = (app: express.Express, token: string) =>
+  tokenRequest(app, { grant_type: 'refresh_token', refresh_token: token, ...client });
+
+/** Polls until `check` passes or the time is up; watches deliver in milliseconds, the bound is the SPEC's 2 s. */
+async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ nodes: 1, adminPassword: ADMIN_PASSWORD, logger });
+  adminConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.adminToken), 'sandbox');
+  admin = new KubeClient(adminConnection);
+  replicas.push(await startReplica(), await startReplica());
+  for (const replica of replicas) {
+    const ready = await within(10_000, async () =>
+      replica.identity.readiness.every((check) => check.notReadyReason() === undefined),
+    );
+    if (!ready) throw new Error(replica.identity.readiness.map((c) => `${c.name}: ${c.notReadyReason()}`).join('; '));
+  }
+});
+
+afterAll(async () => {
+  for (const replica of replicas) {
+    await replica.identity.stop();
+    replica.connection.close();
+  }
+  adminConnection?.close();
+  await sandbox?.stop();
+});
+
+const [one, two] = [() => replicas[0]!.app, () => replicas[1]!.app];
+
+describe('two replicas on one cluster', () => {
+  test('when the seeded admin logs in on one replica, then the token works on the other', async () => {
+    const tokens = await login(one(), 'admin', ADMIN_PASSWORD);
+    const res = await whoami(two(), tokens.access_token).expect(200);
+    expect(res.body).toMatchObject({ username: 'admin', groups: expect.arrayContaining(['system:authenticated']) });
+  });
+
+  test('when a user is created and logs in at once, then both replicas accept it', async () => {
+    const name = await createUser('pw-1', { groups: ['dev'] });
+    const tokens = await login(two(), name, 'pw-1');
+    await whoami(one(), tokens.access_token).expect(200);
+    const byEmail = await login(one(), `${name}@example.com`, 'pw-1');
+    await whoami(two(), byEmail.access_token).expect(200);
+  });
+
+  test('when a user logs out on one replica, then the other refuses the token within 2 s', async () => {
+    const name = await createUser('pw-2');
+    const tokens = await login(one(), name, 'pw-2');
+    await whoami(two(), tokens.access_token).expect(200);
+    await request(one()).post('/oauth/logout').set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    expect(await within(2000, async () => (await whoami(two(), tokens.access_token)).status === 401)).toBe(true);
+    await refresh(two(), tokens.refresh_token).expect(400);
+  });
+
+  test('when a user is locked out on one replica, then the other answers 429 too, and the lock is in the User status', async () => {
+    const name = await createUser('pw-3');
+    for (const ip of ['10.9.0.1', '10.9.0.2', '10.9.0.3']) {
+      await tokenRequest(one(), { grant_type: 'password', username: name, password: 'wrong', ...client }, ip).expect(
+        400,
+      );
+    }
+    const locked = await within(2000, async () => {
+      const res = await tokenRequest(
+        two(),
+        { grant_type: 'password', username: name, password: 'pw-3', ...client },
+        '10.9.0.4',
+      );
+      return res.status === 429 && Number(res.headers['retry-after']) > 0;
+    });
+    expect(locked).toBe(true);
+    const user = await admin.request<{ status: Record<string, unknown> }>({ path: `${USERS}/${name}` });
+    expect(user.status).toMatchObject({ state: 'AuthLimitExceeded', lockedUntil: expect.any(String) });
+    expect(user.status.failedLogins).toHaveLength(3);
+  });
+
+  test('when a rotated refresh token is reused on the other replica after the grace, then the session ends everywhere', async () => {
+    const name = await createUser('pw-4');
+    const first = await login(one(), name, 'pw-4');
+    const second = (await refresh(one(), first.refresh_token).expect(200)).body as { access_token: string };
+    clock.advance(6);
+    await refresh(two(), first.refresh_token).expect(400);
+    expect(await within(2000, async () => (await whoami(one(), second.access_token)).status === 401)).toBe(true);
+  });
+
+  test('when both replicas refresh the same token at once, then both succeed with the same refresh token', async () => {
+    const name = await createUser('pw-5');
+    const tokens = await login(one(), name, 'pw-5');
+    await whoami(two(), tokens.access_token).expect(200);
+    const [a, b] = await Promise.all([refresh(one(), tokens.refresh_token), refresh(two(), tokens.refresh_token)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.refresh_token).toBe(b.body.refresh_token);
+    await refresh(two(), a.body.refresh_token).expect(200);
+  });
+
+  test('when a user is disabled through its status, then both replicas refuse its token within 2 s', async () => {
+    const name = await createUser('pw-6');
+    const tokens = await login(one(), name, 'pw-6');
+    await admin.request({
+      method: 'PATCH',
+      path: `${USERS}/${name}/status`,
+      contentType: 'application/merge-patch+json',
+      body: { status: { state: 'Disabled' } },
+    });
+    for (const app of [one(), two()]) {
+      expect(await within(2000, async () => (await whoami(app, tokens.access_token)).status === 401)).toBe(true);
+    }
+    await tokenRequest(two(), { grant_type: 'password', username: name, password: 'pw-6', ...client }).expect(400);
+  });
+
+  test('when a user is deleted, then its token is refused on both replicas within 2 s', async () => {
+    const name = await createUser('pw-7');
+    const tokens = await login(two(), name, 'pw-7');
+    await admin.request({ method: 'DELETE', path: `${USERS}/${name}` });
+    for (const app of [one(), two()]) {
+      expect(await within(2000, async () => (await whoami(app, tokens.access_token)).status === 401)).toBe(true);
+    }
+  });
+
+  test('when multipleLogin is false, then a login on one replica ends the session opened on the other', async () => {
+    const name = await createUser('pw-8');
+    settings.current = { ...settings.current, multipleLogin: false };
+    try {
+      const first = await login(one(), name, 'pw-8');
+      const second = await login(two(), name, 'pw-8');
+      expect(await within(2000, async () => (await whoami(one(), first.access_token)).status === 401)).toBe(true);
+      await whoami(one(), second.access_token).expect(200);
+    } finally {
+      settings.current = { ...settings.current, multipleLogin: true };
+    }
+  });
+});
+
+describe('authorization by SubjectAccessReview', () => {
+  test('when a user without RBAC rights lists nodes, then 403 in kube-apiserver words; the admin may', async () => {
+    const name = await createUser('pw-9');
+    const tokens = await login(one(), name, 'pw-9');
+    const denied = await request(one())
+      .get('/kapis/resources.kapi.io/v1alpha3/nodes')
+      .set('Authorization', `Bearer ${tokens.access_token}`);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toMatchObject({
+      kind: 'Status',
+      reason: 'Forbidden',
+      message: `nodes is forbidden: User "${name}" cannot list resource "nodes" in API group "" at the cluster scope`,
+    });
+    const adminTokens = await login(two(), 'admin', ADMIN_PASSWORD);
+    await request(two())
+      .get('/kapis/resources.kapi.io/v1alpha3/nodes')
+      .set('Authorization', `Bearer ${adminTokens.access_token}`)
+      .expect(200);
+  });
+});
+
+describe('the cluster stores', () => {
+  test('when two status writes race on one User, then both land (conflict → read again → write again)', async () => {
+    const name = await createUser('pw-10');
+    const { client: kube, connection } = await kapiClient();
+    const store = new ClusterUserStore(kube, logger);
+    try {
+      const limit = { maxFailures: 10, windowSeconds: 600 };
+      await Promise.all(
+        ['10.0.0.1', '10.0.0.2', '10.0.0.3'].map((ip) =>
+          store.updateStatus(name, (user) => statusAfterFailure(user, ip, Date.now(), limit)),
+        ),
+      );
+      const user = await admin.request<{ status: { failedLogins: Array<{ sourceIP: string }> } }>({
+        path: `${USERS}/${name}`,
+      });
+      expect(user.status.failedLogins.map((f) => f.sourceIP).sort()).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
+    } finally {
+      connection.close();
+    }
+  });
+
+  test('when sessions are past their end, then the sweep deletes them and leaves live ones', async () => {
+    const { client: kube, connection } = await kapiClient();
+    const sweepClock = new FakeClock(Date.now());
+    const store = new ClusterSessionStore(kube, logger, sweepClock.read);
+    store.start();
+    try {
+      await store.waitForSync(5000);
+      const now = Math.floor(sweepClock.now / 1000);
+      const ended = await store.create({
+        username: 'sweep-me',
+        clientId: 'kapi',
+        expiresAt: now - 1,
+        refreshTokenId: 'a',
+      });
+      const live = await store.create({
+        username: 'sweep-me',
+        clientId: 'kapi',
+        expiresAt: now + 3600,
+        refreshTokenId: 'b',
+      });
+      await within(
+        2000,
+        async () => (await store.find(live.id)) !== undefined && (await store.listForUser('sweep-me')).length === 2,
+      );
+      expect(
+        await within(2000, async () => (await store.sweep()) >= 0 && (await store.read(ended.id)) === undefined),
+      ).toBe(true);
+      expect(await store.read(live.id)).toBeDefined();
+      await store.delete(live.id);
+      expect(await store.find(live.id)).toBeUndefined();
+    } finally {
+      await store.stop();
+      connection.close();
+    }
+  });
+});
+
+describe('the signing key', () => {
+  test('when the Secret is missing outside the sandbox, then readiness says so and tokens are 503', async () => {
+    const replica = await startReplica({ namespace: 'kapi-system', name: 'no-such-secret' });
+    try {
+      const check = replica.identity.readiness.find((c) => c.name === 'signing-key');
+      expect(check?.notReadyReason()).toMatch(/not found/);
+      const res = await tokenRequest(replica.app, {
+        grant_type: 'password',
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+        ...client,
+      });
+      expect([res.status, res.body.error]).toEqual([503, 'temporarily_unavailable']);
+    } finally {
+      await replica.identity.stop();
+      replica.connection.close();
+    }
+  });
+});

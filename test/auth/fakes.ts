@@ -1,0 +1,164 @@
+/**
+ * In-memory stand-ins for identity's stores, sharing the interfaces of the cluster-backed ones (so the HTTP tests
+ * run without a cluster), plus a clock the tests move and a logger whose lines the tests read.
+ */
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import bcrypt from 'bcrypt';
+import type { AuthSettings } from '../../src/config/cluster-configuration.js';
+import type { UserStatusPatch } from '../../src/auth/login-limits.js';
+import type { LoginSession, SessionSpec } from '../../src/auth/session-record.js';
+import { newSessionId } from '../../src/auth/session-record.js';
+import type { SessionStore } from '../../src/auth/sessions.js';
+import type { SigningKeyProvider } from '../../src/auth/signing-key.js';
+import type { UserRecord, UserState } from '../../src/auth/user-record.js';
+import type { UserStore } from '../../src/auth/users.js';
+import type { AccessDecision, Authorizer, ResourceAttributes, UserInfo } from '../../src/auth/identity.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
+
+export const TEST_SETTINGS: AuthSettings = {
+  accessTokenMaxAgeSeconds: 7200,
+  refreshTokenMaxAgeSeconds: 14400,
+  multipleLogin: true,
+  loginLimit: { maxFailures: 3, windowSeconds: 600 },
+  clients: [
+    { name: 'kapi', secret: 'kapi-secret', grantTypes: ['password', 'refresh_token'] },
+    { name: 'cli', secret: 'cli secret+/&=', grantTypes: ['password'] },
+  ],
+};
+
+/** bcrypt cost 4: the fastest the library allows, so suites stay quick. */
+export function hashPassword(password: string): string {
+  return bcrypt.hashSync(password, 4);
+}
+
+export class FakeClock {
+  constructor(public now = Date.parse('2031-03-04T05:06:07Z')) {}
+  readonly read = (): number => this.now;
+  advance(seconds: number): void {
+    this.now += seconds * 1000;
+  }
+}
+
+export class InMemoryUserStore implements UserStore {
+  readonly users = new Map<string, UserRecord>();
+  statusWrites = 0;
+  private version = 1;
+
+  add(
+    name: string,
+    options: { password?: string; hash?: string; email?: string; groups?: string[]; state?: UserState } = {},
+  ): UserRecord {
+    const user: UserRecord = {
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: String(this.version++),
+      email: options.email,
+      passwordHash: options.hash ?? (options.password === undefined ? undefined : hashPassword(options.password)),
+      groups: options.groups ?? [],
+      state: options.state ?? 'Active',
+      failedLogins: [],
+    };
+    this.users.set(name, user);
+    return user;
+  }
+
+  setState(name: string, state: UserState): void {
+    const user = this.users.get(name);
+    if (user) this.users.set(name, { ...user, state, resourceVersion: String(this.version++) });
+  }
+
+  async find(login: string): Promise<UserRecord | undefined> {
+    if (!login.includes('@')) return this.users.get(login);
+    return [...this.users.values()].find((u) => u.email?.toLowerCase() === login.toLowerCase());
+  }
+
+  async get(name: string): Promise<UserRecord | undefined> {
+    return this.users.get(name);
+  }
+
+  async updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void> {
+    const user = this.users.get(name);
+    if (!user) return;
+    const patch = change(user);
+    if (!patch) return;
+    this.statusWrites++;
+    const next: UserRecord = { ...user, resourceVersion: String(this.version++) };
+    if (patch.state) next.state = patch.state;
+    if (patch.lockedUntil === null) next.lockedUntil = undefined;
+    else if (patch.lockedUntil !== undefined) next.lockedUntil = Date.parse(patch.lockedUntil);
+    if (patch.failedLogins === null) next.failedLogins = [];
+    else if (patch.failedLogins) {
+      next.failedLogins = patch.failedLogins.map((f) => ({ time: Date.parse(f.time), sourceIP: f.sourceIP }));
+    }
+    this.users.set(name, next);
+  }
+}
+
+export class InMemorySessionStore implements SessionStore {
+  readonly sessions = new Map<string, LoginSession>();
+  private version = 1;
+  /** Runs before a replace is applied: lets a test interleave another write (a concurrent refresh). */
+  beforeReplace: (() => Promise<void>) | undefined;
+
+  async create(spec: SessionSpec): Promise<LoginSession> {
+    const session: LoginSession = { ...spec, id: newSessionId(), resourceVersion: String(this.version++) };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  async find(id: string): Promise<LoginSession | undefined> {
+    return this.sessions.get(id);
+  }
+
+  async read(id: string): Promise<LoginSession | undefined> {
+    return this.sessions.get(id);
+  }
+
+  async replace(session: LoginSession, spec: SessionSpec): Promise<LoginSession | 'conflict' | 'gone'> {
+    await this.beforeReplace?.();
+    const current = this.sessions.get(session.id);
+    if (!current) return 'gone';
+    if (current.resourceVersion !== session.resourceVersion) return 'conflict';
+    const next: LoginSession = { ...spec, id: session.id, resourceVersion: String(this.version++) };
+    this.sessions.set(session.id, next);
+    return next;
+  }
+
+  async delete(id: string): Promise<void> {
+    this.sessions.delete(id);
+  }
+
+  async listForUser(username: string): Promise<LoginSession[]> {
+    return [...this.sessions.values()].filter((s) => s.username === username);
+  }
+}
+
+export function staticKey(key = Buffer.alloc(32, 7)): SigningKeyProvider {
+  return { key: () => key };
+}
+
+/** Allows what `allowed` says, and records what it was asked. */
+export class RecordingAuthorizer implements Authorizer {
+  readonly asked: Array<{ user: UserInfo; attributes: ResourceAttributes }> = [];
+  constructor(private readonly allowed: (user: UserInfo, attributes: ResourceAttributes) => boolean) {}
+  async authorize(user: UserInfo, attributes: ResourceAttributes): Promise<AccessDecision> {
+    this.asked.push({ user, attributes });
+    return { allowed: this.allowed(user, attributes) };
+  }
+}
+
+/** A logger as production builds it (same formats, redaction included) whose finished lines the test can read. */
+export function capturingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = createLogger('debug');
+  logger.clear();
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString('utf8').trimEnd());
+      callback();
+    },
+  });
+  logger.add(new winston.transports.Stream({ stream: sink }));
+  return { logger, lines };
+}

@@ -1,0 +1,121 @@
+/**
+ * The identity HTTP surface over in-memory stores: the /oauth router, the authentication middleware and the guard,
+ * mounted the way the server mounts them, with the server's own error handler for Status answers. Two instances
+ * built on the same stores behave like two replicas on one cluster.
+ */
+import express from 'express';
+import request from 'supertest';
+import type { AuthSettings } from '../../src/config/cluster-configuration.js';
+import { assembleIdentity } from '../../src/auth/index.js';
+import type { Authorizer } from '../../src/auth/identity.js';
+import { bcryptPasswords } from '../../src/auth/passwords.js';
+import type { SigningKeyProvider } from '../../src/auth/signing-key.js';
+import type { SessionStore } from '../../src/auth/sessions.js';
+import type { UserStore } from '../../src/auth/users.js';
+import { errorHandler, notFound } from '../../src/server/error-handler.js';
+import { requestId } from '../../src/server/request-id.js';
+import {
+  FakeClock,
+  InMemorySessionStore,
+  InMemoryUserStore,
+  RecordingAuthorizer,
+  TEST_SETTINGS,
+  capturingLogger,
+  staticKey,
+} from './fakes.js';
+
+export interface TestIdentity {
+  app: express.Express;
+  identity: ReturnType<typeof assembleIdentity>;
+  users: InMemoryUserStore;
+  sessions: InMemorySessionStore;
+  clock: FakeClock;
+  /** Every finished log line, as production would print it. */
+  lines: string[];
+  /** Read per request: tests may change it, as the ClusterConfiguration watcher would. */
+  settings: { current: AuthSettings };
+}
+
+export interface TestIdentityOptions {
+  settings?: Partial<AuthSettings>;
+  users?: InMemoryUserStore;
+  sessions?: InMemorySessionStore;
+  clock?: FakeClock;
+  keys?: SigningKeyProvider;
+  authorizer?: Authorizer;
+  /** Wraps the stores, e.g. to make them fail. */
+  wrapUsers?: (users: UserStore) => UserStore;
+  wrapSessions?: (sessions: SessionStore) => SessionStore;
+  onLogin?: (grant: string, result: string) => void;
+}
+
+export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
+  const users = options.users ?? new InMemoryUserStore();
+  const sessions = options.sessions ?? new InMemorySessionStore();
+  const clock = options.clock ?? new FakeClock();
+  const settings = { current: { ...TEST_SETTINGS, ...options.settings } };
+  const { logger, lines } = capturingLogger();
+  const identity = assembleIdentity({
+    users: options.wrapUsers ? options.wrapUsers(users) : users,
+    sessions: options.wrapSessions ? options.wrapSessions(sessions) : sessions,
+    keys: options.keys ?? staticKey(),
+    authorizer: options.authorizer ?? new RecordingAuthorizer((user) => user.groups.includes('node-readers')),
+    passwords: bcryptPasswords,
+    settings: () => settings.current,
+    logger,
+    clock: clock.read,
+    onLogin: options.onLogin,
+  });
+
+  const app = express();
+  // the tests choose the client address per request through X-Forwarded-For
+  app.set('trust proxy', true);
+  app.use(requestId);
+  app.use(identity.oauthRouter);
+  app.use(identity.authenticate);
+  app.get('/whoami', (req, res) => {
+    res.json(req.user);
+  });
+  app.get(
+    '/kapis/resources.kapi.io/v1alpha3/nodes',
+    identity.guard({ verb: 'list', resource: 'nodes' }),
+    (_req, res) => {
+      res.json({ items: [], totalItems: 0 });
+    },
+  );
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return { app, identity, users, sessions, clock, lines, settings };
+}
+
+export interface Tokens {
+  access_token: string;
+  refresh_token: string;
+  token_type: string;
+  expires_in: number;
+}
+
+/** POST /oauth/token with a form body, from `ip`. */
+export function tokenRequest(app: express.Express, form: Record<string, string>, ip = '192.0.2.1') {
+  return request(app)
+    .post('/oauth/token')
+    .set('X-Forwarded-For', ip)
+    .type('form')
+    .send(new URLSearchParams(form).toString());
+}
+
+export const client = { client_id: 'kapi', client_secret: 'kapi-secret' };
+
+export async function login(app: express.Express, username: string, password: string, ip?: string): Promise<Tokens> {
+  const res = await tokenRequest(app, { grant_type: 'password', username, password, ...client }, ip);
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as Tokens;
+}
+
+export function refresh(app: express.Express, refreshToken: string) {
+  return tokenRequest(app, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client });
+}
+
+export function whoami(app: express.Express, accessToken: string) {
+  return request(app).get('/whoami').set('Authorization', `Bearer ${accessToken}`);
+}
