@@ -25,6 +25,9 @@ export interface UserRecord {
 
 export const USERS_PATH = '/apis/iam.kapi.io/v1beta1/users';
 
+/** Kubernetes reserves this prefix for its own groups. */
+export const RESERVED_GROUP_PREFIX = 'system:';
+
 const STATES: readonly UserState[] = ['Active', 'Disabled', 'AuthLimitExceeded'];
 
 export function userRecordFrom(raw: unknown): UserRecord {
@@ -35,8 +38,10 @@ export function userRecordFrom(raw: unknown): UserRecord {
   const name = metadata.name;
   if (typeof name !== 'string' || name === '') throw new Error('a User without metadata.name');
   const state = STATES.includes(status.state as UserState) ? (status.state as UserState) : 'Active';
+  // Groups are impersonated at kube-apiserver: a `system:` group (system:masters…) in a User would turn whoever can
+  // edit Users into cluster-admin, so reserved groups are never taken from a User.
   const groups = Array.isArray(spec.groups)
-    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '')
+    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '' && !g.startsWith(RESERVED_GROUP_PREFIX))
     : [];
   const failedLogins = Array.isArray(status.failedLogins)
     ? status.failedLogins.flatMap((entry: unknown) => {

@@ -44,6 +44,14 @@ describe('userRecordFrom', () => {
     expect(user).toMatchObject({ groups: [], passwordHash: undefined, state: 'Active' });
   });
 
+  test('when a User lists reserved system: groups, then they are dropped so they are never impersonated', () => {
+    const user = userRecordFrom({
+      metadata: { name: 'mallory' },
+      spec: { groups: ['system:masters', 'dev', 'system:authenticated', 'system:nodes'] },
+    });
+    expect(user.groups).toEqual(['dev']);
+  });
+
   test('when a User has no name, then reading it fails', () => {
     expect(() => userRecordFrom({ metadata: {} })).toThrow(/metadata.name/);
   });
