@@ -123,14 +123,12 @@ export function usage(): string {
 
 /** Flags win over environment variables, which win over defaults. Throws `OptionsError` on a bad value. */
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      help: { type: 'boolean' },
-      ...Object.fromEntries(Object.values(SPECS).map((s: Spec) => [s.flag, { type: 'string' as const }])),
-    },
-    strict: true,
-  });
+  const flags: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
+  for (const spec of Object.values(SPECS) as Spec[]) flags[spec.flag] = { type: 'string' };
+  const values = parseArgs({ args: argv, options: flags, strict: true }).values as Record<
+    string,
+    string | boolean | undefined
+  >;
   if (values.help) return 'help';
   const raw = (key: keyof typeof SPECS): string => {
     const spec: Spec = SPECS[key];

@@ -1,0 +1,53 @@
+import http from 'node:http';
+
+export interface HttpAnswer {
+  status: number;
+  body: Buffer;
+}
+
+export interface HttpCall {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  agent?: http.Agent;
+  timeoutMs?: number;
+}
+
+/** One request over node:http; the whole body is read. No retries, no redirects: a benchmark sees what it gets. */
+export function send(url: string, call: HttpCall = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers = { ...call.headers };
+    if (call.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(call.body));
+    const req = http.request(url, { method: call.method ?? 'GET', headers, agent: call.agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (call.timeoutMs)
+      req.setTimeout(call.timeoutMs, () => req.destroy(new Error(`no answer within ${call.timeoutMs} ms`)));
+    req.end(call.body);
+  });
+}
+
+/** As `send`, for a JSON answer with the expected status; anything else is an error quoting the start of the body. */
+export async function sendJson<T>(url: string, call: HttpCall & { expect?: number } = {}): Promise<T> {
+  const answer = await send(url, call);
+  const expect = call.expect ?? 200;
+  if (answer.status !== expect) throw new Error(`${call.method ?? 'GET'} ${pathOf(url)}: ${describeAnswer(answer)}`);
+  return JSON.parse(answer.body.toString('utf8')) as T;
+}
+
+export function describeAnswer(answer: HttpAnswer): string {
+  return `HTTP ${answer.status} ${answer.body.toString('utf8').slice(0, 200).replace(/\s+/g, ' ')}`;
+}
+
+/** The path of a URL without its query, for messages (queries may carry continue tokens, never credentials). */
+export function pathOf(url: string): string {
+  return new URL(url).pathname;
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { Authorization: `Bearer ${token}` };
+}

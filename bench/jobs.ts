@@ -1,0 +1,118 @@
+/**
+ * What the main thread asks a load worker to do, and what comes back. Plain data only: jobs cross a worker_threads
+ * boundary (structured clone), so operations are described, never passed as functions.
+ */
+
+/** One HTTP request, repeated. `expect` is the status every answer must have (others count as errors). */
+export interface RequestOperation {
+  kind: 'request';
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  expect: number;
+}
+
+/**
+ * The direct path to a node page, as a user does it without kapi: list every matching Node from kube-apiserver
+ * (`pageSize` at a time, 0 = unpaged), then sort by name and take the first `take`, client-side.
+ */
+export interface DirectNodePageOperation {
+  kind: 'direct-node-page';
+  /** kube-apiserver base URL. */
+  server: string;
+  token: string;
+  labelSelector: string;
+  pageSize: number;
+  take: number;
+  /** kapi's `sortBy=name` without `ascending` is descending (KubeSphere's default); the direct path matches it. */
+  descending: boolean;
+}
+
+export type Operation = RequestOperation | DirectNodePageOperation;
+
+/** A closed loop: `concurrency` callers, each sending the next operation as soon as the previous one finished. */
+export interface LoadJob {
+  kind: 'load';
+  operation: Operation;
+  concurrency: number;
+  /** Run, unmeasured, for this long first (connections opened, JIT warm, caches hot). */
+  warmupMs: number;
+  durationMs: number;
+}
+
+export interface LoadResult {
+  /** Operations completed inside the measured window, and their latencies in nanoseconds. */
+  latenciesNs: number[];
+  errors: number;
+  /** The first error seen, for the report (status code and a short body, or the socket error). */
+  firstError?: string;
+  elapsedMs: number;
+}
+
+/**
+ * Watch relay: the same node watch opened through kapi and directly; a node's label is patched `patches` times,
+ * one at a time, and the arrival of each event on both streams is timed.
+ */
+export interface WatchRelayJob {
+  kind: 'watch-relay';
+  kapiUrl: string;
+  kapiToken: string;
+  sandboxUrl: string;
+  sandboxToken: string;
+  /** May patch nodes (the sandbox admin). */
+  patchToken: string;
+  nodeName: string;
+  patches: number;
+  timeoutMs: number;
+}
+
+export interface WatchRelayResult {
+  /** Per event: arrival through kapi minus arrival on the direct watch. */
+  addedNs: number[];
+  /** Per event: patch sent → arrival on the direct watch (the sandbox's own latency, for context). */
+  directNs: number[];
+  missed: number;
+}
+
+/** `watches` watches held through kapi; one patch; how many receive it, and how fast. */
+export interface WatchFanoutJob {
+  kind: 'watch-fanout';
+  kapiUrl: string;
+  kapiToken: string;
+  sandboxUrl: string;
+  patchToken: string;
+  nodeName: string;
+  watches: number;
+  timeoutMs: number;
+}
+
+export interface WatchFanoutResult {
+  opened: number;
+  openFailures: number;
+  firstOpenError?: string;
+  openMs: number;
+  delivered: number;
+  /** Patch sent → the last watch received the event (or the timeout, when some never did). */
+  allDeliveredMs: number | undefined;
+  /** Per watch: patch sent → event received. */
+  deliveryNs: number[];
+  /** Watches that ended, broke or got an ERROR event after opening. */
+  streamFailures: number;
+  firstStreamFailure?: string;
+}
+
+export type Job = LoadJob | WatchRelayJob | WatchFanoutJob;
+
+export type ResultOf<J extends Job> = J extends LoadJob
+  ? LoadResult
+  : J extends WatchRelayJob
+    ? WatchRelayResult
+    : WatchFanoutResult;
+
+/** Worker → main thread. `ready` is sent by long jobs once their set-up is done (e.g. every watch opened). */
+export type WorkerMessage =
+  { type: 'ready' } | { type: 'result'; result: unknown } | { type: 'error'; message: string };
+
+/** Main thread → worker, for jobs that wait for a go-ahead after `ready`. */
+export type MainMessage = { type: 'go' };

@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { send } from './http.js';
+import { collectGarbage, inspectorUrl, type HeapUsage } from './inspector.js';
+
+/** kapi-apiserver as a child process, so its memory is its own. */
+export interface KapiProcess {
+  readonly pid: number;
+  readonly url: string;
+  readonly metricsUrl: string;
+  /** Resolves once /readyz answers 200 (caches synced, configuration and signing key loaded); the time it took. */
+  ready(timeoutMs: number): Promise<number>;
+  memory(): ProcessMemory;
+  /** A full GC in kapi (over its loopback inspector), then its process.memoryUsage(). */
+  collectGarbage(): Promise<HeapUsage>;
+  /** SIGTERM, then SIGKILL if it has not exited in time. */
+  stop(): Promise<void>;
+}
+
+export interface ProcessMemory {
+  /** Current resident set (VmRSS), MiB. */
+  rssMiB: number;
+  /** Peak resident set since start (VmHWM), MiB. */
+  peakMiB: number;
+}
+
+const STOP_GRACE_MS = 15_000;
+/** The last lines of kapi's output are kept to explain a failed start; nothing else of it is printed. */
+const KEPT_OUTPUT_LINES = 20;
+
+export async function startKapiProcess(options: { kubeconfig: string; root: string }): Promise<KapiProcess> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    TLS_PORT: '0',
+    METRICS_PORT: String(metricsPort),
+    BIND_ADDRESS: '127.0.0.1',
+    KAPI_CLUSTER: 'kubeconfig',
+    KUBECONFIG: options.kubeconfig,
+    LOG_LEVEL: 'warn',
+  };
+  // The inspector (loopback, random port) is only used to force a full GC before memory is read.
+  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(options.root, 'dist/src/main.js')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = keepLastLines(child);
+  let inspector: string | undefined;
+  child.stderr?.on('data', (chunk: Buffer) => (inspector ??= inspectorUrl(chunk.toString('utf8'))));
+  let exit: string | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exit = signal ? `signal ${signal}` : `code ${code}`;
+      resolve();
+    }),
+  );
+  if (child.pid === undefined) throw new Error('kapi-apiserver could not be spawned');
+  const pid = child.pid;
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    pid,
+    url,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    async ready(timeoutMs) {
+      const started = Date.now();
+      for (;;) {
+        if (exit) throw new Error(`kapi-apiserver exited (${exit}) before it was ready:\n${output()}`);
+        const answer = await send(`${url}/readyz?verbose`, { timeoutMs: 2_000 }).catch(() => undefined);
+        if (answer?.status === 200) return Date.now() - started;
+        if (Date.now() - started > timeoutMs) {
+          const why = answer ? answer.body.toString('utf8').trim() : 'no answer';
+          throw new Error(`kapi-apiserver not ready after ${timeoutMs} ms:\n${why}\n${output()}`);
+        }
+        await sleep(100);
+      }
+    },
+    memory: () => readMemory(pid),
+    collectGarbage: () =>
+      inspector ? collectGarbage(inspector) : Promise.reject(new Error('kapi printed no inspector address')),
+    async stop() {
+      if (exit) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** VmRSS and VmHWM from /proc/<pid>/status (Linux), in MiB. */
+export function readMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (!match) throw new Error(`/proc/${pid}/status has no ${field}`);
+    return Number(match[1]);
+  };
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function keepLastLines(child: ChildProcess): () => string {
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line && !isInspectorNotice(line)),
+    );
+    lines.splice(0, Math.max(0, lines.length - KEPT_OUTPUT_LINES));
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => lines.map((line) => `  kapi| ${line}`).join('\n');
+}
+
+/** Node's own lines about the inspector: not kapi's output. */
+function isInspectorNotice(line: string): boolean {
+  return /^(Debugger listening on|For help, see: https:\/\/nodejs\.org|Debugger attached|Debugger ending)/.test(line);
+}

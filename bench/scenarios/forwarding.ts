@@ -1,0 +1,77 @@
+import type { Scenario } from '../context.js';
+import { bearer, sendJson } from '../http.js';
+import type { Operation } from '../jobs.js';
+import { errorNote, load, throughput } from '../measure.js';
+import { detail, verdict } from '../report.js';
+import { formatSummary, ms, rate, summarize } from '../stats.js';
+
+export const forwardingMetrics = {
+  added: { metric: 'forwarding added p50 @c1', target: '≤ 0.3 ms', reference: '+0.35 ms' },
+  ratio: { metric: 'forwarding throughput @c16', target: '≥ 0.8× direct', reference: '0.6–0.7×' },
+};
+
+/**
+ * SPEC §11 forwarding row: `GET /api/v1/nodes/<name>` through kapi (the user's token; kapi impersonates them with
+ * its service-account credentials) against the same request sent straight to the sandbox with a service-account
+ * token.
+ */
+export const forwardingScenario: Scenario = {
+  title: 'Forwarding: GET /api/v1/nodes/<name> through kapi vs direct',
+  planned: Object.values(forwardingMetrics),
+  async run(ctx) {
+    const path = `/api/v1/nodes/${ctx.nodeName}`;
+    const kapiRequest = { url: `${ctx.kapi.url}${path}`, headers: bearer(ctx.kapiToken) };
+    const directRequest = { url: `${ctx.sandboxUrl}${path}`, headers: bearer(ctx.env.sandbox.serviceAccountToken) };
+    // The same object both ways, before anything is timed.
+    const [a, b] = await Promise.all(
+      [kapiRequest, directRequest].map(({ url, headers }) => sendJson<{ metadata: { uid: string } }>(url, { headers })),
+    );
+    if (a?.metadata.uid !== b?.metadata.uid) throw new Error('kapi and the sandbox answered with different nodes');
+    const through: Operation = { kind: 'request', ...kapiRequest, expect: 200 };
+    const direct: Operation = { kind: 'request', ...directRequest, expect: 200 };
+
+    const d1 = await load(direct, 1);
+    const k1 = await load(through, 1);
+    const d1s = summarize(d1.latenciesNs);
+    const k1s = summarize(k1.latenciesNs);
+    detail(`direct c1 : ${formatSummary(d1s)}${errorNote(d1)}`);
+    detail(`kapi   c1 : ${formatSummary(k1s)}${errorNote(k1)}`);
+    const added = k1s.p50 - d1s.p50;
+    detail(`added by kapi: p50 +${ms(added)}, p99 +${ms(k1s.p99 - d1s.p99)}`);
+
+    const d16 = await load(direct, 16);
+    const k16 = await load(through, 16);
+    const ratio = throughput(k16) / throughput(d16);
+    detail(`direct c16: ${rate(throughput(d16))}, ${formatSummary(summarize(d16.latenciesNs))}${errorNote(d16)}`);
+    detail(`kapi   c16: ${rate(throughput(k16))}, ${formatSummary(summarize(k16.latenciesNs))}${errorNote(k16)}`);
+    detail(
+      `throughput ratio ${ratio.toFixed(2)}×: kapi, the sandbox and the load share 2 cores, and the direct side is`,
+    );
+    detail(
+      'the in-process sandbox, far faster than a real kube-apiserver: against one, the same kapi cost is a smaller share.',
+    );
+
+    const errors = k1.errors + k16.errors;
+    return {
+      rows: [
+        {
+          ...forwardingMetrics.added,
+          value: `+${ms(added)} (${ms(k1s.p50)} vs ${ms(d1s.p50)} direct)`,
+          verdict: verdict(added <= 0.3 && errors === 0),
+        },
+        {
+          ...forwardingMetrics.ratio,
+          value: `${ratio.toFixed(2)}× (${rate(throughput(k16))} vs ${rate(throughput(d16))})`,
+          verdict: verdict(ratio >= 0.8 && errors === 0),
+        },
+      ],
+      figures: {
+        path,
+        direct: { c1: d1s, c16: { rps: throughput(d16), errors: d16.errors } },
+        kapi: { c1: { ...k1s, errors: k1.errors }, c16: { rps: throughput(k16), errors: k16.errors } },
+        addedP50Ms: added,
+        throughputRatio: ratio,
+      },
+    };
+  },
+};

@@ -1,0 +1,310 @@
+import { DurationError, parseDuration } from './duration.js';
+
+export { DurationError, parseDuration } from './duration.js';
+
+/**
+ * The authentication settings of a ClusterConfiguration (`installer.kapi.io/v1alpha1`), read into one immutable
+ * snapshot. Pure: the Secrets that `secretRef`s name come in through a lookup, so this is tested without a cluster.
+ *
+ * Decisions:
+ * - Every field is optional and takes its default (`DEFAULT_AUTH_SETTINGS`); absent `oauth.clients` means the
+ *   default `kapi` client, while an explicit empty list is an error (nobody could log in).
+ * - `refreshTokenMaxAge` shorter than `accessTokenMaxAge` is an error: clients refresh when the access token
+ *   expires, so such a refresh token could never be used — almost always swapped values. When only the access
+ *   lifetime is given, the refresh lifetime is twice it (or the 4h default when that is longer), never an error.
+ * - Durations must be whole seconds (token lifetimes and windows are counted in seconds) and greater than zero.
+ * - A client secret may not be blank or carry control characters or surrounding spaces: a Secret written with
+ *   `echo` (trailing newline) would otherwise make every login fail with no visible reason.
+ * - Unknown fields are ignored, not refused, so an older replica keeps working while a newer CRD rolls out
+ *   (the API server prunes them anyway).
+ * - Messages name the field path and the offending value, except for secrets, whose values never appear.
+ */
+export type GrantType = 'password' | 'refresh_token';
+
+export const GRANT_TYPES: readonly GrantType[] = Object.freeze(['password', 'refresh_token']);
+
+export interface OAuthClient {
+  name: string;
+  secret: string;
+  grantTypes: readonly GrantType[];
+}
+
+export interface AuthSettings {
+  accessTokenMaxAgeSeconds: number;
+  refreshTokenMaxAgeSeconds: number;
+  /** False: a new login ends the user's other sessions. */
+  multipleLogin: boolean;
+  /** Failed logins allowed per user and per client address within the window. */
+  loginLimit: { maxFailures: number; windowSeconds: number };
+  clients: readonly OAuthClient[];
+}
+
+export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
+  accessTokenMaxAgeSeconds: 7200,
+  refreshTokenMaxAgeSeconds: 14400,
+  multipleLogin: true,
+  loginLimit: { maxFailures: 10, windowSeconds: 600 },
+  clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
+});
+
+/** The decoded data of a Secret in the configuration's namespace, or `undefined` when there is no such Secret. */
+export type SecretLookup = (name: string) => Readonly<Record<string, string>> | undefined;
+
+export type ParseResult = { settings: AuthSettings } | { error: string };
+
+/** Limits the CRD schema also enforces; checked here too in case the object predates the CRD or bypassed it. */
+export const MAX_CLIENTS = 16;
+export const MAX_LOGIN_FAILURES = 100;
+const MAX_SECRET_LENGTH = 512;
+const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,252}$/;
+
+const BASE = 'spec.authentication';
+
+/** Reads a ClusterConfiguration object. Every problem is reported, joined by "; ", each prefixed by its field path. */
+export function parseClusterConfiguration(object: unknown, secrets: SecretLookup): ParseResult {
+  const problems: string[] = [];
+  const spec = optionalObject(isObject(object) ? object.spec : undefined, 'spec', problems);
+  const auth = optionalObject(spec?.authentication, BASE, problems);
+  const defaults = DEFAULT_AUTH_SETTINGS;
+
+  const access = durationField(auth?.accessTokenMaxAge, `${BASE}.accessTokenMaxAge`, problems);
+  const refresh = durationField(auth?.refreshTokenMaxAge, `${BASE}.refreshTokenMaxAge`, problems);
+  const accessSeconds = access ?? defaults.accessTokenMaxAgeSeconds;
+  const refreshSeconds = refresh ?? Math.max(defaults.refreshTokenMaxAgeSeconds, 2 * accessSeconds);
+  if (access !== null && refresh !== null && refreshSeconds < accessSeconds) {
+    problems.push(
+      `${BASE}.refreshTokenMaxAge: ${describeSeconds(refreshSeconds)} must not be shorter than accessTokenMaxAge (${describeSeconds(accessSeconds)})`,
+    );
+  }
+
+  let multipleLogin = defaults.multipleLogin;
+  if (auth?.multipleLogin !== undefined) {
+    if (typeof auth.multipleLogin === 'boolean') multipleLogin = auth.multipleLogin;
+    else problems.push(`${BASE}.multipleLogin: must be true or false, not ${describe(auth.multipleLogin)}`);
+  }
+
+  const limit = optionalObject(auth?.loginLimit, `${BASE}.loginLimit`, problems);
+  let maxFailures = defaults.loginLimit.maxFailures;
+  if (limit?.maxFailures !== undefined) {
+    const value = limit.maxFailures;
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_LOGIN_FAILURES) {
+      maxFailures = value;
+    } else {
+      problems.push(
+        `${BASE}.loginLimit.maxFailures: must be a whole number from 1 to ${MAX_LOGIN_FAILURES}, not ${describe(value)}`,
+      );
+    }
+  }
+  const window = durationField(limit?.window, `${BASE}.loginLimit.window`, problems);
+
+  const oauth = optionalObject(auth?.oauth, `${BASE}.oauth`, problems);
+  const clients = oauth?.clients === undefined ? defaults.clients : clientList(oauth.clients, secrets, problems);
+
+  if (problems.length > 0) return { error: problems.join('; ') };
+  return {
+    settings: deepFreeze({
+      accessTokenMaxAgeSeconds: accessSeconds,
+      refreshTokenMaxAgeSeconds: refreshSeconds,
+      multipleLogin,
+      loginLimit: { maxFailures, windowSeconds: window ?? defaults.loginLimit.windowSeconds },
+      clients: clients.map((c) => ({ name: c.name, secret: c.secret, grantTypes: [...c.grantTypes] })),
+    }),
+  };
+}
+
+/**
+ * The Secrets the object's `secretRef`s name, read leniently from an object that may be invalid: the watcher
+ * watches these before it parses, so a missing Secret is reported as missing rather than as not loaded yet.
+ */
+export function referencedSecretNames(object: unknown): Set<string> {
+  const names = new Set<string>();
+  const clients = field(field(field(field(object, 'spec'), 'authentication'), 'oauth'), 'clients');
+  if (!Array.isArray(clients)) return names;
+  for (const client of clients.slice(0, MAX_CLIENTS)) {
+    const name = field(field(client, 'secretRef'), 'name');
+    if (typeof name === 'string' && name !== '') names.add(name);
+  }
+  return names;
+}
+
+function field(value: unknown, key: string): unknown {
+  return isObject(value) ? value[key] : undefined;
+}
+
+/** Seconds from a duration field; `undefined` when absent (take the default), `null` when invalid (reported). */
+function durationField(value: unknown, path: string, problems: string[]): number | undefined | null {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    problems.push(`${path}: must be a duration such as "2h" or "90m", not ${describe(value)}`);
+    return null;
+  }
+  let seconds: number;
+  try {
+    seconds = parseDuration(value);
+  } catch (err) {
+    if (!(err instanceof DurationError)) throw err;
+    problems.push(`${path}: "${value}" ${err.message}`);
+    return null;
+  }
+  if (seconds <= 0) problems.push(`${path}: "${value}" must be longer than zero`);
+  else if (!Number.isInteger(seconds)) problems.push(`${path}: "${value}" must be a whole number of seconds`);
+  else return seconds;
+  return null;
+}
+
+function clientList(value: unknown, secrets: SecretLookup, problems: string[]): OAuthClient[] {
+  const path = `${BASE}.oauth.clients`;
+  if (!Array.isArray(value)) {
+    problems.push(`${path}: must be a list of clients, not ${describe(value)}`);
+    return [];
+  }
+  if (value.length === 0) problems.push(`${path}: must name at least one client (omit it for the default client)`);
+  if (value.length > MAX_CLIENTS) problems.push(`${path}: at most ${MAX_CLIENTS} clients, not ${value.length}`);
+  const clients: OAuthClient[] = [];
+  const seen = new Set<string>();
+  value.slice(0, MAX_CLIENTS).forEach((item: unknown, index) => {
+    const client = oauthClient(item, `${path}[${index}]`, secrets, problems);
+    if (!client) return;
+    if (seen.has(client.name)) problems.push(`${path}[${index}].name: duplicate client name ${describe(client.name)}`);
+    seen.add(client.name);
+    clients.push(client);
+  });
+  return clients;
+}
+
+function oauthClient(item: unknown, path: string, secrets: SecretLookup, problems: string[]): OAuthClient | undefined {
+  if (!isObject(item)) {
+    problems.push(`${path}: must be an object with name, secret or secretRef, and grantTypes, not ${describe(item)}`);
+    return undefined;
+  }
+  const before = problems.length;
+  const name = item.name;
+  if (typeof name !== 'string' || name === '') problems.push(`${path}.name: is required`);
+  else if (!CLIENT_NAME.test(name)) {
+    problems.push(
+      `${path}.name: ${describe(name)} must be 1-253 letters, digits, ".", "_", "~" or "-", starting with a letter or digit`,
+    );
+  }
+  const secret = clientSecret(item, path, secrets, problems);
+  const grantTypes = grantTypeList(item.grantTypes, `${path}.grantTypes`, problems);
+  if (problems.length > before) return undefined;
+  return { name: name as string, secret: secret as string, grantTypes };
+}
+
+function clientSecret(
+  item: Record<string, unknown>,
+  path: string,
+  secrets: SecretLookup,
+  problems: string[],
+): string | undefined {
+  const { secret, secretRef } = item;
+  if (secret !== undefined && secretRef !== undefined) {
+    problems.push(`${path}: give either secret or secretRef, not both`);
+    return undefined;
+  }
+  if (secret === undefined && secretRef === undefined) {
+    problems.push(`${path}: one of secret or secretRef is required`);
+    return undefined;
+  }
+  if (secret !== undefined) {
+    if (typeof secret !== 'string') {
+      problems.push(`${path}.secret: must be a string, not ${typeName(secret)}`);
+      return undefined;
+    }
+    return checkedSecret(secret, `${path}.secret`, 'the secret', problems);
+  }
+  const refPath = `${path}.secretRef`;
+  if (!isObject(secretRef)) {
+    problems.push(`${refPath}: must be an object with name and key, not ${describe(secretRef)}`);
+    return undefined;
+  }
+  const { name, key } = secretRef;
+  if (typeof name !== 'string' || name === '') problems.push(`${refPath}.name: is required`);
+  if (typeof key !== 'string' || key === '') problems.push(`${refPath}.key: is required`);
+  if (typeof name !== 'string' || name === '' || typeof key !== 'string' || key === '') return undefined;
+  const data = secrets(name);
+  if (data === undefined) {
+    problems.push(`${refPath}: Secret "${name}" not found in the ClusterConfiguration's namespace`);
+    return undefined;
+  }
+  const value = data[key];
+  if (value === undefined) {
+    problems.push(`${refPath}: Secret "${name}" has no key "${key}"`);
+    return undefined;
+  }
+  return checkedSecret(value, refPath, `the value of key "${key}" in Secret "${name}"`, problems);
+}
+
+/** Checks a secret without ever putting its value (or any part of it) into a message. */
+function checkedSecret(value: string, path: string, what: string, problems: string[]): string | undefined {
+  if (value.length === 0) problems.push(`${path}: ${what} is empty`);
+  else if (value.length > MAX_SECRET_LENGTH)
+    problems.push(`${path}: ${what} is longer than ${MAX_SECRET_LENGTH} characters`);
+  // eslint-disable-next-line no-control-regex
+  else if (/[\u0000-\u001f\u007f]/.test(value)) {
+    problems.push(
+      `${path}: ${what} contains a control character such as a newline (write it without one, e.g. echo -n)`,
+    );
+  } else if (value.trim() !== value) problems.push(`${path}: ${what} starts or ends with a space`);
+  else return value;
+  return undefined;
+}
+
+function grantTypeList(value: unknown, path: string, problems: string[]): GrantType[] {
+  if (value === undefined) return [...GRANT_TYPES];
+  if (!Array.isArray(value)) {
+    problems.push(`${path}: must be a list of grant types (password, refresh_token), not ${describe(value)}`);
+    return [];
+  }
+  if (value.length === 0) problems.push(`${path}: must name at least one grant type (omit it for both)`);
+  const grants: GrantType[] = [];
+  value.forEach((grant: unknown, index) => {
+    if (!GRANT_TYPES.includes(grant as GrantType)) {
+      problems.push(`${path}[${index}]: unknown grant type ${describe(grant)} (use password or refresh_token)`);
+    } else if (grants.includes(grant as GrantType)) {
+      problems.push(`${path}[${index}]: duplicate grant type "${grant as string}"`);
+    } else {
+      grants.push(grant as GrantType);
+    }
+  });
+  return grants;
+}
+
+function optionalObject(value: unknown, path: string, problems: string[]): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (isObject(value)) return value;
+  problems.push(`${path}: must be an object, not ${describe(value)}`);
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** A short rendering of a non-secret value for a message: strings quoted and cut, other types by name. */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeName(value);
+}
+
+function describeSeconds(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

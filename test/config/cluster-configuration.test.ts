@@ -1,0 +1,386 @@
+import {
+  DEFAULT_AUTH_SETTINGS,
+  parseClusterConfiguration,
+  referencedSecretNames,
+  type AuthSettings,
+  type SecretLookup,
+} from '../../src/config/cluster-configuration.js';
+
+/** Every secret value used below; none may ever appear in an error message. */
+const SECRET_VALUES = ['s3cr3t-inline', 'from-the-secret', 'bad\nvalue', ' padded ', 'x'.repeat(513)];
+
+const SECRETS: Record<string, Record<string, string>> = {
+  'oauth-clients': {
+    console: 'from-the-secret',
+    newline: 'bad\nvalue',
+    padded: ' padded ',
+    empty: '',
+    long: 'x'.repeat(513),
+  },
+};
+const lookup: SecretLookup = (name) => SECRETS[name];
+
+function withAuth(authentication: unknown): unknown {
+  return { apiVersion: 'installer.kapi.io/v1alpha1', kind: 'ClusterConfiguration', spec: { authentication } };
+}
+
+function settingsOf(object: unknown): AuthSettings {
+  const result = parseClusterConfiguration(object, lookup);
+  if ('error' in result) throw new Error(`expected settings, got error: ${result.error}`);
+  return result.settings;
+}
+
+function errorOf(object: unknown): string {
+  const result = parseClusterConfiguration(object, lookup);
+  if (!('error' in result)) throw new Error('expected an error');
+  for (const secret of SECRET_VALUES) expect(result.error).not.toContain(secret);
+  return result.error;
+}
+
+describe('parseClusterConfiguration', () => {
+  it.each([
+    ['the object has no spec', {}],
+    ['spec has no authentication', { spec: {} }],
+    ['authentication is empty', withAuth({})],
+    ['authentication is null', withAuth(null)],
+  ])('when %s, then every default applies', (_case, object) => {
+    expect(settingsOf(object)).toEqual(DEFAULT_AUTH_SETTINGS);
+  });
+
+  it('when every field is given, then each is read', () => {
+    const settings = settingsOf(
+      withAuth({
+        accessTokenMaxAge: '1h30m',
+        refreshTokenMaxAge: '12h',
+        multipleLogin: false,
+        loginLimit: { maxFailures: 5, window: '15m' },
+        oauth: {
+          clients: [
+            { name: 'kapi', secret: 's3cr3t-inline', grantTypes: ['password'] },
+            { name: 'console', secretRef: { name: 'oauth-clients', key: 'console' }, grantTypes: ['refresh_token'] },
+          ],
+        },
+      }),
+    );
+    expect(settings).toEqual({
+      accessTokenMaxAgeSeconds: 5400,
+      refreshTokenMaxAgeSeconds: 43200,
+      multipleLogin: false,
+      loginLimit: { maxFailures: 5, windowSeconds: 900 },
+      clients: [
+        { name: 'kapi', secret: 's3cr3t-inline', grantTypes: ['password'] },
+        { name: 'console', secret: 'from-the-secret', grantTypes: ['refresh_token'] },
+      ],
+    });
+  });
+
+  it.each([
+    ['only accessTokenMaxAge is 1h', { accessTokenMaxAge: '1h' }, 3600, 14400],
+    ['only accessTokenMaxAge is 3h', { accessTokenMaxAge: '3h' }, 10800, 21600],
+    ['only refreshTokenMaxAge is 8h', { refreshTokenMaxAge: '8h' }, 7200, 28800],
+    ['refresh equals access', { accessTokenMaxAge: '1h', refreshTokenMaxAge: '60m' }, 3600, 3600],
+  ])('when %s, then the lifetimes are %p and %p seconds', (_case, auth, access, refresh) => {
+    const settings = settingsOf(withAuth(auth));
+    expect(settings.accessTokenMaxAgeSeconds).toBe(access);
+    expect(settings.refreshTokenMaxAgeSeconds).toBe(refresh);
+  });
+
+  it('when a client omits grantTypes, then it may use both', () => {
+    const settings = settingsOf(withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1' }] } }));
+    expect(settings.clients).toEqual([{ name: 'a', secret: 'x1', grantTypes: ['password', 'refresh_token'] }]);
+  });
+
+  it('when oauth is given without clients, then the default client applies', () => {
+    expect(settingsOf(withAuth({ oauth: {} })).clients).toEqual(DEFAULT_AUTH_SETTINGS.clients);
+  });
+
+  it('when unknown fields are present, then they are ignored', () => {
+    const settings = settingsOf(withAuth({ futureSetting: 1, oauth: { clients: [{ name: 'a', secret: 'b', x: 1 }] } }));
+    expect(settings.clients).toEqual([{ name: 'a', secret: 'b', grantTypes: ['password', 'refresh_token'] }]);
+  });
+
+  it('when settings are read, then the snapshot is deeply frozen', () => {
+    const settings = settingsOf(withAuth({ oauth: { clients: [{ name: 'a', secret: 'b' }] } }));
+    expect(Object.isFrozen(settings)).toBe(true);
+    expect(Object.isFrozen(settings.loginLimit)).toBe(true);
+    expect(Object.isFrozen(settings.clients)).toBe(true);
+    expect(Object.isFrozen(settings.clients[0])).toBe(true);
+    expect(Object.isFrozen(settings.clients[0]!.grantTypes)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_AUTH_SETTINGS.clients[0]!.grantTypes)).toBe(true);
+  });
+
+  const A = 'spec.authentication';
+  const C = `${A}.oauth.clients`;
+  it.each([
+    ['spec is a string', { spec: 'x' }, 'spec: must be an object, not "x"'],
+    ['authentication is a list', withAuth([]), `${A}: must be an object, not a list`],
+    [
+      'accessTokenMaxAge is a number',
+      withAuth({ accessTokenMaxAge: 7200 }),
+      `${A}.accessTokenMaxAge: must be a duration such as "2h" or "90m", not 7200`,
+    ],
+    [
+      'accessTokenMaxAge has no unit',
+      withAuth({ accessTokenMaxAge: '7200' }),
+      `${A}.accessTokenMaxAge: "7200" has a number without a unit`,
+    ],
+    [
+      'accessTokenMaxAge is negative',
+      withAuth({ accessTokenMaxAge: '-1h' }),
+      `${A}.accessTokenMaxAge: "-1h" must not be negative`,
+    ],
+    [
+      'accessTokenMaxAge is zero',
+      withAuth({ accessTokenMaxAge: '0s' }),
+      `${A}.accessTokenMaxAge: "0s" must be longer than zero`,
+    ],
+    [
+      'accessTokenMaxAge is in days',
+      withAuth({ accessTokenMaxAge: '1d' }),
+      `${A}.accessTokenMaxAge: "1d" has an unknown unit "d"`,
+    ],
+    [
+      'accessTokenMaxAge has a fraction of a second',
+      withAuth({ accessTokenMaxAge: '1500ms' }),
+      `${A}.accessTokenMaxAge: "1500ms" must be a whole number of seconds`,
+    ],
+    [
+      'refreshTokenMaxAge is garbage',
+      withAuth({ refreshTokenMaxAge: 'soon' }),
+      `${A}.refreshTokenMaxAge: "soon" is not a duration`,
+    ],
+    [
+      'refreshTokenMaxAge is shorter than accessTokenMaxAge',
+      withAuth({ accessTokenMaxAge: '4h', refreshTokenMaxAge: '2h' }),
+      `${A}.refreshTokenMaxAge: 2h must not be shorter than accessTokenMaxAge (4h)`,
+    ],
+    [
+      'refreshTokenMaxAge is shorter than the default access lifetime',
+      withAuth({ refreshTokenMaxAge: '90m' }),
+      `${A}.refreshTokenMaxAge: 1h30m must not be shorter than accessTokenMaxAge (2h)`,
+    ],
+    [
+      'multipleLogin is a string',
+      withAuth({ multipleLogin: 'false' }),
+      `${A}.multipleLogin: must be true or false, not "false"`,
+    ],
+    ['loginLimit is a number', withAuth({ loginLimit: 10 }), `${A}.loginLimit: must be an object, not 10`],
+    [
+      'maxFailures is zero',
+      withAuth({ loginLimit: { maxFailures: 0 } }),
+      `${A}.loginLimit.maxFailures: must be a whole number from 1 to 100, not 0`,
+    ],
+    [
+      'maxFailures is a fraction',
+      withAuth({ loginLimit: { maxFailures: 2.5 } }),
+      `${A}.loginLimit.maxFailures: must be a whole number from 1 to 100, not 2.5`,
+    ],
+    [
+      'maxFailures is too large',
+      withAuth({ loginLimit: { maxFailures: 101 } }),
+      `${A}.loginLimit.maxFailures: must be a whole number from 1 to 100, not 101`,
+    ],
+    [
+      'maxFailures is a string',
+      withAuth({ loginLimit: { maxFailures: '10' } }),
+      `${A}.loginLimit.maxFailures: must be a whole number from 1 to 100, not "10"`,
+    ],
+    [
+      'window is zero',
+      withAuth({ loginLimit: { window: '0' } }),
+      `${A}.loginLimit.window: "0" must be longer than zero`,
+    ],
+    [
+      'window is garbage',
+      withAuth({ loginLimit: { window: 'ten minutes' } }),
+      `${A}.loginLimit.window: "ten minutes" is not a duration such as 2h, 90m or 1h30m`,
+    ],
+    ['oauth is a string', withAuth({ oauth: 'x' }), `${A}.oauth: must be an object, not "x"`],
+    ['clients is an object', withAuth({ oauth: { clients: {} } }), `${C}: must be a list of clients, not an object`],
+    [
+      'clients is empty',
+      withAuth({ oauth: { clients: [] } }),
+      `${C}: must name at least one client (omit it for the default client)`,
+    ],
+    [
+      'there are 17 clients',
+      withAuth({ oauth: { clients: Array.from({ length: 17 }, (_, i) => ({ name: `c${i}`, secret: 'x1' })) } }),
+      `${C}: at most 16 clients, not 17`,
+    ],
+    [
+      'a client is a string',
+      withAuth({ oauth: { clients: ['kapi'] } }),
+      `${C}[0]: must be an object with name, secret or secretRef, and grantTypes, not "kapi"`,
+    ],
+    ['a client has no name', withAuth({ oauth: { clients: [{ secret: 'x1' }] } }), `${C}[0].name: is required`],
+    [
+      'a client name has a space',
+      withAuth({ oauth: { clients: [{ name: 'my app', secret: 'x1' }] } }),
+      `${C}[0].name: "my app" must be 1-253 letters, digits`,
+    ],
+    [
+      'two clients share a name',
+      withAuth({
+        oauth: {
+          clients: [
+            { name: 'a', secret: 'x1' },
+            { name: 'a', secret: 'x2' },
+          ],
+        },
+      }),
+      `${C}[1].name: duplicate client name "a"`,
+    ],
+    [
+      'a client has neither secret nor secretRef',
+      withAuth({ oauth: { clients: [{ name: 'a' }] } }),
+      `${C}[0]: one of secret or secretRef is required`,
+    ],
+    [
+      'a client has both secret and secretRef',
+      withAuth({
+        oauth: {
+          clients: [{ name: 'a', secret: 's3cr3t-inline', secretRef: { name: 'oauth-clients', key: 'console' } }],
+        },
+      }),
+      `${C}[0]: give either secret or secretRef, not both`,
+    ],
+    [
+      'a secret is a number',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 12345 }] } }),
+      `${C}[0].secret: must be a string, not a number`,
+    ],
+    [
+      'a secret is empty',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: '' }] } }),
+      `${C}[0].secret: the secret is empty`,
+    ],
+    [
+      'a secret ends with a newline',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'bad\nvalue' }] } }),
+      `${C}[0].secret: the secret contains a control character such as a newline`,
+    ],
+    [
+      'a secret has surrounding spaces',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: ' padded ' }] } }),
+      `${C}[0].secret: the secret starts or ends with a space`,
+    ],
+    [
+      'a secret is too long',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x'.repeat(513) }] } }),
+      `${C}[0].secret: the secret is longer than 512 characters`,
+    ],
+    [
+      'secretRef is a string',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: 'oauth-clients' }] } }),
+      `${C}[0].secretRef: must be an object with name and key, not "oauth-clients"`,
+    ],
+    [
+      'secretRef has no name',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { key: 'console' } }] } }),
+      `${C}[0].secretRef.name: is required`,
+    ],
+    [
+      'secretRef has no key',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients' } }] } }),
+      `${C}[0].secretRef.key: is required`,
+    ],
+    [
+      'the Secret does not exist',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'nope', key: 'console' } }] } }),
+      `${C}[0].secretRef: Secret "nope" not found in the ClusterConfiguration's namespace`,
+    ],
+    [
+      'the Secret lacks the key',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients', key: 'nope' } }] } }),
+      `${C}[0].secretRef: Secret "oauth-clients" has no key "nope"`,
+    ],
+    [
+      'the Secret value is empty',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients', key: 'empty' } }] } }),
+      `${C}[0].secretRef: the value of key "empty" in Secret "oauth-clients" is empty`,
+    ],
+    [
+      'the Secret value ends with a newline',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients', key: 'newline' } }] } }),
+      `${C}[0].secretRef: the value of key "newline" in Secret "oauth-clients" contains a control character`,
+    ],
+    [
+      'the Secret value has surrounding spaces',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients', key: 'padded' } }] } }),
+      `${C}[0].secretRef: the value of key "padded" in Secret "oauth-clients" starts or ends with a space`,
+    ],
+    [
+      'the Secret value is too long',
+      withAuth({ oauth: { clients: [{ name: 'a', secretRef: { name: 'oauth-clients', key: 'long' } }] } }),
+      `${C}[0].secretRef: the value of key "long" in Secret "oauth-clients" is longer than 512 characters`,
+    ],
+    [
+      'grantTypes is a string',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: 'password' }] } }),
+      `${C}[0].grantTypes: must be a list of grant types (password, refresh_token), not "password"`,
+    ],
+    [
+      'grantTypes is empty',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: [] }] } }),
+      `${C}[0].grantTypes: must name at least one grant type (omit it for both)`,
+    ],
+    [
+      'a grant type is unknown',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: ['password', 'client_credentials'] }] } }),
+      `${C}[0].grantTypes[1]: unknown grant type "client_credentials" (use password or refresh_token)`,
+    ],
+    [
+      'a grant type repeats',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: ['password', 'password'] }] } }),
+      `${C}[0].grantTypes[1]: duplicate grant type "password"`,
+    ],
+  ])('when %s, then the error says so', (_case, object, message) => {
+    expect(errorOf(object)).toContain(message);
+  });
+
+  it('when several fields are wrong, then every problem is reported', () => {
+    const error = errorOf(
+      withAuth({
+        accessTokenMaxAge: 'x',
+        multipleLogin: 1,
+        oauth: { clients: [{ name: 'a', secret: 's3cr3t-inline', grantTypes: ['implicit'] }, { name: 'b' }] },
+      }),
+    );
+    expect(error.split('; ')).toEqual([
+      `${A}.accessTokenMaxAge: "x" is not a duration such as 2h, 90m or 1h30m`,
+      `${A}.multipleLogin: must be true or false, not 1`,
+      `${C}[0].grantTypes[0]: unknown grant type "implicit" (use password or refresh_token)`,
+      `${C}[1]: one of secret or secretRef is required`,
+    ]);
+  });
+
+  it('when a secret is given where a name is expected, then the message shows it at most cut short', () => {
+    const error = errorOf(withAuth({ oauth: { clients: [{ name: 'y'.repeat(300), secret: 'x1' }] } }));
+    expect(error).toContain(`"${'y'.repeat(64)}…" must be 1-253`);
+  });
+});
+
+describe('referencedSecretNames', () => {
+  it.each([
+    ['there is no spec', {}, []],
+    ['clients is not a list', withAuth({ oauth: { clients: {} } }), []],
+    [
+      'clients mix secrets and secretRefs',
+      withAuth({
+        oauth: {
+          clients: [
+            { name: 'a', secret: 'x' },
+            { name: 'b', secretRef: { name: 's1', key: 'k' } },
+            { name: 'c', secretRef: { name: 's2' } },
+            { name: 'd', secretRef: { name: 's1', key: 'other' } },
+            { name: 'e', secretRef: { name: 7 } },
+            'junk',
+          ],
+        },
+      }),
+      ['s1', 's2'],
+    ],
+  ])('when %s, then the names are %p', (_case, object, names) => {
+    expect([...referencedSecretNames(object)]).toEqual(names);
+  });
+});
