@@ -12,7 +12,8 @@ import type { AccessGuard, Authorizer, UserInfo } from './identity.js';
 import { loginAudit } from './login-audit.js';
 import { LoginLimiter } from './login-limiter.js';
 import { oauthRoutes } from './oauth-routes.js';
-import { bcryptPasswords, type PasswordVerifier } from './passwords.js';
+import { PasswordCheckPool } from './password-pool.js';
+import { passwordVerifier, type PasswordVerifier } from './passwords.js';
 import { ClusterSessionStore, type SessionStore } from './sessions.js';
 import { SecretSigningKey, type SigningKeyProvider } from './signing-key.js';
 import { ClusterUserStore, type UserStore } from './users.js';
@@ -62,12 +63,13 @@ export function createIdentity(config: IdentityConfig): Identity {
     allowGenerated: config.allowGeneratedKey,
   });
   const authorizer = new SubjectAccessReviewAuthorizer({ client, logger, clock });
+  const passwordChecks = new PasswordCheckPool();
   const parts = assembleIdentity({
     users,
     sessions,
     keys,
     authorizer,
-    passwords: bcryptPasswords,
+    passwords: passwordVerifier((password, hash) => passwordChecks.compare(password, hash)),
     settings: config.settings,
     logger,
     clock,
@@ -86,7 +88,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     },
     async stop() {
       keys.stop();
-      await Promise.all([users.stop(), sessions.stop()]);
+      await Promise.all([users.stop(), sessions.stop(), passwordChecks.close()]);
     },
   };
 }

@@ -18,14 +18,20 @@ const DUMMY_HASH = '$2b$10$/py4Let0RLRgwxYqR0RtaO3DPvYpOvTXpGR1fYBRxyuq.n649q2mO
 const MAX_PASSWORD_BYTES = 1024;
 const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
-export const bcryptPasswords: PasswordVerifier = {
-  async verify(password, hash) {
-    const usable = hash !== undefined && BCRYPT_HASH.test(hash);
-    const oversized = Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
-    const matches = await bcrypt.compare(oversized ? '' : password, usable ? normalizeBcryptHash(hash) : DUMMY_HASH);
-    return usable && !oversized && matches;
-  },
-};
+/** The rules every check follows, whichever thread runs bcrypt. */
+export function passwordVerifier(compare: (password: string, hash: string) => Promise<boolean>): PasswordVerifier {
+  return {
+    async verify(password, hash) {
+      const usable = hash !== undefined && BCRYPT_HASH.test(hash);
+      const oversized = Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
+      const matches = await compare(oversized ? '' : password, usable ? normalizeBcryptHash(hash) : DUMMY_HASH);
+      return usable && !oversized && matches;
+    },
+  };
+}
+
+/** bcrypt on libuv's thread pool, at normal priority (tests; the server uses a PasswordCheckPool). */
+export const bcryptPasswords: PasswordVerifier = passwordVerifier((password, hash) => bcrypt.compare(password, hash));
 
 /**
  * `$2y$` (PHP's name for the fixed bcrypt, as KubeSphere and htpasswd write it) is the same algorithm as `$2b$`,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 /**
@@ -60,9 +60,23 @@ export function buildClaims(type: TokenType, subject: TokenSubject, lifetime: To
   };
 }
 
+/**
+ * jsonwebtoken handed a Buffer first tries it as a public key (which throws) on every call: ~6x the cost of the
+ * HMAC itself. A KeyObject made once per key skips that.
+ */
+const secretKeys = new WeakMap<Buffer, KeyObject>();
+function hmacKey(key: Buffer): KeyObject {
+  let object = secretKeys.get(key);
+  if (!object) {
+    object = createSecretKey(key);
+    secretKeys.set(key, object);
+  }
+  return object;
+}
+
 export function signToken(claims: TokenClaims, key: Buffer): string {
   // iat comes from the claims (jsonwebtoken keeps a given iat; noTimestamp would drop it)
-  return jwt.sign(claims, key, { algorithm: ALGORITHM });
+  return jwt.sign(claims, hmacKey(key), { algorithm: ALGORITHM });
 }
 
 /** A random token id (jti): 128 bits, URL-safe. */
@@ -85,7 +99,7 @@ export function verifyToken(
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'malformed token' };
   let payload: unknown;
   try {
-    payload = jwt.verify(token, key, {
+    payload = jwt.verify(token, hmacKey(key), {
       algorithms: [ALGORITHM],
       issuer: TOKEN_ISSUER,
       audience: TOKEN_AUDIENCE,

@@ -71,3 +71,33 @@ test('when a hash is $2y$, then it is rewritten to $2b$ and other hashes are unc
   expect(normalizeBcryptHash('$2y$10$x')).toBe('$2b$10$x');
   expect(normalizeBcryptHash('$2a$10$x')).toBe('$2a$10$x');
 });
+
+describe('PasswordCheckPool', () => {
+  test('when passwords are checked on the low-priority pool, then matches and mismatches are told apart and the loop stays free', async () => {
+    const { PasswordCheckPool } = await import('../../src/auth/password-pool.js');
+    const { passwordVerifier } = await import('../../src/auth/passwords.js');
+    const pool = new PasswordCheckPool(2);
+    try {
+      const verifier = passwordVerifier((password, hash) => pool.compare(password, hash));
+      const hash = bcrypt.hashSync('pool secret', 10);
+      let longestGapMs = 0;
+      let last = Date.now();
+      const timer = setInterval(() => {
+        const now = Date.now();
+        longestGapMs = Math.max(longestGapMs, now - last);
+        last = now;
+      }, 2);
+      const results = await Promise.all([
+        verifier.verify('pool secret', hash),
+        verifier.verify('wrong', hash),
+        verifier.verify('pool secret', hash.replace('$2b$', '$2y$')),
+        verifier.verify('pool secret', undefined),
+      ]);
+      clearInterval(timer);
+      expect(results).toEqual([true, false, true, false]);
+      expect(longestGapMs).toBeLessThan(40);
+    } finally {
+      await pool.close();
+    }
+  });
+});

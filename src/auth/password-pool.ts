@@ -1,0 +1,76 @@
+import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * bcrypt checks on worker threads that lower their own scheduling priority (nice 19 on Linux). A login storm then
+ * uses whatever CPU the event loop leaves idle instead of competing with it: logins stay near the bcrypt bound while
+ * the latency of every other request holds (SPEC §11). Elsewhere the priority call is a no-op and the pool still
+ * keeps bcrypt off the event loop.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { readlinkSync } = require('node:fs');
+const { setPriority } = require('node:os');
+try { setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 19); } catch {}
+const bcrypt = require(workerData.bcrypt);
+parentPort.on('message', ({ id, password, hash }) => {
+  let matches = false;
+  try { matches = bcrypt.compareSync(password, hash); } catch {}
+  parentPort.postMessage({ id, matches });
+});
+`;
+
+interface Pending {
+  resolve(matches: boolean): void;
+}
+
+export class PasswordCheckPool {
+  private readonly idle: Worker[] = [];
+  private readonly queue: { id: number; password: string; hash: string }[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private readonly busy = new Map<Worker, number>();
+  private nextId = 0;
+
+  constructor(threads = availableParallelism()) {
+    const bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
+    for (let i = 0; i < Math.max(1, threads); i++) {
+      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: bcryptPath } });
+      worker.unref();
+      worker.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
+        this.pending.get(id)?.resolve(matches);
+        this.pending.delete(id);
+        this.busy.delete(worker);
+        this.idle.push(worker);
+        this.dispatch();
+      });
+      this.idle.push(worker);
+    }
+  }
+
+  /** Resolves false on any failure: a check that cannot run never lets anyone in. */
+  compare(password: string, hash: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const id = this.nextId++;
+      this.pending.set(id, { resolve });
+      this.queue.push({ id, password, hash });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const { resolve } of this.pending.values()) resolve(false);
+    this.pending.clear();
+    this.queue.length = 0;
+    await Promise.all([...this.idle, ...this.busy.keys()].map((worker) => worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      this.busy.set(worker, job.id);
+      worker.postMessage(job);
+    }
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * One e2e environment, two targets: the in-process sandbox (default) or the real cluster named by KUBECONFIG.
+ * Every case arranges its objects through the Kubernetes API and talks to kapi over HTTP, so the same cases prove
+ * the sandbox behaves like kube-apiserver. Everything a run creates carries its run id and is removed at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcrypt';
+import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { connectToCluster } from '../../src/kube/cluster-source.js';
+import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { KAPI_SERVICE_ACCOUNT } from '../../src/sandbox/policy.js';
+import { startKapiServer, type KapiServer } from '../../src/server/server.js';
+import { loadCrdDocuments } from './crds.js';
+
+export const RUN_LABEL = 'kapi.io/e2e-run';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+export interface E2E {
+  readonly target: 'sandbox' | 'cluster';
+  readonly runId: string;
+  /** Cluster-admin access for arranging objects (the sandbox admin, or the KUBECONFIG user). */
+  readonly admin: KubeClient;
+  readonly kapi: KapiServer;
+  readonly kapiUrl: string;
+  readonly kapiHttpsUrl: string;
+  readonly caFile: string | undefined;
+  readonly sandbox: Sandbox | undefined;
+  readonly configuration: { namespace: string; name: string };
+  /** The name of a run-scoped object: `<runId>-<suffix>`. */
+  name(suffix: string): string;
+  /** Creates a User (run-scoped name) with a bcrypt hash of `password`. */
+  createUser(suffix: string, password: string, options?: { groups?: string[]; email?: string }): Promise<string>;
+  /** Grants cluster-wide rules to a user through RBAC (ClusterRole + ClusterRoleBinding). */
+  grant(username: string, rules: PolicyRule[]): Promise<void>;
+  /** Starts one more kapi replica on the same cluster (for cross-replica cases). */
+  startReplica(): Promise<KapiServer>;
+  stop(): Promise<void>;
+}
+
+export const silentLogger: Logger = createLogger('error', { silent: true });
+
+export async function startE2E(options: { sandboxNodes?: number } = {}): Promise<E2E> {
+  const runId = `e2e-${randomBytes(3).toString('hex')}`;
+  const kubeconfig = process.env.KUBECONFIG;
+  let sandbox: Sandbox | undefined;
+  let adminConnection: KubeConnection;
+  let kapiConnection: KubeConnection;
+  if (kubeconfig) {
+    adminConnection = await connectToCluster('kubeconfig', kubeconfig);
+    kapiConnection = adminConnection;
+  } else {
+    sandbox = await startSandbox({ nodes: options.sandboxNodes ?? 6, logger: silentLogger });
+    adminConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.adminToken), 'sandbox');
+    kapiConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+  }
+  const admin = new KubeClient(adminConnection);
+  const created: { path: string }[] = [];
+
+  await ensureCrds(admin);
+  const namespace = runId;
+  await admin.request({
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { metadata: { name: namespace, labels: { [RUN_LABEL]: runId } } },
+  });
+  // kapi reads its signing key from this run's namespace; in a real cluster the KUBECONFIG user may already.
+  sandbox?.policy.allow({
+    users: [KAPI_SERVICE_ACCOUNT],
+    verbs: ['get', 'list', 'watch'],
+    apiGroups: [''],
+    resources: ['secrets'],
+    namespaces: [namespace],
+  });
+  await admin.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/secrets`,
+    body: { metadata: { name: 'kapi-jwt' }, type: 'Opaque', data: { key: randomBytes(48).toString('base64') } },
+  });
+  const configuration = { namespace, name: 'kapi' };
+  await admin.request({
+    method: 'POST',
+    path: `/apis/installer.kapi.io/v1alpha1/namespaces/${namespace}/clusterconfigurations`,
+    body: {
+      apiVersion: 'installer.kapi.io/v1alpha1',
+      kind: 'ClusterConfiguration',
+      metadata: { name: 'kapi' },
+      spec: {
+        authentication: {
+          accessTokenMaxAge: '2h',
+          refreshTokenMaxAge: '4h',
+          multipleLogin: true,
+          loginLimit: { maxFailures: 10, window: '10m' },
+          oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+        },
+      },
+    },
+  });
+
+  const caDir = mkdtempSync(join(tmpdir(), 'kapi-e2e-'));
+  const replicas: KapiServer[] = [];
+  const startReplica = async (): Promise<KapiServer> => {
+    const server = await startKapiServer({
+      options: {
+        port: 0,
+        tlsPort: 0,
+        metricsPort: undefined,
+        bindAddress: '127.0.0.1',
+        configuration,
+        signingKeySecret: { namespace, name: 'kapi-jwt' },
+        tlsCertFile: undefined,
+        tlsKeyFile: undefined,
+        tlsSecret: undefined,
+        tlsCaOut: join(caDir, `ca-${replicas.length}.crt`),
+      },
+      connection: kapiConnection,
+      logger: silentLogger,
+      allowGeneratedSigningKey: false,
+    });
+    replicas.push(server);
+    await server.ready(30_000);
+    return server;
+  };
+  const kapi = await startReplica();
+
+  const e2e: E2E = {
+    target: sandbox ? 'sandbox' : 'cluster',
+    runId,
+    admin,
+    kapi,
+    kapiUrl: `http://127.0.0.1:${kapi.httpPort}`,
+    kapiHttpsUrl: `https://127.0.0.1:${kapi.httpsPort}`,
+    caFile: kapi.caFile,
+    sandbox,
+    configuration,
+    name: (suffix) => `${runId}-${suffix}`,
+    async createUser(suffix, password, userOptions = {}) {
+      const name = `${runId}-${suffix}`;
+      const path = `/apis/iam.kapi.io/v1beta1/users/${name}`;
+      await admin.request({
+        method: 'POST',
+        path: '/apis/iam.kapi.io/v1beta1/users',
+        body: {
+          apiVersion: 'iam.kapi.io/v1beta1',
+          kind: 'User',
+          metadata: { name, labels: { [RUN_LABEL]: runId } },
+          spec: {
+            email: userOptions.email ?? `${name}@e2e.kapi.test`,
+            password: await bcrypt.hash(password, 4),
+            groups: userOptions.groups ?? [],
+          },
+        },
+      });
+      created.push({ path });
+      return name;
+    },
+    async grant(username, rules) {
+      if (sandbox) {
+        // The sandbox authorizes by its policy list rather than by RBAC objects.
+        for (const rule of rules) sandbox.policy.allow({ users: [username], ...rule });
+        return;
+      }
+      const roleName = `${runId}-${username}`.slice(0, 253);
+      await admin.request({
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+        body: { metadata: { name: roleName, labels: { [RUN_LABEL]: runId } }, rules },
+      });
+      created.push({ path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${roleName}` });
+      await admin.request({
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        body: {
+          metadata: { name: roleName, labels: { [RUN_LABEL]: runId } },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: username }],
+        },
+      });
+      created.push({ path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${roleName}` });
+    },
+    startReplica,
+    async stop() {
+      await Promise.all(replicas.map((replica) => replica.stop(1_000)));
+      for (const { path } of created.reverse()) await deleteIgnoringMissing(admin, path);
+      await deleteIgnoringMissing(admin, `/api/v1/namespaces/${namespace}`);
+      const nodes = await admin.request<{ items: { metadata: { name: string } }[] }>({
+        path: '/api/v1/nodes',
+        query: { labelSelector: `${RUN_LABEL}=${runId}` },
+      });
+      for (const node of nodes.items) await deleteIgnoringMissing(admin, `/api/v1/nodes/${node.metadata.name}`);
+      adminConnection.close();
+      if (kapiConnection !== adminConnection) kapiConnection.close();
+      await sandbox?.stop();
+    },
+  };
+  return e2e;
+}
+
+export async function deleteIgnoringMissing(client: KubeClient, path: string): Promise<void> {
+  try {
+    await client.request({ method: 'DELETE', path });
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+  }
+}
+
+/** On a real cluster the CRDs may not be installed yet; the sandbox loads them from crds/ itself. */
+async function ensureCrds(admin: KubeClient): Promise<void> {
+  for (const crd of loadCrdDocuments()) {
+    try {
+      await admin.request({ path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+      await admin.request({
+        method: 'POST',
+        path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+        body: crd,
+      });
+      await waitFor(async () => {
+        const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
+          path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+        });
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+      }, 10_000);
+    }
+  }
+}
+
+/** Polls `check` every 25 ms until it holds; fails with the elapsed time after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 1_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
