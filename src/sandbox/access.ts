@@ -1,0 +1,49 @@
+import type { IncomingMessage } from 'node:http';
+import { bearerToken, type SandboxUser, type TokenAuthenticator } from './identity.js';
+import { impersonate } from './impersonation.js';
+import { denialMessage, type AccessAttributes, type SandboxPolicy } from './policy.js';
+import type { RequestInfo } from './request-info.js';
+import { forbidden, unauthorized } from './status.js';
+
+/**
+ * The front of every request, in kube-apiserver's filter order: authentication (bearer token → identity, else
+ * 401), impersonation (only with `impersonate` rights, else 403), authorization (the policy, else 403 with kube's
+ * message). Pure over its inputs apart from the token lookup.
+ */
+export interface Identity {
+  user: SandboxUser;
+  impersonatedBy?: SandboxUser;
+}
+
+const UPGRADE_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
+
+export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator, policy: SandboxPolicy): Identity {
+  const token = bearerToken(req.headers);
+  const requestor = token ? tokens.authenticate(token) : undefined;
+  if (!requestor) throw unauthorized();
+  const impersonation = impersonate(req, requestor, (attributes) => policy.decide(requestor, attributes).allowed);
+  return impersonation
+    ? { user: impersonation.user, impersonatedBy: impersonation.impersonatedBy }
+    : { user: requestor };
+}
+
+/** The authorizer's view of a request. Exec, attach and port-forward need `create`, whatever the HTTP method. */
+export function accessAttributes(info: RequestInfo): AccessAttributes {
+  if (!info.isResourceRequest) return { verb: info.verb, path: info.path };
+  const attributes: AccessAttributes = { verb: info.verb, apiGroup: info.apiGroup, resource: info.resource };
+  if (info.subresource) attributes.subresource = info.subresource;
+  if (UPGRADE_SUBRESOURCES.has(info.subresource)) attributes.verb = 'create';
+  if (info.namespace) attributes.namespace = info.namespace;
+  if (info.name) attributes.name = info.name;
+  return attributes;
+}
+
+export function authorize(user: SandboxUser, info: RequestInfo, policy: SandboxPolicy): void {
+  const attributes = accessAttributes(info);
+  if (policy.decide(user, attributes).allowed) return;
+  throw forbidden(
+    info.isResourceRequest ? { group: info.apiGroup, resource: info.resource } : undefined,
+    info.name || undefined,
+    denialMessage(user.username, attributes),
+  );
+}

@@ -1,0 +1,371 @@
+import type { FieldValueOf, KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
+import { badRequest, type FieldError } from './status.js';
+
+/**
+ * The built-in kinds the sandbox serves, with the defaulting and validation of kube's registry strategies that a
+ * client can notice (pods start Pending, namespaces carry their name label, Secret stringData folds into data,
+ * Services get a cluster IP, ...). Deliberately not a full port: enough to behave like a fresh cluster.
+ */
+type Obj = Record<string, unknown>;
+// Read once: field values are extracted for every stored object, and global lookups are slow in VM contexts.
+const isArray = Array.isArray;
+const EMPTY: Obj = Object.freeze({}) as Obj;
+
+/** For reading: a shared empty object when the value is not an object. */
+function record(value: unknown): Obj {
+  return value !== null && typeof value === 'object' && !isArray(value) ? (value as Obj) : EMPTY;
+}
+
+/** For writing: the object itself, or a fresh one. */
+function writable(value: unknown): Obj {
+  return value !== null && typeof value === 'object' && !isArray(value) ? (value as Obj) : {};
+}
+
+function path(obj: KubeObject, ...keys: string[]): unknown {
+  let current: unknown = obj;
+  for (const key of keys) current = record(current)[key];
+  return current;
+}
+
+const text =
+  (...keys: string[]): FieldValueOf =>
+  (obj) => {
+    const value = path(obj, ...keys);
+    return value === undefined || value === null ? '' : String(value);
+  };
+
+const flag =
+  (...keys: string[]): FieldValueOf =>
+  (obj) =>
+    String(path(obj, ...keys) === true);
+
+function base(
+  partial: Pick<ResourceType, 'resource' | 'singular' | 'kind' | 'namespaced'> & Partial<ResourceType>,
+): ResourceType {
+  return {
+    group: '',
+    versions: ['v1'],
+    listKind: `${partial.kind}List`,
+    shortNames: [],
+    categories: [],
+    subresources: [],
+    fieldLabels: {},
+    builtin: true,
+    tracksGeneration: false,
+    returnsDeletedObject: false,
+    nameRule: 'subdomain',
+    strategy: {},
+    ...partial,
+  };
+}
+
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+function dataKeyErrors(field: string, data: unknown): FieldError[] {
+  if (data === undefined) return [];
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return [{ type: 'Invalid', field, value: data, detail: 'must be a map of strings' }];
+  }
+  const errors: FieldError[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    if (!CONFIG_KEY.test(key) || key.length > 253) {
+      errors.push({
+        type: 'Invalid',
+        field: `${field}[${key}]`,
+        value: key,
+        detail:
+          "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+      });
+    }
+    if (typeof value !== 'string')
+      errors.push({ type: 'Invalid', field: `${field}[${key}]`, value, detail: 'must be a string' });
+  }
+  return errors;
+}
+
+const namespaceStrategy: ObjectStrategy = {
+  prepareForCreate(obj) {
+    const name = obj.metadata.name as string;
+    obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': name };
+    obj.spec = { finalizers: ['kubernetes'], ...record(obj.spec) };
+    obj.status = { phase: 'Active' };
+  },
+  prepareForUpdate(obj, old) {
+    obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string };
+    obj.spec = old.spec;
+  },
+};
+
+function imagePullPolicy(image: unknown): string {
+  const ref = String(image ?? '');
+  if (ref.includes('@')) return 'IfNotPresent';
+  const tag = /:([^/:]+)$/.exec(ref)?.[1];
+  return !tag || tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+/** QoS class from the containers' requests and limits, as kube computes it. */
+export function qosClass(spec: Obj): string {
+  const containers = [...((spec.containers as Obj[]) ?? []), ...((spec.initContainers as Obj[]) ?? [])];
+  let any = false;
+  let guaranteed = true;
+  for (const container of containers) {
+    const resources = record(container.resources);
+    const requests = record(resources.requests);
+    const limits = record(resources.limits);
+    if (Object.keys(requests).length || Object.keys(limits).length) any = true;
+    for (const name of ['cpu', 'memory']) {
+      if (limits[name] === undefined || (requests[name] !== undefined && requests[name] !== limits[name]))
+        guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function defaultContainers(list: unknown): void {
+  if (!Array.isArray(list)) return;
+  for (const item of list) {
+    const container = writable(item);
+    container.imagePullPolicy ??= imagePullPolicy(container.image);
+    container.terminationMessagePath ??= '/dev/termination-log';
+    container.terminationMessagePolicy ??= 'File';
+    container.resources ??= {};
+  }
+}
+
+function containerErrors(field: string, list: unknown, required: boolean): FieldError[] {
+  if (list === undefined && !required) return [];
+  if (!Array.isArray(list) || (required && list.length === 0)) return [{ type: 'Required', field }];
+  const errors: FieldError[] = [];
+  list.forEach((item, i) => {
+    const container = record(item);
+    if (!container.name) errors.push({ type: 'Required', field: `${field}[${i}].name` });
+    else if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(String(container.name))) {
+      errors.push({
+        type: 'Invalid',
+        field: `${field}[${i}].name`,
+        value: container.name,
+        detail:
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+      });
+    }
+    if (!container.image) errors.push({ type: 'Required', field: `${field}[${i}].image` });
+  });
+  return errors;
+}
+
+const podStrategy: ObjectStrategy = {
+  prepareForCreate(obj) {
+    const spec = writable(obj.spec);
+    obj.spec = spec;
+    spec.restartPolicy ??= 'Always';
+    spec.terminationGracePeriodSeconds ??= 30;
+    spec.dnsPolicy ??= 'ClusterFirst';
+    spec.serviceAccountName ??= 'default';
+    spec.serviceAccount ??= spec.serviceAccountName;
+    spec.securityContext ??= {};
+    spec.schedulerName ??= 'default-scheduler';
+    spec.enableServiceLinks ??= true;
+    spec.priority ??= 0;
+    defaultContainers(spec.containers);
+    defaultContainers(spec.initContainers);
+    obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
+  },
+  prepareForUpdate(obj, old) {
+    obj.status = old.status;
+  },
+  validate(obj) {
+    const spec = record(obj.spec);
+    return [
+      ...containerErrors('spec.containers', spec.containers, true),
+      ...containerErrors('spec.initContainers', spec.initContainers, false),
+    ];
+  },
+};
+
+function foldStringData(obj: KubeObject): void {
+  const data: Obj = { ...record(obj.data) };
+  for (const [key, value] of Object.entries(data)) {
+    if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) {
+      throw badRequest(`Secret in version "v1" cannot be handled as a Secret: illegal base64 data in data[${key}]`);
+    }
+  }
+  for (const [key, value] of Object.entries(record(obj.stringData))) {
+    data[key] = Buffer.from(String(value), 'utf8').toString('base64');
+  }
+  delete obj.stringData;
+  if (Object.keys(data).length > 0 || obj.data !== undefined) obj.data = data;
+}
+
+const secretStrategy: ObjectStrategy = {
+  prepareForCreate(obj) {
+    foldStringData(obj);
+    obj.type ??= 'Opaque';
+  },
+  prepareForUpdate(obj) {
+    foldStringData(obj);
+    obj.type ??= 'Opaque';
+  },
+  validate(obj, old) {
+    const errors = dataKeyErrors('data', obj.data);
+    if (old && old.type !== obj.type) {
+      errors.push({ type: 'Invalid', field: 'type', value: obj.type, detail: 'field is immutable' });
+    }
+    return errors;
+  },
+};
+
+const configMapStrategy: ObjectStrategy = {
+  validate(obj) {
+    return dataKeyErrors('data', obj.data);
+  },
+};
+
+/** Services get a cluster IP from 10.96.0.0/12, as the default service CIDR hands them out. */
+function serviceStrategy(): ObjectStrategy {
+  let next = 10;
+  const allocate = (): string => {
+    const n = next++;
+    return `10.${96 + ((n >> 16) & 15)}.${(n >> 8) & 255}.${n & 255}`;
+  };
+  return {
+    prepareForCreate(obj) {
+      const spec = writable(obj.spec);
+      obj.spec = spec;
+      spec.type ??= 'ClusterIP';
+      if (spec.type !== 'ExternalName') {
+        if (spec.clusterIP === undefined || spec.clusterIP === '') spec.clusterIP = allocate();
+        spec.clusterIPs ??= [spec.clusterIP];
+        spec.ipFamilies ??= ['IPv4'];
+        spec.ipFamilyPolicy ??= 'SingleStack';
+        spec.internalTrafficPolicy ??= 'Cluster';
+      }
+      spec.sessionAffinity ??= 'None';
+      if (Array.isArray(spec.ports)) {
+        for (const item of spec.ports) {
+          const port = writable(item);
+          port.protocol ??= 'TCP';
+          port.targetPort ??= port.port;
+        }
+      }
+      obj.status = { loadBalancer: {} };
+    },
+    prepareForUpdate(obj, old) {
+      const spec = writable(obj.spec);
+      const oldSpec = record(old.spec);
+      obj.spec = spec;
+      if (spec.clusterIP === undefined || spec.clusterIP === '') spec.clusterIP = oldSpec.clusterIP;
+      if (spec.clusterIPs === undefined) spec.clusterIPs = oldSpec.clusterIPs;
+      obj.status = old.status;
+    },
+    validate(obj, old) {
+      const spec = record(obj.spec);
+      const errors: FieldError[] = [];
+      const headless = spec.clusterIP === 'None' || spec.type === 'ExternalName';
+      if (!headless && (!Array.isArray(spec.ports) || spec.ports.length === 0)) {
+        errors.push({ type: 'Required', field: 'spec.ports' });
+      }
+      if (old && record(old.spec).clusterIP !== spec.clusterIP) {
+        errors.push({
+          type: 'Invalid',
+          field: 'spec.clusterIPs[0]',
+          value: spec.clusterIP,
+          detail: 'may not change once set',
+        });
+      }
+      return errors;
+    },
+  };
+}
+
+const keepStatus: ObjectStrategy = {
+  prepareForUpdate(obj, old) {
+    if (old.status === undefined) delete obj.status;
+    else obj.status = old.status;
+  },
+};
+
+/** Fresh type objects per sandbox: strategies may hold per-sandbox state (the cluster-IP allocator). */
+export function builtinTypes(): ResourceType[] {
+  return [
+    base({
+      resource: 'namespaces',
+      singular: 'namespace',
+      kind: 'Namespace',
+      namespaced: false,
+      shortNames: ['ns'],
+      subresources: ['status'],
+      fieldLabels: { 'status.phase': text('status', 'phase') },
+      returnsDeletedObject: true,
+      nameRule: 'label',
+      strategy: namespaceStrategy,
+    }),
+    base({
+      resource: 'nodes',
+      singular: 'node',
+      kind: 'Node',
+      namespaced: false,
+      shortNames: ['no'],
+      subresources: ['status'],
+      fieldLabels: { 'spec.unschedulable': flag('spec', 'unschedulable') },
+      strategy: keepStatus,
+    }),
+    base({
+      resource: 'pods',
+      singular: 'pod',
+      kind: 'Pod',
+      namespaced: true,
+      shortNames: ['po'],
+      categories: ['all'],
+      subresources: ['status', 'log', 'exec', 'attach', 'portforward'],
+      fieldLabels: {
+        'spec.nodeName': text('spec', 'nodeName'),
+        'spec.restartPolicy': text('spec', 'restartPolicy'),
+        'spec.schedulerName': text('spec', 'schedulerName'),
+        'spec.serviceAccountName': text('spec', 'serviceAccountName'),
+        'spec.hostNetwork': flag('spec', 'hostNetwork'),
+        'status.phase': text('status', 'phase'),
+        'status.podIP': text('status', 'podIP'),
+        'status.nominatedNodeName': text('status', 'nominatedNodeName'),
+      },
+      tracksGeneration: true,
+      returnsDeletedObject: true,
+      strategy: podStrategy,
+    }),
+    base({
+      resource: 'secrets',
+      singular: 'secret',
+      kind: 'Secret',
+      namespaced: true,
+      fieldLabels: { type: text('type') },
+      strategy: secretStrategy,
+    }),
+    base({
+      resource: 'configmaps',
+      singular: 'configmap',
+      kind: 'ConfigMap',
+      namespaced: true,
+      shortNames: ['cm'],
+      strategy: configMapStrategy,
+    }),
+    base({
+      resource: 'services',
+      singular: 'service',
+      kind: 'Service',
+      namespaced: true,
+      shortNames: ['svc'],
+      categories: ['all'],
+      subresources: ['status'],
+      fieldLabels: { 'spec.clusterIP': text('spec', 'clusterIP'), 'spec.type': text('spec', 'type') },
+      nameRule: 'dns1035',
+      strategy: serviceStrategy(),
+    }),
+    base({
+      resource: 'serviceaccounts',
+      singular: 'serviceaccount',
+      kind: 'ServiceAccount',
+      namespaced: true,
+      shortNames: ['sa'],
+    }),
+  ];
+}

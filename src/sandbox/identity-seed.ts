@@ -1,0 +1,73 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import bcrypt from 'bcrypt';
+import { nowTimestamp } from './registry-store.js';
+import type { KubeObject, ResourceRegistry } from './resource-types.js';
+import type { ObjectStore } from './store.js';
+
+/**
+ * What the chart installs for kapi itself, when the kapi CRDs are registered: the ClusterConfiguration
+ * kapi-system/kapi with the default authentication settings, the JWT signing-key Secret, the `admin` User with a
+ * bcrypt hash of the admin password, and the Secret holding that password.
+ */
+export const ADMIN_USER = 'admin';
+
+function secret(name: string, data: Record<string, string>, now: string): KubeObject {
+  return {
+    metadata: {
+      name,
+      namespace: 'kapi-system',
+      uid: randomUUID(),
+      creationTimestamp: now,
+      labels: { 'app.kubernetes.io/name': 'kapi-apiserver' },
+    },
+    type: 'Opaque',
+    data,
+  };
+}
+
+/** Seeds what exists; answers which kinds were seeded. */
+export async function seedIdentity(
+  registry: ResourceRegistry,
+  store: ObjectStore,
+  adminPassword: string,
+): Promise<string[]> {
+  const configurations = registry.byGroupResource('installer.kapi.io', 'clusterconfigurations');
+  const users = registry.byGroupResource('iam.kapi.io', 'users');
+  const secrets = registry.byGroupResource('', 'secrets');
+  if ((!configurations && !users) || !secrets) return [];
+  const now = nowTimestamp();
+  const seeded: string[] = [];
+  const secretObjects = [secret('kapi-apiserver-jwt', { key: randomBytes(48).toString('base64') }, now)];
+
+  if (configurations) {
+    store.load(configurations, [
+      {
+        metadata: { name: 'kapi', namespace: 'kapi-system', uid: randomUUID(), creationTimestamp: now, generation: 1 },
+        spec: {
+          authentication: {
+            accessTokenMaxAge: '2h',
+            refreshTokenMaxAge: '4h',
+            multipleLogin: true,
+            loginLimit: { maxFailures: 10, window: '10m' },
+            oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+          },
+        },
+      },
+    ]);
+    seeded.push('ClusterConfiguration');
+  }
+  if (users) {
+    const hash = await bcrypt.hash(adminPassword, 10);
+    store.load(users, [
+      {
+        metadata: { name: ADMIN_USER, uid: randomUUID(), creationTimestamp: now, generation: 1 },
+        spec: { email: 'admin@kapi.local', password: hash, groups: [] },
+      },
+    ]);
+    secretObjects.push(secret('kapi-admin', { password: Buffer.from(adminPassword, 'utf8').toString('base64') }, now));
+    seeded.push('User');
+  }
+  store.load(secrets, secretObjects);
+  seeded.push('Secret');
+  return seeded;
+}

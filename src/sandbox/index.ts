@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generate } from 'selfsigned';
+import type { Logger } from '../observability/logger.js';
+import { AuditTrail, type SandboxAuditEntry } from './audit.js';
+import { builtinTypes } from './builtin-types.js';
+import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
+import { Discovery } from './discovery.js';
+import { seedIdentity } from './identity-seed.js';
+import { TokenAuthenticator } from './identity.js';
+import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { OpenApiDocuments } from './openapi.js';
+import { KAPI_SERVICE_ACCOUNT, SandboxPolicy } from './policy.js';
+import { RegistryStore } from './registry-store.js';
+import { ResourceRegistry, type KubeObject, type ResourceType } from './resource-types.js';
+import { requestHandler, upgradeHandler, type RouterDeps } from './router.js';
+import { seedCluster } from './seed.js';
+import { StatusError } from './status.js';
+import { ObjectStore } from './store.js';
+import { UpgradeEcho } from './upgrade.js';
+import { WatchHub } from './watch-hub.js';
+
+export type { SandboxAuditEntry } from './audit.js';
+export type { SandboxUser } from './identity.js';
+export type { AccessAttributes, PolicyDecision, PolicyRule } from './policy.js';
+export { SandboxPolicy } from './policy.js';
+
+/**
+ * An in-process kube-apiserver look-alike on loopback: what `make run` uses without a cluster and what the test
+ * suite runs against. See src/sandbox/README.md for what it serves, seeds and allows.
+ */
+export interface SandboxOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Seeded nodes; default 6. */
+  nodes?: number;
+  /** Seeded pods per node; default 8. */
+  podsPerNode?: number;
+  /** Seed the demo cluster (nodes, pods, demo namespaces, kapi identity objects); default true. */
+  seed?: boolean;
+  /** Where CRD YAML files are loaded from; default <repo>/crds (skipped when missing). */
+  crdDir?: string;
+  /** The seeded admin User's password; random (24 characters) when not given. */
+  adminPassword?: string;
+  logger?: Logger;
+  /** Serve HTTPS with a generated self-signed certificate (exposed as `caPem`); kubectl needs it for tokens. */
+  tls?: boolean;
+  /** How often watches that allow bookmarks get one; default 3000 ms. */
+  bookmarkIntervalMs?: number;
+  /** Events kept per resource type for watches and paged lists; older versions get 410. Default 10,000. */
+  historyLimit?: number;
+  /** How often a running container writes a new log line (for `follow`); default 2000 ms. */
+  logLineIntervalMs?: number;
+}
+
+export interface Sandbox {
+  url: string;
+  /** The PEM certificate to trust, with `tls: true`. */
+  caPem?: string;
+  /** system:serviceaccount:kapi-system:kapi-apiserver, what kapi itself uses. */
+  serviceAccountToken: string;
+  /** sandbox-admin in system:masters. */
+  adminToken: string;
+  tokenFor(username: string, groups?: string[]): string;
+  policy: SandboxPolicy;
+  /** The seeded admin User's plaintext password. */
+  adminPassword: string | undefined;
+  /** The last ~1000 requests. */
+  readonly audit: readonly SandboxAuditEntry[];
+  /** Forgets watch history: older resourceVersions now get 410 Expired. */
+  compactHistory(): void;
+  /** Cuts every open watch, as a restarting kube-apiserver would. */
+  dropWatches(): void;
+  stop(): Promise<void>;
+}
+
+/** <repo>/crds: the first ancestor of this module holding a package.json. */
+function defaultCrdDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'package.json'))) return join(dir, 'crds');
+    dir = dirname(dir);
+  }
+  return join(process.cwd(), 'crds');
+}
+
+async function tlsCredentials(host: string): Promise<{ key: string; cert: string }> {
+  const pems = await generate([{ name: 'commonName', value: 'kapi-sandbox' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notAfterDate: new Date(Date.now() + 30 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+          ...(host !== '127.0.0.1' && host !== 'localhost' && host !== '::1' && /^[\d.]+$/.test(host)
+            ? [{ type: 7 as const, ip: host }]
+            : []),
+        ],
+      },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
+}
+
+function load(store: ObjectStore, registry: ResourceRegistry, resource: string, objects: KubeObject[]): void {
+  store.load(registry.byGroupResource('', resource) as ResourceType, objects);
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const logger = options.logger;
+  const registry = new ResourceRegistry();
+  for (const type of builtinTypes()) registry.register(type);
+  const crds = crdType();
+  registry.register(crds);
+
+  const store = new ObjectStore(options.historyLimit ?? 10_000);
+  const hub = new WatchHub(() => store.currentRv, options.bookmarkIntervalMs ?? 3000);
+  store.onEvent((event) => hub.publish(event));
+  const namespaces = registry.byGroupResource('', 'namespaces') as ResourceType;
+  const objects = new RegistryStore(store, (name) => store.collection(namespaces).get(name) !== undefined);
+  objects.setLifecycle('', 'namespaces', namespaceLifecycle({ registry, store }));
+  objects.setLifecycle(
+    crds.group,
+    crds.resource,
+    crdLifecycle({ registry, store, closeWatches: (type) => hub.closeType(type) }),
+  );
+
+  const seed = options.seed ?? true;
+  const cluster = seedCluster({ nodes: seed ? (options.nodes ?? 6) : 0, podsPerNode: options.podsPerNode ?? 8 });
+  const keep = (obj: KubeObject): boolean =>
+    seed || ['default', 'kube-system', 'kube-public'].includes(String(obj.metadata.namespace ?? obj.metadata.name));
+  load(store, registry, 'namespaces', cluster.namespaces.filter(keep));
+  load(store, registry, 'serviceaccounts', cluster.serviceAccounts.filter(keep));
+  load(store, registry, 'services', cluster.services.filter(keep));
+  load(store, registry, 'nodes', cluster.nodes);
+  load(store, registry, 'pods', cluster.pods);
+
+  for (const { file, crd } of await readCrdDirectory(options.crdDir ?? defaultCrdDir())) {
+    try {
+      objects.create(crds, '', crd);
+    } catch (err) {
+      const why = err instanceof StatusError ? err.message : String(err);
+      throw new Error(`sandbox: cannot register the CRD in ${file}: ${why}`, { cause: err });
+    }
+  }
+  const adminPassword = seed ? (options.adminPassword ?? randomBytes(18).toString('base64url')) : options.adminPassword;
+  const seededIdentity = seed && adminPassword ? await seedIdentity(registry, store, adminPassword) : [];
+
+  const tokens = new TokenAuthenticator();
+  const serviceAccountToken = tokens.mint({
+    username: KAPI_SERVICE_ACCOUNT,
+    groups: ['system:serviceaccounts', 'system:serviceaccounts:kapi-system'],
+  });
+  const adminToken = tokens.mint({ username: 'sandbox-admin', groups: ['system:masters'] });
+  const policy = new SandboxPolicy();
+  const audit = new AuditTrail(1000);
+  const upgrades = new UpgradeEcho();
+  const follows = new Set<() => void>();
+  let address = '';
+  const deps: RouterDeps = {
+    registry,
+    store,
+    objects,
+    hub,
+    tokens,
+    policy,
+    audit,
+    discovery: new Discovery(registry, () => address),
+    openapi: new OpenApiDocuments(registry, store),
+    upgrades,
+    logs: { sandboxStartMs: Date.now(), intervalMs: options.logLineIntervalMs ?? 2000, follows },
+    logger,
+  };
+
+  const tls = options.tls ? await tlsCredentials(host) : undefined;
+  const handler = requestHandler(deps);
+  const server = tls ? https.createServer({ ...tls, minVersion: 'TLSv1.2' }, handler) : http.createServer(handler);
+  server.on('upgrade', upgradeHandler(deps));
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 65_000;
+  const sockets = new Set<Socket>();
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('clientError', (_err, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  address = `${hostPart}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${address}`;
+  logger?.info('sandbox kube-apiserver started', {
+    url,
+    nodes: cluster.nodes.length,
+    pods: cluster.pods.length,
+    crds: store.collection(crds).size,
+    seeded: seededIdentity,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    ...(tls ? { caPem: tls.cert } : {}),
+    serviceAccountToken,
+    adminToken,
+    tokenFor: (username, groups = []) => tokens.mint({ username, groups }),
+    policy,
+    adminPassword,
+    get audit() {
+      return audit.list();
+    },
+    compactHistory: () => store.compactHistory(),
+    dropWatches: () => hub.closeAll(true),
+    stop: () => {
+      stopped ??= new Promise<void>((resolve) => {
+        hub.closeAll(false);
+        hub.stop();
+        for (const stop of [...follows]) stop();
+        upgrades.closeAll();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,229 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../observability/logger.js';
+import { authenticate, authorize, type Identity } from './access.js';
+import type { AuditTrail } from './audit.js';
+import { SANDBOX_VERSION, type Discovery } from './discovery.js';
+import { Exchange, rawErrorResponse } from './exchange.js';
+import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
+import { serveLog } from './log-stream.js';
+import type { SandboxPolicy } from './policy.js';
+import { containerLog, parseLogOptions } from './pod-logs.js';
+import type { OpenApiDocuments } from './openapi.js';
+import type { RegistryStore } from './registry-store.js';
+import { serveResource } from './resource-handler.js';
+import type { KubeObject, ResourceRegistry } from './resource-types.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import {
+  selfSubjectAccessReview,
+  selfSubjectReview,
+  selfSubjectRulesReview,
+  subjectAccessReview,
+  type ReviewContext,
+} from './reviews.js';
+import { badRequest, internalError, methodNotAllowed, pathNotFound, StatusError } from './status.js';
+import { readObjectBody } from './request-body.js';
+import type { ObjectStore } from './store.js';
+import { parseStored } from './stored-object.js';
+import type { UpgradeEcho, UpgradeKind } from './upgrade.js';
+import type { WatchHub } from './watch-hub.js';
+
+/** Everything the routes need; built once by startSandbox. */
+export interface RouterDeps {
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  objects: RegistryStore;
+  hub: WatchHub;
+  tokens: TokenAuthenticator;
+  policy: SandboxPolicy;
+  audit: AuditTrail;
+  discovery: Discovery;
+  openapi: OpenApiDocuments;
+  upgrades: UpgradeEcho;
+  logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void> };
+  logger?: Logger;
+}
+
+const REVIEW_GROUPS = new Set(['authorization.k8s.io', 'authentication.k8s.io']);
+const UPGRADE_KINDS = new Set<string>(['exec', 'attach', 'portforward']);
+const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+
+function requestInfoOf(deps: RouterDeps, req: IncomingMessage, url: URL): RequestInfo {
+  return parseRequestInfo(req.method ?? 'GET', url.pathname, url.searchParams, (group, resource) =>
+    deps.registry.byGroupResource(group, resource),
+  );
+}
+
+function auditor(deps: RouterDeps, info: RequestInfo, path: string) {
+  const state: { identity: Identity } = { identity: { user: ANONYMOUS } };
+  const record = (code: number): void => {
+    const { user, impersonatedBy } = state.identity;
+    deps.audit.record({
+      time: new Date().toISOString(),
+      user: user.username,
+      groups: [...user.groups],
+      ...(impersonatedBy ? { impersonatedBy: impersonatedBy.username } : {}),
+      verb: info.verb,
+      path,
+      code,
+    });
+  };
+  return { state, record };
+}
+
+function toStatusError(deps: RouterDeps, err: unknown, path: string): StatusError {
+  if (err instanceof StatusError) return err;
+  deps.logger?.error('sandbox request failed', {
+    path,
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+  });
+  return internalError('an unexpected error occurred in the sandbox; see its log');
+}
+
+/** The request listener: authn → impersonation → authz → route, every answer audited. */
+export function requestHandler(deps: RouterDeps) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const info = requestInfoOf(deps, req, url);
+    const audit = auditor(deps, info, url.pathname);
+    const x = new Exchange(req, res, url, audit.record);
+    res.on('error', () => res.destroy());
+    const run = async (): Promise<void> => {
+      audit.state.identity = authenticate(req, deps.tokens, deps.policy);
+      authorize(audit.state.identity.user, info, deps.policy);
+      await route(deps, x, info, audit.state.identity.user);
+    };
+    run().catch((err: unknown) => x.sendError(toStatusError(deps, err, url.pathname)));
+  };
+}
+
+async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: SandboxUser): Promise<void> {
+  if (!info.isResourceRequest) {
+    serveNonResource(deps, x, info);
+    return;
+  }
+  if (REVIEW_GROUPS.has(info.apiGroup)) {
+    await serveReview(deps, x, info, user);
+    return;
+  }
+  const type = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
+  if (!type) throw pathNotFound();
+  let namespace = info.namespace;
+  if (!type.namespaced) {
+    if (namespace && !(type.group === '' && type.resource === 'namespaces')) throw pathNotFound();
+    namespace = '';
+  } else if (!namespace && info.name) {
+    throw pathNotFound();
+  }
+  if (type.group === '' && type.resource === 'pods' && info.subresource === 'log') {
+    if (info.verb !== 'get') throw methodNotAllowed();
+    const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
+    const options = parseLogOptions(x.url.searchParams, info.name);
+    const log = containerLog(pod, options, deps.logs.sandboxStartMs, deps.logs.intervalMs);
+    serveLog(x, log, options, Date.now, deps.logs.follows);
+    return;
+  }
+  if (UPGRADE_KINDS.has(info.subresource) && type.group === '' && type.resource === 'pods') {
+    deps.objects.get(type, namespace, info.name);
+    throw badRequest('Upgrade request required');
+  }
+  await serveResource(x, deps, type, info, namespace);
+}
+
+function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): void {
+  if (x.req.method !== 'GET' && x.req.method !== 'HEAD') throw methodNotAllowed();
+  const path = info.path.replace(/\/+$/, '') || '/';
+  if (HEALTH_PATHS.has(path)) {
+    x.sendText(200, 'ok');
+    return;
+  }
+  const parts = path.split('/').filter(Boolean);
+  let document: unknown;
+  if (path === '/version') document = SANDBOX_VERSION;
+  else if (path === '/api') document = deps.discovery.apiVersions();
+  else if (path === '/apis') document = deps.discovery.apiGroupList();
+  else if (parts[0] === 'api' && parts.length === 2) document = deps.discovery.resourceList('', parts[1] as string);
+  else if (parts[0] === 'apis' && parts.length === 2) document = deps.discovery.apiGroup(parts[1] as string);
+  else if (parts[0] === 'apis' && parts.length === 3)
+    document = deps.discovery.resourceList(parts[1] as string, parts[2] as string);
+  else if (path === '/openapi/v3') document = deps.openapi.root();
+  else if (parts[0] === 'openapi' && parts[1] === 'v3' && parts[2] === 'api' && parts.length === 4) {
+    document = deps.openapi.document('', parts[3] as string);
+  } else if (parts[0] === 'openapi' && parts[1] === 'v3' && parts[2] === 'apis' && parts.length === 5) {
+    document = deps.openapi.document(parts[3] as string, parts[4] as string);
+  }
+  if (document === undefined) throw pathNotFound();
+  x.sendObject(200, document);
+}
+
+async function serveReview(deps: RouterDeps, x: Exchange, info: RequestInfo, user: SandboxUser): Promise<void> {
+  const known = deps.discovery.resourceList(info.apiGroup, info.apiVersion) as
+    { resources?: { name: string }[] } | undefined;
+  if (!known?.resources?.some((r) => r.name === info.resource) || info.name) throw pathNotFound();
+  if (info.verb !== 'create') throw methodNotAllowed();
+  const body = (await readObjectBody(x)) ?? {};
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('the request body must be a JSON object');
+  const review = body as Record<string, unknown>;
+  const ctx: ReviewContext = {
+    caller: user,
+    namespace: info.namespace,
+    decide: (u, a) => deps.policy.decide(u, a),
+    rules: () => deps.policy.rules,
+  };
+  let answer: Record<string, unknown>;
+  switch (info.resource) {
+    case 'subjectaccessreviews':
+      answer = subjectAccessReview(review, ctx, false);
+      break;
+    case 'localsubjectaccessreviews':
+      answer = subjectAccessReview(review, ctx, true);
+      break;
+    case 'selfsubjectaccessreviews':
+      answer = selfSubjectAccessReview(review, ctx);
+      break;
+    case 'selfsubjectrulesreviews':
+      answer = selfSubjectRulesReview(review, ctx);
+      break;
+    default:
+      answer = selfSubjectReview(review, user);
+  }
+  x.sendObject(201, answer);
+}
+
+/** The upgrade listener (exec, attach, portforward): the same front door, then the echo endpoints. */
+export function upgradeHandler(deps: RouterDeps) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const info = requestInfoOf(deps, req, url);
+    const audit = auditor(deps, info, url.pathname);
+    try {
+      audit.state.identity = authenticate(req, deps.tokens, deps.policy);
+      authorize(audit.state.identity.user, info, deps.policy);
+      const pods = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
+      if (
+        !pods ||
+        pods.group !== '' ||
+        pods.resource !== 'pods' ||
+        !UPGRADE_KINDS.has(info.subresource) ||
+        !info.namespace
+      ) {
+        throw badRequest(`the server does not support upgrading ${url.pathname}`);
+      }
+      const pod: KubeObject = parseStored(pods, deps.objects.get(pods, info.namespace, info.name));
+      const phase = String((pod.status as { phase?: string } | undefined)?.phase ?? 'Pending');
+      if (phase === 'Succeeded' || phase === 'Failed') {
+        throw badRequest(`cannot ${info.subresource} into a container in a completed pod; current phase is ${phase}`);
+      }
+      if (phase !== 'Running')
+        throw badRequest(`unable to upgrade connection: pod ${info.name} is not running (phase ${phase})`);
+      deps.upgrades.handle(req, socket, head, info.subresource as UpgradeKind, url.searchParams);
+      audit.record(101);
+    } catch (err) {
+      const status = toStatusError(deps, err, url.pathname);
+      audit.record(status.code);
+      socket.end(rawErrorResponse(status));
+    }
+  };
+}

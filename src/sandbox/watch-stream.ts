@@ -1,0 +1,109 @@
+import type { Exchange } from './exchange.js';
+import type { StoreEvent } from './history.js';
+import type { ListOptions } from './list-options.js';
+import { matchesFilter } from './object-filter.js';
+import type { ResourceType } from './resource-types.js';
+import { expired } from './status.js';
+import type { ObjectStore } from './store.js';
+import { typeHeader } from './stored-object.js';
+import { bookmarkLine, deliveryFor, eventLine, watchLine, type Watcher, type WatchHub } from './watch-hub.js';
+
+/**
+ * A watch over HTTP, as kube-apiserver streams it: newline-delimited `{"type","object"}` events in one chunked 200
+ * response. The start point follows the resourceVersion rules (""/"0": synthetic ADDED for the current state; N:
+ * every change after N, or one ERROR 410 event when N is older than the history); sendInitialEvents streams the
+ * state then a bookmark marked `k8s.io/initial-events-end`. Replay and registration happen in one tick, so no event
+ * is lost or repeated between them.
+ */
+export interface WatchDeps {
+  store: ObjectStore;
+  hub: WatchHub;
+}
+
+/** A watch with no timeoutSeconds ends after 30-60 minutes, as kube's min-request-timeout spreads them. */
+const DEFAULT_TIMEOUT_SECONDS = 1800;
+/** A client this far behind is cut off, as kube drops watchers that cannot keep up. */
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+
+export function serveWatch(
+  x: Exchange,
+  deps: WatchDeps,
+  type: ResourceType,
+  version: string,
+  namespace: string,
+  options: ListOptions,
+): void {
+  const collection = deps.store.collection(type);
+  const prefix = namespace ? `${namespace}/` : '';
+  const { resourceVersion, sendInitialEvents } = options;
+  const fromNow = resourceVersion === '' || resourceVersion === '0';
+  const initialState = sendInitialEvents === true || (sendInitialEvents === undefined && fromNow);
+
+  let replay: StoreEvent[] = [];
+  if (!initialState && !fromNow) {
+    const from = Number(resourceVersion);
+    if (!collection.history.covers(from)) {
+      // kube answers 200 and reports the expiry as the stream's only event.
+      x.startStream(200, 'application/json');
+      const status = expired(`too old resource version: ${from} (${collection.history.floor})`).toStatus();
+      x.res.end(watchLine('ERROR', JSON.stringify(status)));
+      return;
+    }
+    replay = collection.history.since(from);
+  }
+
+  x.startStream(200, 'application/json');
+  const res = x.res;
+  let open = true;
+  let timer: NodeJS.Timeout | undefined = undefined;
+  const watcher: Watcher = {
+    type,
+    version,
+    namespace,
+    filter: options.filter,
+    bookmarks: options.allowWatchBookmarks,
+    send(line) {
+      if (!open) return;
+      res.write(line);
+      if (res.writableLength > MAX_BUFFERED_BYTES) watcher.close(true);
+    },
+    close(abrupt) {
+      if (!open) return;
+      open = false;
+      clearTimeout(timer);
+      deps.hub.remove(watcher);
+      if (abrupt) res.destroy();
+      else res.end();
+    },
+  };
+
+  if (initialState) {
+    const header = typeHeader(type, version);
+    let batch = '';
+    const keys = collection.sortedKeys();
+    for (let i = collection.lowerBound(prefix); i < keys.length; i++) {
+      const key = keys[i] as string;
+      if (!key.startsWith(prefix)) break;
+      const object = collection.get(key);
+      if (!object || !matchesFilter(options.filter, object)) continue;
+      batch += watchLine('ADDED', header + object.body);
+      if (batch.length > 256 * 1024) {
+        res.write(batch);
+        batch = '';
+      }
+    }
+    if (batch) res.write(batch);
+    if (sendInitialEvents === true) res.write(bookmarkLine(type, version, deps.store.currentRv, true));
+  }
+  for (const event of replay) {
+    if (namespace && event.object.namespace !== namespace) continue;
+    const delivery = deliveryFor(event, options.filter);
+    if (delivery) res.write(eventLine(event, delivery, version));
+  }
+  deps.hub.add(watcher);
+
+  const seconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS * (1 + Math.random());
+  timer = setTimeout(() => watcher.close(false), seconds * 1000);
+  timer.unref();
+  res.on('close', () => watcher.close(false));
+}

@@ -1,0 +1,220 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcrypt';
+import { seedCluster, specialNodes } from '../../src/sandbox/seed.js';
+import { call, testSandbox, type Json } from './helpers.js';
+
+describe('cluster seed (pure)', () => {
+  const seed = seedCluster({ nodes: 6, podsPerNode: 8, now: Date.parse('2025-06-01T00:00:00Z') });
+  const node = (name: string) => seed.nodes.find((n) => n.metadata.name === name)!;
+  const condition = (name: string, type: string) =>
+    ((node(name).status as Json).conditions as Json[]).find((c) => c.type === type).status;
+
+  test.each([
+    [6, { controlPlanes: 1, unschedulable: 4, memoryPressure: 5, notReady: 6 }],
+    [2, { controlPlanes: 1, unschedulable: undefined, memoryPressure: undefined, notReady: 2 }],
+    [5000, { controlPlanes: 3, unschedulable: 4998, memoryPressure: 4999, notReady: 5000 }],
+  ])('when %i nodes are seeded, then the control planes and special nodes are %o', (count, expected) => {
+    expect(specialNodes(count)).toEqual(expected);
+  });
+
+  test('when nodes are seeded, then roles are empty-valued labels and the standard labels are set', () => {
+    expect(node('node-1').metadata.labels).toMatchObject({
+      'node-role.kubernetes.io/control-plane': '',
+      'kubernetes.io/hostname': 'node-1',
+    });
+    for (const name of ['node-2', 'node-6']) {
+      expect(node(name).metadata.labels).toMatchObject({
+        'node-role.kubernetes.io/worker': '',
+        'kubernetes.io/os': 'linux',
+      });
+      expect(node(name).metadata.labels!['kubernetes.io/arch']).toMatch(/^(amd64|arm64)$/);
+      expect(node(name).metadata.labels!['topology.kubernetes.io/zone']).toMatch(/^zone-[abc]$/);
+    }
+    expect(JSON.parse(node('node-3').metadata.annotations!['csi.volume.kubernetes.io/nodeid']!)).toEqual({
+      'csi.tigera.io': 'node-3',
+    });
+    expect(node('node-3').metadata.annotations).toMatchObject({
+      'node.alpha.kubernetes.io/ttl': '0',
+      'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+    });
+  });
+
+  test('when nodes are seeded, then one is unschedulable (with its taint), one NotReady, one under memory pressure, the rest Ready', () => {
+    expect(node('node-4').spec).toMatchObject({
+      unschedulable: true,
+      taints: expect.arrayContaining([expect.objectContaining({ key: 'node.kubernetes.io/unschedulable' })]),
+    });
+    expect(condition('node-6', 'Ready')).toBe('False');
+    expect(condition('node-5', 'MemoryPressure')).toBe('True');
+    for (const name of ['node-1', 'node-2', 'node-3', 'node-4', 'node-5'])
+      expect(condition(name, 'Ready')).toBe('True');
+    expect((node('node-2').status as Json).capacity).toEqual(
+      expect.objectContaining({
+        cpu: expect.any(String),
+        memory: expect.stringMatching(/Ki$/),
+        pods: '110',
+        'ephemeral-storage': expect.any(String),
+      }),
+    );
+    expect((node('node-2').status as Json).nodeInfo.kubeletVersion).toBe('v1.35.0');
+  });
+
+  test('when nodes are seeded, then creation times are distinct and increase with the node number', () => {
+    const times = seed.nodes.map((n) => Date.parse(n.metadata.creationTimestamp!));
+    expect(new Set(times).size).toBe(times.length);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  test('when pods are seeded, then each node has podsPerNode pods with a realistic mix', () => {
+    expect(seed.pods).toHaveLength(48);
+    const perNode = new Map<string, number>();
+    for (const pod of seed.pods)
+      perNode.set((pod.spec as Json).nodeName, (perNode.get((pod.spec as Json).nodeName) ?? 0) + 1);
+    expect([...perNode.values()]).toEqual(Array(6).fill(8));
+    const phases = new Set(seed.pods.map((p) => (p.status as Json).phase));
+    expect(phases).toContain('Running');
+    expect([...phases].some((p) => p !== 'Running')).toBe(true);
+    expect(seed.pods.some((p) => (p.spec as Json).initContainers?.length)).toBe(true);
+    expect(seed.pods.some((p) => (p.spec as Json).containers.length === 3)).toBe(true);
+    expect(seed.pods.some((p) => (p.status as Json).qosClass === 'BestEffort')).toBe(true);
+    expect(seed.pods.some((p) => (p.status as Json).qosClass === 'Guaranteed')).toBe(true);
+    const keys = seed.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  test('when seeded twice with the same seed, then the cluster is the same', () => {
+    const again = seedCluster({ nodes: 6, podsPerNode: 8, now: Date.parse('2025-06-01T00:00:00Z') });
+    expect(again.pods.map((p) => p.metadata.name)).toEqual(seed.pods.map((p) => p.metadata.name));
+    expect(again.nodes[2]!.metadata.uid).toBe(seed.nodes[2]!.metadata.uid);
+  });
+});
+
+const crdYaml = (
+  plural: string,
+  kind: string,
+  group: string,
+  version: string,
+  scope: string,
+) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${plural}.${group}
+spec:
+  group: ${group}
+  scope: ${scope}
+  names: {plural: ${plural}, singular: ${kind.toLowerCase()}, kind: ${kind}}
+  versions:
+    - name: ${version}
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`;
+
+describe('identity seed', () => {
+  test('when the kapi CRDs are registered, then the ClusterConfiguration, signing key, admin User and its password Secret exist', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sandbox-identity-'));
+    await writeFile(
+      join(dir, 'crds.yaml'),
+      `${crdYaml('users', 'User', 'iam.kapi.io', 'v1beta1', 'Cluster')}---\n${crdYaml('clusterconfigurations', 'ClusterConfiguration', 'installer.kapi.io', 'v1alpha1', 'Namespaced')}`,
+    );
+    const sandbox = await testSandbox({ crdDir: dir, adminPassword: 'correct horse battery' });
+    try {
+      const config = await call<Json>(
+        sandbox,
+        'GET',
+        '/apis/installer.kapi.io/v1alpha1/namespaces/kapi-system/clusterconfigurations/kapi',
+      );
+      expect(config.body.spec.authentication).toEqual({
+        accessTokenMaxAge: '2h',
+        refreshTokenMaxAge: '4h',
+        multipleLogin: true,
+        loginLimit: { maxFailures: 10, window: '10m' },
+        oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+      });
+      const key = await call<Json>(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/kapi-apiserver-jwt');
+      expect(Buffer.from(key.body.data.key, 'base64')).toHaveLength(48);
+      const admin = await call<Json>(sandbox, 'GET', '/apis/iam.kapi.io/v1beta1/users/admin');
+      expect(admin.body.spec).toMatchObject({ email: 'admin@kapi.local', groups: [] });
+      expect(admin.body.spec.password).toMatch(/^\$2[aby]\$10\$/);
+      expect(await bcrypt.compare('correct horse battery', admin.body.spec.password)).toBe(true);
+      expect(admin.body.status).toBeUndefined();
+      const password = await call<Json>(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/kapi-admin');
+      expect(Buffer.from(password.body.data.password, 'base64').toString()).toBe('correct horse battery');
+      expect(sandbox.adminPassword).toBe('correct horse battery');
+    } finally {
+      await sandbox.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('when no admin password is given, then a random one of at least 16 characters is generated', async () => {
+    const sandbox = await testSandbox();
+    try {
+      expect(sandbox.adminPassword).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+      expect((await call(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/kapi-admin')).status).toBe(404);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  test('when the repository crds/ directory is loaded, then every CRD in it registers', async () => {
+    const sandbox = await testSandbox({ crdDir: undefined });
+    try {
+      const crds = await call<Json>(sandbox, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
+      for (const crd of crds.body.items) {
+        const { group, names, versions } = crd.spec;
+        expect((await call(sandbox, 'GET', `/apis/${group}/${versions[0].name}/${names.plural}`)).status).toBe(200);
+      }
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  test('when seed is false, then only the system namespaces exist', async () => {
+    const sandbox = await testSandbox({ seed: false });
+    try {
+      const namespaces = await call<Json>(sandbox, 'GET', '/api/v1/namespaces');
+      expect(namespaces.body.items.map((n: Json) => n.metadata.name)).toEqual([
+        'default',
+        'kube-public',
+        'kube-system',
+      ]);
+      expect((await call<Json>(sandbox, 'GET', '/api/v1/nodes')).body.items).toEqual([]);
+      expect(sandbox.adminPassword).toBeUndefined();
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});
+
+describe('scale', () => {
+  test('when 5,000 nodes and 50,000 pods are seeded, then it takes seconds and paging all nodes by 500 stays well under a second', async () => {
+    const started = Date.now();
+    const sandbox = await testSandbox({ nodes: 5000, podsPerNode: 10 });
+    const seedSeconds = (Date.now() - started) / 1000;
+    try {
+      const pageStart = Date.now();
+      let token = '';
+      let count = 0;
+      do {
+        const page = await call<Json>(sandbox, 'GET', `/api/v1/nodes?limit=500${token ? `&continue=${token}` : ''}`);
+        count += page.body.items.length;
+        token = page.body.metadata.continue ?? '';
+      } while (token);
+      const pageSeconds = (Date.now() - pageStart) / 1000;
+      const pods = await call<Json>(sandbox, 'GET', '/api/v1/pods?limit=1');
+      console.log(
+        `seeded 5,000 nodes and 50,000 pods in ${seedSeconds.toFixed(2)} s; paged all nodes in ${pageSeconds.toFixed(3)} s`,
+      );
+      expect(count).toBe(5000);
+      expect(pods.body.metadata.remainingItemCount + 1).toBe(50_000);
+      expect(seedSeconds).toBeLessThan(20);
+      expect(pageSeconds).toBeLessThan(2);
+    } finally {
+      await sandbox.stop();
+    }
+  }, 60_000);
+});
