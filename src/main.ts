@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger(options.logLevel);
-  const source = resolveClusterSource(options.cluster, process.env);
+  const source = resolveClusterSource(options.cluster, { ...process.env, KUBECONFIG: options.kubeconfig });
 
   let sandbox: Sandbox | undefined;
   let connection: KubeConnection;

@@ -1,0 +1,97 @@
+export type ChangeEvent = 'added' | 'modified' | 'deleted';
+export type ChangeHandler<T> = (obj: T, old: T | undefined) => void;
+
+/** An object read from a list, with the resourceVersion it came with. */
+export interface StoredObject<T> {
+  readonly value: T;
+  readonly resourceVersion: string;
+}
+
+/**
+ * The keyed objects of one reflector, and the only place they change. Every change bumps `revision` and is reported
+ * to `onChange` after the store is updated, so a handler that reads the store sees the new state.
+ *
+ * A relist must tell changed objects from unchanged ones. By default the store keeps each object's resourceVersion
+ * for that; a `same` comparison replaces it, for caches of many tiny objects where the version would cost more than
+ * the object (pods trimmed to five fields).
+ */
+export class ObjectStore<T> {
+  private values = new Map<string, T>();
+  private versions: Map<string, string> | undefined;
+  private listed: readonly T[] | undefined;
+  private changes = 0;
+
+  constructor(
+    private readonly onChange: (event: ChangeEvent, obj: T, old: T | undefined) => void,
+    private readonly same?: (stored: T, listed: T) => boolean,
+  ) {
+    if (!same) this.versions = new Map();
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  get revision(): number {
+    return this.changes;
+  }
+
+  get(key: string): T | undefined {
+    return this.values.get(key);
+  }
+
+  /** One frozen array shared by every reader until the next change. */
+  list(): readonly T[] {
+    this.listed ??= Object.freeze([...this.values.values()]);
+    return this.listed;
+  }
+
+  /** Adds or replaces an object (a watch ADDED or MODIFIED); with `same`, an equal object is no change. */
+  upsert(key: string, value: T, resourceVersion: string): void {
+    const old = this.values.get(key);
+    if (old !== undefined && this.same?.(old, value)) return;
+    this.values.set(key, value);
+    this.versions?.set(key, resourceVersion);
+    this.changed(old === undefined ? 'added' : 'modified', value, old);
+  }
+
+  /** Removes an object (a watch DELETED); a key the store never held is no change. */
+  remove(key: string): void {
+    const old = this.values.get(key);
+    if (old === undefined) return;
+    this.values.delete(key);
+    this.versions?.delete(key);
+    this.changed('deleted', old, old);
+  }
+
+  /**
+   * Makes the store hold exactly `next` (a completed list): vanished keys are deleted, new keys added, changed
+   * objects modified. Unchanged objects keep their identity and cause no event.
+   */
+  replace(next: Map<string, StoredObject<T>>): void {
+    const values = new Map<string, T>();
+    const versions = this.versions && new Map<string, string>();
+    const events: Array<[ChangeEvent, T, T | undefined]> = [];
+    for (const [key, old] of this.values) {
+      if (!next.has(key)) events.push(['deleted', old, old]);
+    }
+    for (const [key, entry] of next) {
+      const old = this.values.get(key);
+      const unchanged =
+        old !== undefined &&
+        (this.same ? this.same(old, entry.value) : this.versions?.get(key) === entry.resourceVersion);
+      values.set(key, unchanged ? old : entry.value);
+      versions?.set(key, entry.resourceVersion);
+      if (!unchanged) events.push([old === undefined ? 'added' : 'modified', entry.value, old]);
+    }
+    this.values = values;
+    this.versions = versions;
+    for (const [event, obj, old] of events) this.changed(event, obj, old);
+  }
+
+  private changed(event: ChangeEvent, obj: T, old: T | undefined): void {
+    this.changes++;
+    this.listed = undefined;
+    this.onChange(event, obj, old);
+  }
+}

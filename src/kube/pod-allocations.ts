@@ -1,0 +1,146 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../observability/logger.js';
+import type { NodeAllocation, PodAllocationIndex, ReadinessCheck } from './caches.js';
+import type { KubeClient } from './client.js';
+import { podAllocation, sameAllocation, type PodAllocation } from './pod-resources.js';
+import { Reflector, type ReflectorOptions } from './reflector.js';
+
+export type { PodAllocation } from './pod-resources.js';
+
+/** Kubernetes delivers a pod that finishes as DELETED on a watch with this selector, so the index forgets it. */
+export const NON_TERMINATED_PODS = 'status.phase!=Succeeded,status.phase!=Failed';
+
+interface NodeTotals {
+  pods: number;
+  cpuRequestsMilli: number;
+  cpuLimitsMilli: number;
+  memoryRequestsBytes: number;
+  memoryLimitsBytes: number;
+}
+
+/**
+ * Per-node sums of pod allocations, kept up to date one pod change at a time, so a node page never scans the pods.
+ * Nodes without pods are dropped, so deleted nodes leave nothing behind.
+ */
+export class NodeAllocationIndex implements PodAllocationIndex {
+  private readonly byNode = new Map<string, NodeTotals>();
+  /** One string per node name, shared by the records of all its pods (a copy each would cost 50,000 strings). */
+  private readonly names = new Map<string, string>();
+
+  add(pod: PodAllocation): void {
+    if (pod.nodeName === undefined) return;
+    let totals = this.byNode.get(pod.nodeName);
+    if (!totals) {
+      totals = { pods: 0, cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 };
+      this.byNode.set(pod.nodeName, totals);
+    }
+    this.apply(totals, pod, 1);
+  }
+
+  remove(pod: PodAllocation): void {
+    if (pod.nodeName === undefined) return;
+    const totals = this.byNode.get(pod.nodeName);
+    if (!totals) return;
+    this.apply(totals, pod, -1);
+    if (totals.pods <= 0) {
+      this.byNode.delete(pod.nodeName);
+      this.names.delete(pod.nodeName);
+    }
+  }
+
+  allocatedOn(nodeName: string): NodeAllocation {
+    const totals = this.byNode.get(nodeName);
+    return {
+      cpuRequestsMilli: totals?.cpuRequestsMilli ?? 0,
+      cpuLimitsMilli: totals?.cpuLimitsMilli ?? 0,
+      memoryRequestsBytes: totals?.memoryRequestsBytes ?? 0,
+      memoryLimitsBytes: totals?.memoryLimitsBytes ?? 0,
+    };
+  }
+
+  /** The shared string for a node name, for pod records made before they are added (a whole list is read first). */
+  readonly internNodeName = (name: string): string => {
+    const shared = this.names.get(name);
+    if (shared !== undefined) return shared;
+    this.names.set(name, name);
+    return name;
+  };
+
+  /** Nodes that have at least one counted pod. */
+  get nodes(): number {
+    return this.byNode.size;
+  }
+
+  private apply(totals: NodeTotals, pod: PodAllocation, sign: 1 | -1): void {
+    totals.pods += sign;
+    totals.cpuRequestsMilli += sign * pod.cpuRequestsMilli;
+    totals.cpuLimitsMilli += sign * pod.cpuLimitsMilli;
+    totals.memoryRequestsBytes += sign * pod.memoryRequestsBytes;
+    totals.memoryLimitsBytes += sign * pod.memoryLimitsBytes;
+  }
+}
+
+/**
+ * The watched non-terminated pods, each trimmed to a `PodAllocation`, feeding a `NodeAllocationIndex`. Raw pods are
+ * dropped as soon as they are read and no resourceVersions are kept, so 50,000 pods cost about 8 MB.
+ */
+export class PodAllocations implements PodAllocationIndex {
+  constructor(
+    readonly pods: Reflector<PodAllocation>,
+    private readonly index: NodeAllocationIndex,
+  ) {
+    pods.on('added', (pod) => this.index.add(pod));
+    pods.on('modified', (pod, old) => {
+      if (old) this.index.remove(old);
+      this.index.add(pod);
+    });
+    pods.on('deleted', (pod) => this.index.remove(pod));
+  }
+
+  allocatedOn(nodeName: string): NodeAllocation {
+    return this.index.allocatedOn(nodeName);
+  }
+
+  get size(): number {
+    return this.pods.size;
+  }
+
+  get synced(): boolean {
+    return this.pods.synced;
+  }
+
+  get readiness(): ReadinessCheck {
+    return this.pods.readiness;
+  }
+
+  start(): void {
+    this.pods.start();
+  }
+
+  waitForSync(timeoutMs?: number): Promise<void> {
+    return this.pods.waitForSync(timeoutMs);
+  }
+
+  stop(): Promise<void> {
+    return this.pods.stop();
+  }
+}
+
+export function createPodAllocations(
+  client: KubeClient,
+  logger: Logger,
+  tuning: Partial<Omit<ReflectorOptions<PodAllocation>, 'client' | 'logger' | 'transform'>> = {},
+): PodAllocations {
+  const index = new NodeAllocationIndex();
+  const pods = new Reflector<PodAllocation>({
+    name: 'pods',
+    listPath: '/api/v1/pods',
+    fieldSelector: NON_TERMINATED_PODS,
+    ...tuning,
+    client,
+    logger,
+    transform: (raw: V1Pod) => podAllocation(raw, index.internNodeName),
+    same: sameAllocation,
+  });
+  return new PodAllocations(pods, index);
+}

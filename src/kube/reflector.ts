@@ -1,0 +1,384 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../observability/logger.js';
+import { DEFAULT_BACKOFF, backoffDelay, type BackoffPolicy } from './backoff.js';
+import { CacheHealth, describeError } from './cache-health.js';
+import type { ReadinessCheck } from './caches.js';
+import { KubeApiError, type KubeClient } from './client.js';
+import { JsonLineSplitter } from './json-lines.js';
+import { ObjectStore, type ChangeEvent, type ChangeHandler, type StoredObject } from './object-store.js';
+
+export interface ReflectorOptions<T> {
+  client: KubeClient;
+  logger: Logger;
+  /** Short name for logs and readiness, e.g. "nodes". */
+  name: string;
+  /** Collection path: '/api/v1/nodes', '/apis/iam.kapi.io/v1beta1/users', '/api/v1/namespaces/kapi-system/secrets'. */
+  listPath: string;
+  fieldSelector?: string;
+  labelSelector?: string;
+  /** Trims the raw JSON object to what is kept; the raw object is dropped right after. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  transform: (raw: any) => T;
+  /** Store key; default `namespace/name`, or `name` for cluster-scoped objects. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  keyOf?: (raw: any) => string;
+  /**
+   * Tells that a new version of an object equals the stored one, so it is no change (no event, no revision). Without
+   * it a relist compares resourceVersions, kept for every object; give it for many tiny objects, where the version
+   * would cost more than the object.
+   */
+  same?: (stored: T, listed: T) => boolean;
+  /** Objects per list page; default 500. */
+  pageSize?: number;
+  /** Readiness fails once the cache could not be kept current this long; default 30 s. */
+  staleAfterMs?: number;
+  /** Server-side watch timeout, picked at random in this range so replicas do not re-watch in lockstep. */
+  watchTimeoutSeconds?: { min: number; max: number };
+  /** A watch silent for its timeout plus this long is taken as hung and aborted; default 30 s. */
+  idleGraceMs?: number;
+  backoff?: BackoffPolicy;
+  /** Per list page; default 60 s. */
+  listTimeoutMs?: number;
+}
+
+/** Consecutive failed watches (without progress) after which the cache is rebuilt from a fresh list. */
+const RELIST_AFTER_FAILURES = 5;
+/** A list whose continue token keeps expiring is restarted this many times before it counts as a failure. */
+const LIST_RESTARTS = 3;
+/** A watch that ends sooner without an event is a failure, so a broken server is not re-watched in a tight loop. */
+const SHORTEST_NORMAL_WATCH_MS = 1000;
+/** A watch open this long counts as healthy even if nothing changed, so the backoff starts over. */
+const HEALTHY_WATCH_MS = 10_000;
+
+/** The resourceVersion we hold is older than what kube-apiserver keeps: only a new list can continue. */
+class ResourceVersionExpired extends Error {}
+
+interface KubeList {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: unknown[];
+}
+
+interface WatchEvent {
+  type?: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  object?: any;
+}
+
+/**
+ * A list+watch cache of one collection, as client-go's reflector and store: a paged list fills the store, a watch
+ * from the list's resourceVersion keeps it current, and every interruption is recovered — an expired
+ * resourceVersion by a relist, anything else by a re-watch with backoff. Readers get the stored objects and
+ * change events; `/readyz` gets `readiness`.
+ */
+export class Reflector<T> {
+  readonly readiness: ReadinessCheck;
+  private readonly store: ObjectStore<T>;
+  private readonly handlers = {
+    added: new Set<ChangeHandler<T>>(),
+    modified: new Set<ChangeHandler<T>>(),
+    deleted: new Set<ChangeHandler<T>>(),
+    synced: new Set<() => void>(),
+  };
+  private readonly stopping = new AbortController();
+  private readonly syncWaiters = new Set<(error: Error) => void>();
+  private running: Promise<void> | undefined;
+  private resourceVersion = '';
+  private isSynced = false;
+  private readonly health: CacheHealth;
+  private readonly log: Logger;
+  private readonly keyOf: (raw: unknown) => string | undefined;
+
+  constructor(private readonly options: ReflectorOptions<T>) {
+    this.log = options.logger.child({ cache: options.name });
+    this.keyOf = options.keyOf ?? defaultKey;
+    this.store = new ObjectStore<T>((event, obj, old) => this.emit(event, obj, old), options.same);
+    this.health = new CacheHealth(this.log, options.staleAfterMs ?? 30_000);
+    const state = () => ({ synced: this.isSynced, stopped: this.stopped });
+    this.readiness = { name: `cache:${options.name}`, notReadyReason: () => this.health.notReadyReason(state()) };
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  get revision(): number {
+    return this.store.revision;
+  }
+
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): readonly T[] {
+    return this.store.list();
+  }
+
+  on(event: ChangeEvent, handler: ChangeHandler<T>): () => void;
+  on(event: 'synced', handler: () => void): () => void;
+  on(event: ChangeEvent | 'synced', handler: ChangeHandler<T> | (() => void)): () => void {
+    const set = this.handlers[event] as Set<typeof handler>;
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  /** Lists and watches until `stop()`, recovering from every failure; never throws. */
+  start(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.run().catch((error: unknown) => {
+      // run() handles its own failures; reaching this is a bug, and the cache must say so rather than hang silently
+      this.health.failed(error, 1, 0);
+      this.log.error('cache loop ended unexpectedly', { error: describeError(error) });
+    });
+  }
+
+  waitForSync(timeoutMs?: number): Promise<void> {
+    if (this.isSynced) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error(`cache ${this.options.name} was stopped before it synced`));
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (error?: Error) => {
+        clearTimeout(timer);
+        unsubscribe();
+        this.syncWaiters.delete(finish);
+        if (error) reject(error);
+        else resolve();
+      };
+      const unsubscribe = this.on('synced', () => finish());
+      this.syncWaiters.add(finish);
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          const why = this.health.lastError ? `; last error: ${this.health.lastError}` : '';
+          finish(new Error(`cache ${this.options.name} did not sync within ${timeoutMs} ms${why}`));
+        }, timeoutMs);
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopping.abort();
+      for (const fail of [...this.syncWaiters])
+        fail(new Error(`cache ${this.options.name} was stopped before it synced`));
+    }
+    await this.running;
+  }
+
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    const policy = this.options.backoff ?? DEFAULT_BACKOFF;
+    let relist = true;
+    let failures = 0;
+    let expiredInARow = 0;
+    while (!this.stopped) {
+      const attempt = { progressed: false };
+      let delay = 0;
+      try {
+        if (relist) {
+          await this.listAll();
+          relist = false;
+        }
+        await this.watchOnce(attempt);
+        // closed by the server at timeoutSeconds: the normal end of a watch, continue at once
+        failures = 0;
+        expiredInARow = 0;
+        this.log.debug('watch closed by the server; watching again', { resourceVersion: this.resourceVersion });
+      } catch (error) {
+        if (this.stopped) break;
+        if (attempt.progressed) {
+          failures = 0;
+          expiredInARow = 0;
+        }
+        if (isExpired(error)) {
+          relist = true;
+          expiredInARow++;
+          // a relist answered by another immediate expiry must not spin
+          delay = expiredInARow > 1 ? backoffDelay(expiredInARow - 1, policy) : 0;
+          this.log.info('resourceVersion expired; relisting', { resourceVersion: this.resourceVersion });
+        } else {
+          failures++;
+          if (!relist && failures >= RELIST_AFTER_FAILURES) {
+            relist = true;
+            this.log.warn('watch keeps failing; relisting', { failures });
+          }
+          delay = backoffDelay(failures, policy);
+          this.health.failed(error, failures, delay);
+        }
+      }
+      if (delay > 0) await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+    }
+  }
+
+  /** Reads the whole collection page by page, then makes the store match it. */
+  private async listAll(): Promise<void> {
+    const started = Date.now();
+    for (let restart = 0; ; restart++) {
+      try {
+        const { entries, resourceVersion } = await this.listPages();
+        this.store.replace(entries);
+        this.resourceVersion = resourceVersion;
+        this.health.current();
+        this.log.info('listed', { objects: entries.size, resourceVersion, durationMs: Date.now() - started });
+        if (!this.isSynced) {
+          this.isSynced = true;
+          for (const handler of [...this.handlers.synced]) this.call(handler, 'synced');
+        }
+        return;
+      } catch (error) {
+        if (!isExpired(error) || this.stopped) throw error;
+        if (restart >= LIST_RESTARTS)
+          throw new Error(`the list kept expiring while paging: ${describeError(error)}`, { cause: error });
+        this.log.info('list continue token expired; restarting the list', { restart: restart + 1 });
+      }
+    }
+  }
+
+  private async listPages(): Promise<{ entries: Map<string, StoredObject<T>>; resourceVersion: string }> {
+    const { client, listPath, fieldSelector, labelSelector } = this.options;
+    const entries = new Map<string, StoredObject<T>>();
+    let token: string | undefined;
+    let resourceVersion: string;
+    do {
+      const page = await client.request<KubeList>({
+        path: listPath,
+        query: { limit: this.options.pageSize ?? 500, continue: token, fieldSelector, labelSelector },
+        signal: this.stopping.signal,
+        timeoutMs: this.options.listTimeoutMs ?? 60_000,
+      });
+      for (const raw of page.items ?? []) {
+        const key = this.keyOf(raw);
+        const stored = key === undefined ? undefined : this.toStored(key, raw);
+        if (key !== undefined && stored) entries.set(key, stored);
+      }
+      resourceVersion = page.metadata?.resourceVersion ?? '';
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return { entries, resourceVersion };
+  }
+
+  /** One watch request, until the server ends it (resolves) or it fails (throws). */
+  private async watchOnce(attempt: { progressed: boolean }): Promise<void> {
+    const { min, max } = this.options.watchTimeoutSeconds ?? { min: 300, max: 600 };
+    const timeoutSeconds = min + Math.floor(Math.random() * (max - min + 1));
+    const idleMs = timeoutSeconds * 1000 + (this.options.idleGraceMs ?? 30_000);
+    const hung = new AbortController();
+    const watchdog = setTimeout(() => hung.abort(), idleMs);
+    const opened = Date.now();
+    try {
+      const response = await this.options.client.stream({
+        path: this.options.listPath,
+        query: {
+          watch: 1,
+          resourceVersion: this.resourceVersion || undefined,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          fieldSelector: this.options.fieldSelector,
+          labelSelector: this.options.labelSelector,
+        },
+        signal: AbortSignal.any([this.stopping.signal, hung.signal]),
+      });
+      this.health.current();
+      response.setEncoding('utf8');
+      const lines = new JsonLineSplitter();
+      const apply = (line: string) => {
+        this.applyEvent(line);
+        attempt.progressed = true;
+      };
+      for await (const chunk of response as AsyncIterable<string>) {
+        watchdog.refresh();
+        lines.push(chunk, apply);
+      }
+      const rest = lines.rest();
+      if (rest) apply(rest);
+      // as client-go: a watch that ends at once with nothing in it is a failing server or proxy, not a timeout
+      if (!attempt.progressed && Date.now() - opened < SHORTEST_NORMAL_WATCH_MS) {
+        throw new Error('very short watch: it ended within a second without any event');
+      }
+    } catch (error) {
+      if (hung.signal.aborted && !this.stopped)
+        throw new Error(`watch sent nothing for ${Math.round(idleMs / 1000)} s`, { cause: error });
+      throw error;
+    } finally {
+      clearTimeout(watchdog);
+      if (Date.now() - opened >= HEALTHY_WATCH_MS) attempt.progressed = true;
+    }
+  }
+
+  private applyEvent(line: string): void {
+    const event = JSON.parse(line) as WatchEvent;
+    const raw = event.object;
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED': {
+        const key = this.keyOf(raw);
+        const stored = key === undefined ? undefined : this.toStored(key, raw);
+        if (key !== undefined && stored) this.store.upsert(key, stored.value, stored.resourceVersion);
+        break;
+      }
+      case 'DELETED': {
+        const key = this.keyOf(raw);
+        if (key !== undefined) this.store.remove(key);
+        break;
+      }
+      case 'BOOKMARK':
+        break;
+      case 'ERROR':
+        throw watchError(raw);
+      default:
+        throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
+    }
+    const resourceVersion = raw?.metadata?.resourceVersion;
+    if (typeof resourceVersion === 'string' && resourceVersion) this.resourceVersion = resourceVersion;
+  }
+
+  private toStored(key: string, raw: unknown): StoredObject<T> | undefined {
+    try {
+      const resourceVersion = (raw as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '';
+      return { value: this.options.transform(raw), resourceVersion };
+    } catch (error) {
+      this.log.warn('object skipped: it could not be read', { key, error: describeError(error) });
+      return undefined;
+    }
+  }
+
+  private emit(event: ChangeEvent, obj: T, old: T | undefined): void {
+    for (const handler of [...this.handlers[event]]) this.call(() => handler(obj, old), event);
+  }
+
+  /** A failing handler is logged and skipped: it must not break the cache or the other handlers. */
+  private call(handler: () => void, event: string): void {
+    try {
+      handler();
+    } catch (error) {
+      this.log.error('cache event handler failed', { event, error: describeError(error) });
+    }
+  }
+}
+
+function defaultKey(raw: unknown): string | undefined {
+  const metadata = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  if (typeof metadata?.name !== 'string' || !metadata.name) return undefined;
+  // join() makes one flat string; a template literal would keep the namespace and name strings alive beside it
+  return typeof metadata.namespace === 'string' && metadata.namespace
+    ? [metadata.namespace, metadata.name].join('/')
+    : metadata.name;
+}
+
+function isExpired(error: unknown): boolean {
+  return error instanceof ResourceVersionExpired || (error instanceof KubeApiError && error.code === 410);
+}
+
+/** The Status of a watch ERROR event: 410 (Expired/Gone) means relist, anything else re-watch. */
+function watchError(status: { code?: number; reason?: string; message?: string } | undefined): Error {
+  const message = `watch error: ${status?.message ?? status?.reason ?? 'no details'}`;
+  if (status?.code === 410 || status?.reason === 'Expired' || status?.reason === 'Gone') {
+    return new ResourceVersionExpired(message);
+  }
+  return new Error(`${message}${status?.code ? ` (code ${status.code})` : ''}`);
+}

@@ -1,0 +1,165 @@
+import { hostname } from 'node:os';
+import type { Options } from '../config/options.js';
+import { ConfigurationWatcher } from '../config/configuration-watcher.js';
+import { createIdentity } from '../auth/index.js';
+import { KubeClient } from '../kube/client.js';
+import type { KubeConnection } from '../kube/connection.js';
+import { createNodeCache } from '../kube/node-cache.js';
+import { createPodAllocations } from '../kube/pod-allocations.js';
+import type { Logger } from '../observability/logger.js';
+import { Metrics } from '../observability/metrics.js';
+import { createForwarder } from '../proxy/forwarder.js';
+import { createApp } from './app.js';
+import { listen, type Listener } from './listener.js';
+import { loadServingCertificate } from './tls.js';
+
+/** As `Options`, except that listener ports are `undefined` when off and 0 when any free port will do (tests). */
+export type ServerOptions = Pick<
+  Options,
+  | 'port'
+  | 'bindAddress'
+  | 'configuration'
+  | 'signingKeySecret'
+  | 'tlsCertFile'
+  | 'tlsKeyFile'
+  | 'tlsSecret'
+  | 'tlsCaOut'
+> & { tlsPort: number | undefined; metricsPort: number | undefined };
+
+export interface KapiServerConfig {
+  options: ServerOptions;
+  connection: KubeConnection;
+  logger: Logger;
+  /** Only the sandbox may run with an in-memory signing key when the Secret is missing. */
+  allowGeneratedSigningKey: boolean;
+}
+
+export interface KapiServer {
+  readonly httpPort: number;
+  readonly httpsPort: number | undefined;
+  readonly metricsPort: number | undefined;
+  /** The CA of a generated serving certificate, for clients such as kubectl. */
+  readonly caFile: string | undefined;
+  /** Resolves once caches, configuration and the signing key are loaded. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** Drains listeners (in-flight requests finish, watches are cut after the grace period), then stops watches. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Builds every dependency from one cluster connection and starts the listeners. Used by main.ts and by tests. */
+export async function startKapiServer(config: KapiServerConfig): Promise<KapiServer> {
+  const { options, logger, connection } = config;
+  const client = new KubeClient(connection);
+  const metrics = new Metrics();
+
+  const nodes = createNodeCache(client, logger);
+  const allocations = createPodAllocations(client, logger);
+  const configuration = new ConfigurationWatcher({
+    client,
+    logger,
+    namespace: options.configuration.namespace,
+    name: options.configuration.name,
+  });
+  const identity = createIdentity({
+    client,
+    logger,
+    metrics,
+    settings: () => configuration.current(),
+    signingKeySecret: options.signingKeySecret,
+    allowGeneratedKey: config.allowGeneratedSigningKey,
+  });
+  const forwarder = createForwarder({
+    connection,
+    logger,
+    metrics,
+    authenticateRequest: identity.authenticateRequest,
+  });
+
+  const watched = [nodes, allocations];
+  for (const cache of watched) cache.start();
+  configuration.start();
+  await identity.start();
+  metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => ({
+    nodes: nodes.size,
+    pods: allocations.size,
+  }));
+
+  const readiness = [nodes.readiness, allocations.readiness, configuration.readiness, ...identity.readiness];
+  const app = createApp({
+    logger,
+    readiness,
+    nodes,
+    allocations,
+    publicRoutes: [identity.oauthRouter],
+    authenticate: identity.authenticate,
+    guard: identity.guard,
+    forward: forwarder.handler,
+    observe: metrics.observe(),
+  });
+
+  const listeners: Listener[] = [];
+  const upgrade = { should: forwarder.shouldUpgrade, handle: forwarder.handleUpgrade };
+  const http = await listen(app, { port: options.port, host: options.bindAddress, upgrade });
+  listeners.push(http);
+
+  let https: Listener | undefined;
+  let caFile: string | undefined;
+  if (options.tlsPort !== undefined) {
+    const certificate = await loadServingCertificate({
+      certFile: options.tlsCertFile,
+      keyFile: options.tlsKeyFile,
+      secret: options.tlsSecret,
+      client,
+      caOut: options.tlsCaOut,
+      hosts: [hostname()],
+    });
+    caFile = certificate.caFile;
+    https = await listen(app, {
+      port: options.tlsPort,
+      host: options.bindAddress,
+      tls: { key: certificate.key, cert: certificate.cert },
+      upgrade,
+    });
+    listeners.push(https);
+  }
+
+  let metricsListener: Listener | undefined;
+  if (options.metricsPort !== undefined) {
+    metricsListener = await listen(
+      (req, res) => {
+        if (req.url !== '/metrics') {
+          res.writeHead(404).end();
+          return;
+        }
+        metrics.registry.metrics().then(
+          (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(text),
+          () => res.writeHead(500).end(),
+        );
+      },
+      { port: options.metricsPort, host: options.bindAddress },
+    );
+    listeners.push(metricsListener);
+  }
+
+  return {
+    httpPort: http.port,
+    httpsPort: https?.port,
+    metricsPort: metricsListener?.port,
+    caFile,
+    async ready(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const waiting = readiness.map((check) => check.notReadyReason()).filter((reason) => reason !== undefined);
+        if (waiting.length === 0) return;
+        if (Date.now() > deadline)
+          throw new Error(`kapi-apiserver not ready after ${timeoutMs} ms: ${waiting.join('; ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop(graceMs = 10_000) {
+      await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
+      forwarder.close();
+      await Promise.all([...watched.map((cache) => cache.stop()), configuration.stop(), identity.stop()]);
+    },
+  };
+}

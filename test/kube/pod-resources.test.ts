@@ -1,0 +1,121 @@
+import { describe, expect, it } from '@jest/globals';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { podAllocation } from '../../src/kube/pod-resources.js';
+
+type Resources = { cpu?: string; memory?: string };
+
+function container(requests?: Resources, limits?: Resources, restartPolicy?: string): V1Container {
+  return { name: 'c', resources: { requests, limits }, restartPolicy } as V1Container;
+}
+
+function pod(spec: Partial<V1Pod['spec']> & object, phase = 'Running'): V1Pod {
+  return {
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: { nodeName: 'node-1', containers: [], ...spec },
+    status: { phase },
+  } as V1Pod;
+}
+
+const Mi = 2 ** 20;
+
+describe('podAllocation', () => {
+  it.each<[string, V1Pod, [number, number, number, number]]>([
+    [
+      'one container with requests and limits',
+      pod({ containers: [container({ cpu: '250m', memory: '64Mi' }, { cpu: '1', memory: '128Mi' })] }),
+      [250, 1000, 64 * Mi, 128 * Mi],
+    ],
+    [
+      'two containers',
+      pod({
+        containers: [
+          container({ cpu: '100m', memory: '10Mi' }),
+          container({ cpu: '0.2', memory: '20Mi' }, { cpu: '500m' }),
+        ],
+      }),
+      [300, 500, 30 * Mi, 0],
+    ],
+    ['containers without requests or resources', pod({ containers: [{ name: 'bare' }, container()] }), [0, 0, 0, 0]],
+    ['no containers at all', pod({ containers: undefined as unknown as V1Container[] }), [0, 0, 0, 0]],
+    [
+      'an init container larger than the containers',
+      pod({
+        containers: [container({ cpu: '100m', memory: '10Mi' }, { cpu: '200m', memory: '20Mi' })],
+        initContainers: [container({ cpu: '1', memory: '5Mi' }, { cpu: '2', memory: '5Mi' })],
+      }),
+      [1000, 2000, 10 * Mi, 20 * Mi],
+    ],
+    [
+      'several init containers: the largest counts, not their sum',
+      pod({
+        containers: [container({ cpu: '100m' })],
+        initContainers: [container({ cpu: '300m' }), container({ cpu: '400m' })],
+      }),
+      [400, 0, 0, 0],
+    ],
+    [
+      'a sidecar (restartable init container): added to the containers and to later init containers',
+      pod({
+        containers: [container({ cpu: '100m', memory: '10Mi' })],
+        initContainers: [
+          container({ cpu: '50m', memory: '1Mi' }, undefined, 'Always'),
+          container({ cpu: '500m', memory: '1Mi' }),
+        ],
+      }),
+      [550, 0, 11 * Mi, 0],
+    ],
+    [
+      'pod overhead: added to requests, and only to limits that are set',
+      pod({
+        containers: [container({ cpu: '100m', memory: '10Mi' }, { memory: '20Mi' })],
+        overhead: { cpu: '10m', memory: '1Mi' },
+      }),
+      [110, 0, 11 * Mi, 21 * Mi],
+    ],
+    [
+      'pod-level resources: they replace the container sums',
+      pod({
+        containers: [container({ cpu: '100m', memory: '10Mi' }, { cpu: '200m', memory: '20Mi' })],
+        resources: { requests: { cpu: '1' }, limits: { memory: '1Gi' } },
+      }),
+      [1000, 200, 10 * Mi, 1024 * Mi],
+    ],
+    [
+      'sub-millicore and exponent quantities',
+      pod({ containers: [container({ cpu: '100u', memory: '1e3' })] }),
+      [1, 0, 1000, 0],
+    ],
+  ])('when the pod has %s, then requests and limits are as kubectl describe node shows', (_case, input, totals) => {
+    const allocation = podAllocation(input);
+    expect(allocation.nodeName).toBe('node-1');
+    expect([
+      allocation.cpuRequestsMilli,
+      allocation.cpuLimitsMilli,
+      allocation.memoryRequestsBytes,
+      allocation.memoryLimitsBytes,
+    ]).toEqual(totals);
+  });
+
+  it.each([
+    ['Succeeded', 'Succeeded', 'node-1'],
+    ['Failed', 'Failed', 'node-1'],
+    ['not yet scheduled', 'Pending', undefined],
+  ])('when the pod is %s, then it counts for no node', (_case, phase, nodeName) => {
+    const allocation = podAllocation(pod({ nodeName, containers: [container({ cpu: '1', memory: '1Gi' })] }, phase));
+    expect(allocation).toEqual({
+      nodeName: undefined,
+      cpuRequestsMilli: 0,
+      cpuLimitsMilli: 0,
+      memoryRequestsBytes: 0,
+      memoryLimitsBytes: 0,
+    });
+  });
+
+  it('when the record is made, then it holds only the node name and four numbers, frozen', () => {
+    const allocation = podAllocation(pod({ containers: [container({ cpu: '1' })] }));
+    expect(Object.keys(allocation).sort()).toEqual(
+      ['cpuLimitsMilli', 'cpuRequestsMilli', 'memoryLimitsBytes', 'memoryRequestsBytes', 'nodeName'].sort(),
+    );
+    expect(Object.isFrozen(allocation)).toBe(true);
+  });
+});

@@ -1,0 +1,425 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { createHook } from 'node:async_hooks';
+import { KubeClient } from '../../src/kube/client.js';
+import type { KubeConnection } from '../../src/kube/connection.js';
+import { Reflector, type ReflectorOptions } from '../../src/kube/reflector.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { FakeKubeApiserver, capturingLogger, connectTo, eventually, node } from './fake-kube-apiserver.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+interface Item {
+  name: string;
+  zone: string | undefined;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function setup(options: Partial<ReflectorOptions<Item>> = {}) {
+  const fake = await FakeKubeApiserver.start('/api/v1/nodes');
+  const connection: KubeConnection = await connectTo(fake);
+  cleanups.push(
+    () => connection.close(),
+    () => fake.stop(),
+  );
+  const reflector = new Reflector<Item>({
+    client: new KubeClient(connection),
+    logger: createLogger('error', { silent: true }),
+    name: 'nodes',
+    listPath: '/api/v1/nodes',
+    transform: (raw: any) => ({ name: raw.metadata.name, zone: raw.metadata.labels?.zone }),
+    pageSize: 2,
+    backoff: { initialMs: 20, maxMs: 200 },
+    ...options,
+  });
+  cleanups.push(() => reflector.stop());
+  const events: string[] = [];
+  reflector.on('added', (obj) => events.push(`added ${obj.name}`));
+  reflector.on('modified', (obj, old) => events.push(`modified ${obj.name} ${old?.zone}->${obj.zone}`));
+  reflector.on('deleted', (obj) => events.push(`deleted ${obj.name}`));
+  return { fake, reflector, events };
+}
+
+const names = (reflector: Reflector<Item>) =>
+  reflector
+    .list()
+    .map((item) => item.name)
+    .sort();
+const lastWatch = (fake: FakeKubeApiserver) => fake.requests.filter((r) => r.kind === 'watch').at(-1)!;
+
+describe('Reflector list', () => {
+  it('when the collection spans several pages, then it follows continue tokens and holds every object', async () => {
+    const { fake, reflector, events } = await setup();
+    for (const name of ['a', 'b', 'c', 'd', 'e']) fake.put(node(name));
+    expect(reflector.readiness.notReadyReason()).toMatch(/not synced/);
+    expect(reflector.readiness.name).toBe('cache:nodes');
+
+    reflector.start();
+    await reflector.waitForSync(3000);
+
+    expect(names(reflector)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(reflector.size).toBe(5);
+    expect(reflector.synced).toBe(true);
+    expect(reflector.readiness.notReadyReason()).toBeUndefined();
+    const lists = fake.requests.filter((r) => r.kind === 'list');
+    expect(lists.map((r) => [r.query.get('limit'), r.query.get('continue')])).toEqual([
+      ['2', null],
+      ['2', '0:2'],
+      ['2', '0:4'],
+    ]);
+    expect(events).toEqual(['added a', 'added b', 'added c', 'added d', 'added e']);
+    await eventually(() => expect(lastWatch(fake)?.query.get('resourceVersion')).toBe(fake.resourceVersion));
+    const watch = lastWatch(fake).query;
+    expect(watch.get('allowWatchBookmarks')).toBe('true');
+    expect(Number(watch.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
+    expect(Number(watch.get('timeoutSeconds'))).toBeLessThanOrEqual(600);
+  });
+
+  it('when a continue token expires while paging, then the list starts over and the cache is complete', async () => {
+    const { fake, reflector } = await setup();
+    for (const name of ['a', 'b', 'c', 'd', 'e']) fake.put(node(name));
+    fake.expireNextContinue = true;
+
+    reflector.start();
+    await reflector.waitForSync(3000);
+
+    expect(names(reflector)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    const pages = fake.requests.filter((r) => r.kind === 'list').map((r) => r.query.get('continue'));
+    expect(pages).toEqual([null, '0:2', null, '1:2', '1:4']);
+  });
+
+  it('when selectors are given, then list and watch both send them', async () => {
+    const { fake, reflector } = await setup({ fieldSelector: 'status.phase!=Failed', labelSelector: 'zone=a' });
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.count('watch')).toBe(1));
+    for (const request of fake.requests) {
+      expect(request.query.get('fieldSelector')).toBe('status.phase!=Failed');
+      expect(request.query.get('labelSelector')).toBe('zone=a');
+    }
+  });
+});
+
+describe('Reflector watch', () => {
+  it('when events arrive split across chunk boundaries, then each is applied once, in order', async () => {
+    const { fake, reflector, events } = await setup();
+    fake.put(node('a', { zone: 'one' }));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const revision = reflector.revision;
+    fake.pieceBytes = 7; // pieces split JSON tokens and the multi-byte characters below
+
+    fake.put(node('b', { zone: 'zoné-東京' }));
+    fake.put(node('a', { zone: 'two' }));
+    fake.remove('b');
+    fake.put(node('c'));
+
+    await eventually(() => expect(names(reflector)).toEqual(['a', 'c']));
+    expect(events.slice(1)).toEqual(['added b', 'modified a one->two', 'deleted b', 'added c']);
+    expect(reflector.get('a')?.zone).toBe('two');
+    expect(reflector.revision).toBe(revision + 4);
+  });
+
+  it('when a bookmark arrives, then the next watch resumes from it and nothing changes in the cache', async () => {
+    const { fake, reflector, events } = await setup();
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const revision = reflector.revision;
+
+    fake.bookmark();
+    const bookmarked = fake.resourceVersion;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    fake.dropWatches();
+
+    await eventually(() => expect(lastWatch(fake).query.get('resourceVersion')).toBe(bookmarked));
+    expect(reflector.revision).toBe(revision);
+    expect(events).toEqual(['added a']);
+    expect(fake.count('list')).toBe(1);
+  });
+
+  it.each(['event', 'http'] as const)(
+    'when the resourceVersion has expired (410 as %s), then it relists, deleting what vanished and keeping unchanged objects quiet',
+    async (expiredAs) => {
+      const { fake, reflector, events } = await setup();
+      for (const name of ['a', 'b', 'c']) fake.put(node(name, { zone: 'one' }));
+      reflector.start();
+      await reflector.waitForSync(3000);
+      await eventually(() => expect(fake.openWatches).toBe(1));
+      const unchanged = reflector.get('c');
+      fake.expiredAs = expiredAs;
+
+      fake.changeWithoutHistory(() => {
+        fake.remove('a');
+        fake.put(node('b', { zone: 'two' }));
+        fake.put(node('d'));
+      });
+      fake.dropWatches();
+
+      await eventually(() => expect(names(reflector)).toEqual(['b', 'c', 'd']));
+      expect(events.slice(3)).toEqual(['deleted a', 'modified b one->two', 'added d']);
+      expect(reflector.get('c')).toBe(unchanged);
+      expect(fake.count('list')).toBe(4); // 2 pages, then 2 pages again
+      await eventually(() => expect(lastWatch(fake).query.get('resourceVersion')).toBe(fake.resourceVersion));
+      expect(reflector.readiness.notReadyReason()).toBeUndefined();
+    },
+  );
+
+  it('when the connection drops, then it re-watches from the last resourceVersion and misses nothing', async () => {
+    const { fake, reflector } = await setup();
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    fake.put(node('b'));
+    await eventually(() => expect(reflector.size).toBe(2));
+    const seen = fake.resourceVersion;
+
+    fake.dropWatches();
+    fake.put(node('c')); // made while no watch is open: replayed from history
+    fake.remove('a');
+
+    await eventually(() => expect(names(reflector)).toEqual(['b', 'c']));
+    expect(lastWatch(fake).query.get('resourceVersion')).toBe(seen);
+    expect(fake.count('list')).toBe(1);
+  });
+
+  it('when the server ends a watch at its timeout, then it watches again at once without relisting', async () => {
+    const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 } });
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    fake.put(node('a'));
+    await eventually(() => expect(fake.count('watch')).toBe(2), 3000);
+    const [first, second] = fake.requests.filter((r) => r.kind === 'watch');
+    expect(second!.at - first!.at).toBeLessThan(1500);
+    expect(fake.count('list')).toBe(1);
+  });
+
+  it('when watches end at once without events, then that counts as a failure and is retried with backoff', async () => {
+    const { fake, reflector } = await setup({ backoff: { initialMs: 20, maxMs: 1000 } });
+    reflector.start();
+    await reflector.waitForSync(3000);
+    fake.endWatchesAtOnce = true;
+    fake.dropWatches();
+
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // a tight loop would make hundreds; 20, 40, 80, 160 ms (±25%) leave room for about five
+    expect(fake.count('watch')).toBeLessThanOrEqual(7);
+    expect(fake.count('watch')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('when a watch goes silent past its timeout and grace, then it is aborted and opened again', async () => {
+    const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 }, idleGraceMs: 100 });
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    fake.hangWatches = true;
+    fake.dropWatches();
+    await eventually(() => {
+      expect(fake.count('watch')).toBe(2);
+      expect(fake.openWatches).toBe(1);
+    });
+    fake.hangWatches = false;
+    fake.put(node('late')); // the hung watch never delivers it; only a new watch can
+
+    await eventually(() => expect(reflector.get('late')).toBeDefined(), 4000);
+    const [, hung, next] = fake.requests.filter((r) => r.kind === 'watch');
+    expect(next!.at - hung!.at).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('when a watch sends a line that is not JSON, then it re-watches from the last good resourceVersion', async () => {
+    const { fake, reflector } = await setup();
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const seen = fake.resourceVersion;
+
+    fake.sendRaw('{"type":"ADDED","object":{oops\n');
+
+    await eventually(() => expect(fake.count('watch')).toBe(2));
+    expect(lastWatch(fake).query.get('resourceVersion')).toBe(seen);
+    fake.put(node('b'));
+    await eventually(() => expect(reflector.size).toBe(2));
+  });
+});
+
+describe('Reflector failures and readiness', () => {
+  it('when kube-apiserver answers 500, then it backs off with growing delays and recovers', async () => {
+    const { fake, reflector } = await setup({ backoff: { initialMs: 40, maxMs: 1000 } });
+    fake.put(node('a'));
+    fake.failNext(3, 500, 'list');
+
+    reflector.start();
+    await eventually(() => expect(fake.count('list')).toBeGreaterThanOrEqual(2));
+    expect(reflector.readiness.notReadyReason()).toMatch(/not synced yet \(last error: HTTP 500: injected failure\)/);
+    await reflector.waitForSync(3000);
+
+    const at = fake.requests.filter((r) => r.kind === 'list').map((r) => r.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(gaps).toHaveLength(3);
+    expect(gaps[0]).toBeGreaterThanOrEqual(30); // 40 ms ± 25%
+    expect(gaps[2]).toBeGreaterThanOrEqual(120); // 160 ms ± 25%
+    expect(reflector.readiness.notReadyReason()).toBeUndefined();
+  });
+
+  it('when the watch stays broken longer than staleAfterMs, then readiness fails, and passes again on recovery', async () => {
+    const { fake, reflector } = await setup({ staleAfterMs: 300, backoff: { initialMs: 20, maxMs: 50 } });
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+
+    fake.failAll(503);
+    fake.dropWatches();
+    await eventually(() => expect(fake.count('watch')).toBeGreaterThanOrEqual(2));
+    expect(reflector.readiness.notReadyReason()).toBeUndefined(); // broken, but not yet for long
+    await eventually(() =>
+      expect(reflector.readiness.notReadyReason()).toMatch(/not kept current for \d+ s \(last error: HTTP 503/),
+    );
+
+    fake.failAll(undefined);
+    fake.put(node('b'));
+    await eventually(() => expect(reflector.readiness.notReadyReason()).toBeUndefined());
+    await eventually(() => expect(reflector.get('b')).toBeDefined());
+  });
+
+  it('when kube-apiserver restarts, then connections are refused for a while and the watch resumes after it', async () => {
+    const { fake, reflector } = await setup({ backoff: { initialMs: 100, maxMs: 400 } });
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const seen = fake.resourceVersion;
+
+    await fake.restart(300);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    fake.put(node('b'));
+
+    await eventually(() => expect(reflector.get('b')).toBeDefined());
+    expect(
+      fake.requests
+        .filter((r) => r.kind === 'watch')
+        .at(-1)!
+        .query.get('resourceVersion'),
+    ).toBe(seen);
+    expect(fake.count('list')).toBe(1);
+    expect(reflector.readiness.notReadyReason()).toBeUndefined();
+  });
+
+  it('when re-watching keeps failing, then it relists after a few attempts', async () => {
+    const { fake, reflector } = await setup();
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+
+    fake.failNext(5, 500, 'watch');
+    fake.dropWatches();
+
+    await eventually(() => expect(fake.count('list')).toBe(2));
+    await eventually(() => expect(fake.openWatches).toBe(1));
+  });
+
+  it('when an outage lasts many attempts, then only a few warnings are logged', async () => {
+    const { logger, lines } = capturingLogger();
+    const { fake, reflector } = await setup({ logger, backoff: { initialMs: 1, maxMs: 2 } });
+    fake.failNext(40, 500, 'list');
+    reflector.start();
+    await reflector.waitForSync(5000);
+
+    const warnings = lines.filter((l) => l.level === 'warn');
+    expect(warnings.length).toBeLessThanOrEqual(6); // attempts 1, 2, 4, 8, 16, 32
+    expect(warnings[0]).toMatchObject({ cache: 'nodes', failures: 1, error: 'HTTP 500: injected failure' });
+    expect(lines.some((l) => l.message === 'cache is current again')).toBe(true);
+  });
+
+  it('when waitForSync times out, then it rejects naming the cache and the last error', async () => {
+    const { fake, reflector } = await setup();
+    fake.failAll(403);
+    reflector.start();
+    await expect(reflector.waitForSync(200)).rejects.toThrow(
+      /cache nodes did not sync within 200 ms; last error: HTTP 403/,
+    );
+  });
+
+  it('when an event handler throws, then the cache and the other handlers carry on', async () => {
+    const { fake, reflector, events } = await setup();
+    reflector.on('added', () => {
+      throw new Error('handler bug');
+    });
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    expect(events).toEqual(['added a']);
+    expect(reflector.size).toBe(1);
+  });
+
+  it('when unsubscribed, then a handler hears nothing more', async () => {
+    const { fake, reflector } = await setup();
+    const heard: string[] = [];
+    const off = reflector.on('added', (obj) => heard.push(obj.name));
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    off();
+    fake.put(node('b'));
+    await eventually(() => expect(reflector.size).toBe(2));
+    expect(heard).toEqual(['a']);
+  });
+});
+
+describe('Reflector stop', () => {
+  it('when stopped, then the watch closes, no request follows, readiness fails and no timer is left', async () => {
+    const timers = new Map<number, number>(); // live timers made during this test: async id → delay
+    const long = () => [...timers.values()].filter((delay) => delay > 100); // not the test's own polling
+    const hook = createHook({
+      init: (id, type, _trigger, resource) => {
+        if (type === 'Timeout') timers.set(id, (resource as { _idleTimeout?: number })._idleTimeout ?? -1);
+      },
+      destroy: (id) => timers.delete(id),
+    }).enable();
+    try {
+      const { fake, reflector } = await setup();
+      fake.put(node('a'));
+      reflector.start();
+      await reflector.waitForSync(3000);
+      await eventually(() => expect(fake.openWatches).toBe(1));
+      expect(long().length).toBeGreaterThan(0); // the watch's idle watchdog, at least
+
+      await reflector.stop();
+
+      await eventually(() => expect(fake.openWatches).toBe(0));
+      const requests = fake.requests.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(fake.requests.length).toBe(requests);
+      expect(reflector.readiness.notReadyReason()).toBe('stopped');
+      await reflector.stop(); // idempotent
+      // with the server and the connection gone too, every timer made since start is gone (watchdog, backoff sleeps)
+      while (cleanups.length) await cleanups.pop()!();
+      await eventually(() => expect(long()).toEqual([]));
+    } finally {
+      hook.disable();
+    }
+  });
+
+  it('when stopped while backing off before the first sync, then waiters are rejected and the loop ends', async () => {
+    const { fake, reflector } = await setup({ backoff: { initialMs: 10_000, maxMs: 10_000 } });
+    fake.failAll(500);
+    reflector.start();
+    const waiting = reflector.waitForSync();
+    await eventually(() => expect(fake.count('list')).toBe(1));
+
+    const started = Date.now();
+    await reflector.stop();
+
+    expect(Date.now() - started).toBeLessThan(1000);
+    await expect(waiting).rejects.toThrow(/stopped before it synced/);
+    await expect(reflector.waitForSync()).rejects.toThrow(/stopped before it synced/);
+  });
+});
