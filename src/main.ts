@@ -1,4 +1,4 @@
-import { OptionsError, parseOptions, usage, type Options } from './config/options.js';
+import { parseOptions, usage, type Options } from './config/options.js';
 import { resolveClusterSource, connectToCluster } from './kube/cluster-source.js';
 import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from './kube/connection.js';
 import { createLogger, type Logger } from './observability/logger.js';

@@ -19,7 +19,10 @@ export async function listen(
     host: string;
     tls?: https.ServerOptions;
     /** Which Upgrade requests leave Express (exec, watch over WebSocket) and who takes them. */
-    upgrade?: { should(req: http.IncomingMessage): boolean; handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void };
+    upgrade?: {
+      should(req: http.IncomingMessage): boolean;
+      handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+    };
   },
 ): Promise<Listener> {
   // Without shouldUpgradeCallback Node hands every Upgrade request (h2c included) to the 'upgrade' listener.
