@@ -79,7 +79,7 @@ export class SecretSigningKey implements SigningKeyProvider {
     }
     if ('key' in result) {
       this.loaded = result.key;
-      logger.info('token signing key loaded', { secret: where });
+      logger.info('token signing key loaded', { secretName: where });
       return;
     }
     if (allowGenerated) {

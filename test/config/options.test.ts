@@ -1,0 +1,68 @@
+import { OptionsError, parseOptions, usage } from '../../src/config/options.js';
+
+describe('parseOptions', () => {
+  test('when nothing is given, then the documented defaults apply', () => {
+    expect(parseOptions([], {})).toMatchObject({
+      port: 9090,
+      tlsPort: 9443,
+      metricsPort: 9091,
+      bindAddress: '0.0.0.0',
+      cluster: 'auto',
+      kubeconfig: undefined,
+      logLevel: 'info',
+      configuration: { namespace: 'kapi-system', name: 'kapi' },
+      signingKeySecret: { namespace: 'kapi-system', name: 'kapi-apiserver-jwt' },
+      sandboxNodes: 6,
+    });
+  });
+
+  test('when a flag and its environment variable are both set, then the flag wins', () => {
+    const options = parseOptions(['--port', '8080', '--log-level=debug'], {
+      PORT: '7070',
+      LOG_LEVEL: 'warn',
+      TLS_PORT: '0',
+    });
+    expect(options).toMatchObject({ port: 8080, logLevel: 'debug', tlsPort: 0 });
+  });
+
+  test.each([
+    [{ KAPI_SANDBOX: '1' }, [], 'sandbox'],
+    [{ KAPI_SANDBOX: '1' }, ['--cluster', 'kubeconfig'], 'kubeconfig'],
+    [{ KAPI_CLUSTER: 'in-cluster' }, [], 'in-cluster'],
+    [{}, [], 'auto'],
+  ])('when the environment is %j and flags %j, then the cluster choice is %s', (env, argv, expected) => {
+    expect(parseOptions(argv, env)).toMatchObject({ cluster: expected });
+  });
+
+  test.each([
+    [['--port', 'http'], /--port must be a port number/],
+    [['--port', '70000'], /--port must be a port number/],
+    [['--cluster', 'minikube'], /--cluster must be/],
+    [['--log-level', 'loud'], /--log-level must be/],
+    [['--cluster-configuration', 'kapi'], /namespace\/name/],
+    [['--sandbox-nodes=-3'], /whole number/],
+  ])('when given %j, then it is refused with a message naming the flag', (argv, message) => {
+    expect(() => parseOptions(argv, {})).toThrow(OptionsError);
+    expect(() => parseOptions(argv, {})).toThrow(message);
+  });
+
+  test('when an unknown flag is given, then parsing fails instead of ignoring it', () => {
+    expect(() => parseOptions(['--prot', '1'], {})).toThrow();
+  });
+
+  test('when --help is given, then help is asked for and usage lists every flag with its variable', () => {
+    expect(parseOptions(['--help'], {})).toBe('help');
+    const text = usage();
+    for (const fragment of [
+      '--port',
+      'PORT',
+      '--bind-address',
+      '--cluster',
+      'KUBECONFIG',
+      '--log-level',
+      '--tls-port',
+    ]) {
+      expect(text).toContain(fragment);
+    }
+  });
+});
