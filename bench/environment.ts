@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import bcrypt from 'bcrypt';
-import { kubeConfigFor } from '../src/kube/connection.js';
+import { stringify } from 'yaml';
 import { createLogger } from '../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { bearer, sendJson } from './http.js';
@@ -36,11 +36,9 @@ export async function startEnvironment(options: { nodes: number; podsPerNode: nu
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'kapi-bench-'));
   try {
-    const kubeconfig = path.join(dir, 'kubeconfig.json');
-    // JSON is YAML: client-node's loader reads it as any kubeconfig. The file holds a token: owner-only.
-    writeFileSync(kubeconfig, kubeConfigFor(sandbox.url, sandbox.serviceAccountToken, 'sandbox').exportConfig(), {
-      mode: 0o600,
-    });
+    const kubeconfig = path.join(dir, 'kubeconfig.yaml');
+    // kapi's service-account token for the plain-http sandbox on loopback. The file holds a token: owner-only.
+    writeFileSync(kubeconfig, sandboxKubeconfig(sandbox.url, sandbox.serviceAccountToken), { mode: 0o600 });
 
     const admin = bearer(sandbox.adminToken);
     const adminUser = await sendJson<UserObject>(`${sandbox.url}/apis/iam.kapi.io/v1beta1/users/admin`, {
@@ -86,4 +84,15 @@ export async function startEnvironment(options: { nodes: number; podsPerNode: nu
     await sandbox.stop();
     throw error;
   }
+}
+
+function sandboxKubeconfig(server: string, token: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'sandbox', cluster: { server, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'sandbox', user: { token } }],
+    contexts: [{ name: 'sandbox', context: { cluster: 'sandbox', user: 'sandbox' } }],
+    'current-context': 'sandbox',
+  });
 }

@@ -1,6 +1,6 @@
 import { parseOptions, usage, type Options } from './config/options.js';
 import { resolveClusterSource, connectToCluster } from './kube/cluster-source.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from './kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from './kube/connection.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import type { Sandbox } from './sandbox/index.js';
 import { startKapiServer } from './server/server.js';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     // Loaded only when used: a server in a cluster never carries the sandbox's code.
     const { startSandbox } = await import('./sandbox/index.js');
     sandbox = await startSandbox({ nodes: options.sandboxNodes, adminPassword: options.sandboxAdminPassword, logger });
-    connection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+    connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
   } else {
     connection = await connectToCluster(source, options.kubeconfig);
   }

@@ -1,11 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterChoice } from '../config/options.js';
-import { connectionFromKubeConfig, type ClusterSource, type KubeConnection } from './connection.js';
+import { connectionFor, type ClusterAccess, type ClusterSource, type KubeConnection } from './connection.js';
+import { readKubeconfigs } from './kubeconfig.js';
+import { kubeconfigAccess, type PluginAccess } from './kubeconfig-access.js';
+import { selectContext } from './kubeconfig-context.js';
+import { tokenFileCredentials } from './token-file.js';
 
-/** Where a pod's service-account token is mounted (the same path client-go's rest.InClusterConfig reads). */
+/** Where a pod's service-account token and cluster CA are mounted (the paths client-go's rest.InClusterConfig reads). */
 export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+export const SERVICE_ACCOUNT_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -36,30 +41,11 @@ export async function connectToCluster(
   source: 'kubeconfig' | 'in-cluster',
   kubeconfigPath?: string,
 ): Promise<KubeConnection> {
-  const kc = new KubeConfig();
-  if (source === 'in-cluster') {
-    if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
-      throw new Error(
-        'in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (not running in a pod?)',
-      );
-    }
-    if (!existsSync(SERVICE_ACCOUNT_TOKEN))
-      throw new Error(`in-cluster: no service-account token at ${SERVICE_ACCOUNT_TOKEN}`);
-    kc.loadFromCluster();
-  } else {
-    loadKubeconfig(kc, kubeconfigFiles(kubeconfigPath, process.env));
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) {
-    throw new Error(`${source}: the current context "${kc.getCurrentContext() || '(none)'}" names no cluster`);
-  }
-  if (cluster.server.startsWith('http:') && !cluster.skipTLSVerify) {
-    // client-node refuses to send credentials over plain HTTP unless the kubeconfig says it is meant
-    throw new Error(
-      `${source}: cluster "${cluster.name}" is plain ${cluster.server}; set insecure-skip-tls-verify: true to allow it`,
-    );
-  }
-  return connectionFromKubeConfig(kc, source);
+  const access =
+    source === 'in-cluster'
+      ? await inClusterAccess(process.env)
+      : await kubeconfigFileAccess(kubeconfigFiles(kubeconfigPath, process.env));
+  return connectionFor(access, source);
 }
 
 /** The kubeconfig files to read, first one wins for the current context (kubectl's merge order). */
@@ -70,35 +56,46 @@ export function kubeconfigFiles(kubeconfigPath: string | undefined, env: Environ
   return home ? [path.join(home, '.kube', 'config')] : [];
 }
 
-function loadKubeconfig(kc: KubeConfig, files: string[]): void {
-  if (files.length === 0) throw new Error('kubeconfig: no file given and no home directory to find ~/.kube/config in');
-  files.forEach((file, i) => {
-    const next = i === 0 ? kc : new KubeConfig();
-    try {
-      next.loadFromFile(file);
-    } catch (error) {
-      // no `cause`: a YAML error quotes the file, which may hold credentials
-      // eslint-disable-next-line preserve-caught-error
-      throw new Error(`kubeconfig ${file} could not be read: ${safeReason(error)}`);
-    }
-    if (next !== kc) mergeFirstWins(kc, next);
-  });
+/** Access from kubeconfig files (merged), for `context` or the current context. */
+export async function kubeconfigFileAccess(
+  files: readonly string[],
+  context?: string,
+  pluginAccess: PluginAccess = loadPluginAccess,
+): Promise<ClusterAccess> {
+  return kubeconfigAccess(selectContext(readKubeconfigs(files), context), pluginAccess);
 }
 
-/** kubectl's merge: the first file to name a cluster, user, context or current context wins; no duplicates error. */
-function mergeFirstWins(kc: KubeConfig, next: KubeConfig): void {
-  for (const cluster of next.clusters) if (!kc.getCluster(cluster.name)) kc.addCluster(cluster);
-  for (const user of next.users) if (!kc.getUser(user.name)) kc.addUser(user);
-  for (const context of next.contexts) if (!kc.getContextObject(context.name)) kc.addContext(context);
-  if (!kc.getCurrentContext() && next.getCurrentContext()) kc.setCurrentContext(next.getCurrentContext());
-}
+/** Loaded only for a user with an exec or auth-provider plugin: it pulls in client-node. */
+const loadPluginAccess: PluginAccess = async (context, tls) =>
+  (await import('./kubeconfig-plugin.js')).pluginAccess(context, tls);
 
-/** A YAML error quotes the offending text, which in a kubeconfig may be a token: only its position is kept. */
-function safeReason(error: unknown): string {
-  const e = error as { code?: unknown; name?: string; message?: string; mark?: { line?: number } };
-  if (typeof e.code === 'string') return e.message ?? e.code;
-  if (e.name === 'YAMLException')
-    return `not valid YAML${e.mark?.line !== undefined ? ` (line ${e.mark.line + 1})` : ''}`;
-  if (e.message && /^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(e.message)) return e.message;
-  return 'not a valid kubeconfig';
+/**
+ * Access from inside a pod, as client-go's rest.InClusterConfig: https://$KUBERNETES_SERVICE_HOST:PORT (an IPv6
+ * host in brackets), the mounted cluster CA, and the mounted token re-read as kubelet rotates it.
+ */
+export async function inClusterAccess(
+  env: Environment,
+  files: { token: string; ca: string } = { token: SERVICE_ACCOUNT_TOKEN, ca: SERVICE_ACCOUNT_CA },
+): Promise<ClusterAccess> {
+  const host = env.KUBERNETES_SERVICE_HOST;
+  const port = env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port) {
+    throw new Error(
+      'in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (not running in a pod?)',
+    );
+  }
+  if (!existsSync(files.token)) throw new Error(`in-cluster: no service-account token at ${files.token}`);
+  let ca: Buffer;
+  try {
+    ca = readFileSync(files.ca);
+  } catch (error) {
+    throw new Error(`in-cluster: the cluster CA ${files.ca} could not be read: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return {
+    server: `https://${net.isIPv6(host) ? `[${host}]` : host}:${port}`,
+    ca,
+    credentials: await tokenFileCredentials(files.token, 'in-cluster: the service-account token'),
+  };
 }

@@ -1,8 +1,24 @@
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 
 export type ClusterSource = 'sandbox' | 'kubeconfig' | 'in-cluster';
+
+/**
+ * Everything needed to reach one kube-apiserver as kapi: where it is, the TLS settings to trust and present, and
+ * kapi's own credentials. Built from the pod's service account, a kubeconfig, or a plain URL and token.
+ */
+export interface ClusterAccess {
+  server: string;
+  /** PEM CA bundle to trust; absent: the system roots. */
+  ca?: Buffer;
+  /** PEM client certificate and key (mutual TLS). */
+  cert?: Buffer;
+  key?: Buffer;
+  insecureSkipTlsVerify?: boolean;
+  tlsServerName?: string;
+  /** kapi's own credentials (Authorization header); called at most every 10 s so rotated tokens are picked up */
+  credentials(): Promise<Record<string, string>>;
+}
 
 /**
  * How kapi reaches kube-apiserver: the base URL, one keep-alive agent carrying the cluster's TLS settings, and the
@@ -23,37 +39,42 @@ export interface KubeConnection {
 /** Credentials are re-read at most this often, so rotated service-account tokens are picked up. */
 const AUTH_REFRESH_MS = 10_000;
 
-export async function connectionFromKubeConfig(kc: KubeConfig, source: ClusterSource): Promise<KubeConnection> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const server = new URL(cluster.server);
-  const tls: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(tls);
+export function connectionFor(access: ClusterAccess, source: ClusterSource): KubeConnection {
+  const server = new URL(access.server);
+  if (server.protocol !== 'https:' && server.protocol !== 'http:') {
+    throw new Error(`${source}: the server ${server.origin} is neither https nor http`);
+  }
+  if (server.protocol === 'http:' && !access.insecureSkipTlsVerify) {
+    // credentials in clear text only when whoever configured the access said so (kubeconfig, sandbox on loopback)
+    throw new Error(`${source}: ${server.origin} is plain http; credentials are only sent over it when allowed`);
+  }
   const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
   const agent =
     server.protocol === 'https:'
       ? new https.Agent({
           ...agentOptions,
-          ca: tls.ca,
-          cert: tls.cert,
-          key: tls.key,
-          rejectUnauthorized: tls.rejectUnauthorized ?? true,
-          servername: tls.servername,
+          ca: access.ca,
+          cert: access.cert,
+          key: access.key,
+          rejectUnauthorized: !access.insecureSkipTlsVerify,
+          servername: access.tlsServerName,
         })
       : new http.Agent(agentOptions);
 
   let cached: { headers: Record<string, string>; at: number } | undefined;
-  const authHeaders = async (): Promise<Record<string, string>> => {
-    const now = Date.now();
-    if (cached && now - cached.at < AUTH_REFRESH_MS) return cached.headers;
-    const opts: https.RequestOptions = { headers: {} };
-    await kc.applyToHTTPSOptions(opts);
-    const given = (opts.headers ?? {}) as Record<string, string>;
-    const headers: Record<string, string> = {};
-    if (given.Authorization) headers.Authorization = given.Authorization;
-    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    cached = { headers, at: now };
-    return headers;
+  // One refresh at a time: concurrent callers share it (an exec plugin runs once, not once per request).
+  let refreshing: Promise<Record<string, string>> | undefined;
+  const authHeaders = (): Promise<Record<string, string>> => {
+    if (cached && Date.now() - cached.at < AUTH_REFRESH_MS) return Promise.resolve(cached.headers);
+    refreshing ??= access
+      .credentials()
+      .then((given) => {
+        const headers = authorizationOnly(given);
+        cached = { headers, at: Date.now() };
+        return headers;
+      })
+      .finally(() => (refreshing = undefined));
+    return refreshing;
   };
 
   return {
@@ -66,14 +87,18 @@ export async function connectionFromKubeConfig(kc: KubeConfig, source: ClusterSo
   };
 }
 
-/** A kubeconfig for a server URL and bearer token; the sandbox is plain HTTP on loopback. */
-export function kubeConfigFor(server: string, token: string, name = 'kapi'): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name, server, skipTLSVerify: server.startsWith('http:') }],
-    users: [{ name, token }],
-    contexts: [{ name, cluster: name, user: name }],
-    currentContext: name,
-  });
-  return kc;
+/** Access with a bearer token; a plain http server (the sandbox on loopback, a test fake) is allowed. */
+export function tokenAccess(server: string, token: string): ClusterAccess {
+  const headers = Object.freeze({ Authorization: `Bearer ${token}` });
+  return {
+    server,
+    insecureSkipTlsVerify: new URL(server).protocol === 'http:',
+    credentials: () => Promise.resolve(headers),
+  };
+}
+
+function authorizationOnly(given: Record<string, string>): Record<string, string> {
+  const value = Object.entries(given).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  const headers: Record<string, string> = value ? { Authorization: value } : {};
+  return Object.freeze(headers);
 }

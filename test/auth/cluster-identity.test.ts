@@ -11,7 +11,7 @@ import { ClusterSessionStore } from '../../src/auth/sessions.js';
 import { ClusterUserStore } from '../../src/auth/users.js';
 import { statusAfterFailure } from '../../src/auth/login-limits.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { requestId } from '../../src/server/request-id.js';
@@ -46,7 +46,7 @@ const settings: { current: AuthSettings } = {
 };
 
 async function kapiClient(): Promise<{ client: KubeClient; connection: KubeConnection }> {
-  const connection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+  const connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
   return { client: new KubeClient(connection), connection };
 }
 
@@ -128,7 +128,7 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<boolea
 
 beforeAll(async () => {
   sandbox = await startSandbox({ nodes: 1, adminPassword: ADMIN_PASSWORD, logger });
-  adminConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.adminToken), 'sandbox');
+  adminConnection = connectionFor(tokenAccess(sandbox.url, sandbox.adminToken), 'sandbox');
   admin = new KubeClient(adminConnection);
   replicas.push(await startReplica(), await startReplica());
   for (const replica of replicas) {

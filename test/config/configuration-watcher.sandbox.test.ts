@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ConfigurationWatcher } from '../../src/config/configuration-watcher.js';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { capturingLogger, eventually } from './fakes.js';
 
@@ -24,7 +24,7 @@ describe('ConfigurationWatcher against the sandbox', () => {
   let logged: ReturnType<typeof capturingLogger>;
 
   async function clientFor(token: string): Promise<KubeClient> {
-    const connection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, token), 'sandbox');
+    const connection = connectionFor(tokenAccess(sandbox.url, token), 'sandbox');
     connections.push(connection);
     return new KubeClient(connection);
   }

@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { KubeClient } from '../../src/kube/client.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createNodeCache } from '../../src/kube/node-cache.js';
 import { createPodAllocations } from '../../src/kube/pod-allocations.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -90,7 +90,7 @@ describe('cache memory', () => {
     worker = new Worker(server, { eval: true, workerData: { nodes: NODES, pods: PODS } });
     served = await new Promise((resolve) => worker.once('message', resolve));
     const port = served.port;
-    connection = await connectionFromKubeConfig(kubeConfigFor(`http://127.0.0.1:${port}`, 'test-token'), 'sandbox');
+    connection = connectionFor(tokenAccess(`http://127.0.0.1:${port}`, 'test-token'), 'sandbox');
   });
   afterAll(async () => {
     connection.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/client.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createNodeCache, type WatchedNodes } from '../../src/kube/node-cache.js';
 import { createPodAllocations, NodeAllocationIndex, type PodAllocations } from '../../src/kube/pod-allocations.js';
 import { podAllocation } from '../../src/kube/pod-resources.js';
@@ -23,8 +23,8 @@ describe('caches against the sandbox', () => {
 
   beforeAll(async () => {
     sandbox = await startSandbox({ nodes: 6, podsPerNode: 4, crdDir: '/nonexistent', bookmarkIntervalMs: 200 });
-    connection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
-    adminConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.adminToken), 'sandbox');
+    connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+    adminConnection = connectionFor(tokenAccess(sandbox.url, sandbox.adminToken), 'sandbox');
     admin = new KubeClient(adminConnection);
     const client = new KubeClient(connection);
     const logger = createLogger('error', { silent: true });

@@ -6,6 +6,7 @@ import type { ClusterChoice } from '../../src/config/options.js';
 import {
   SERVICE_ACCOUNT_TOKEN,
   connectToCluster,
+  inClusterAccess,
   kubeconfigFiles,
   resolveClusterSource,
 } from '../../src/kube/cluster-source.js';
@@ -161,5 +162,42 @@ current-context: c
       if (saved.host !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved.host;
       if (saved.port !== undefined) process.env.KUBERNETES_SERVICE_PORT = saved.port;
     }
+  });
+});
+
+describe('inClusterAccess', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kapi-serviceaccount-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const files = { token: path.join(dir, 'token'), ca: path.join(dir, 'ca.crt') };
+  const CA = '-----BEGIN CERTIFICATE-----\nY2x1c3Rlci1jYQ==\n-----END CERTIFICATE-----\n';
+  writeFileSync(files.ca, CA);
+  writeFileSync(files.token, 'projected-token-1\n');
+  const pod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+
+  it.each([
+    ['an IPv4 address', '10.96.0.1', '443', 'https://10.96.0.1:443'],
+    ['an IPv6 address', 'fd00:10:96::1', '443', 'https://[fd00:10:96::1]:443'],
+    ['a name, on port 6443', 'kubernetes.default.svc', '6443', 'https://kubernetes.default.svc:6443'],
+  ])('when the service host is %s, then the server is https on it', async (_case, host, port, server) => {
+    const access = await inClusterAccess({ KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port }, files);
+    expect(access.server).toBe(server);
+    expect(new URL(access.server).hostname).toBe(host.includes(':') ? `[${host}]` : host);
+  });
+
+  it('when in a pod, then the mounted CA is trusted and the mounted token is re-read as it rotates', async () => {
+    const access = await inClusterAccess(pod, files);
+    expect(String(access.ca)).toBe(CA);
+    expect(access.insecureSkipTlsVerify).toBeFalsy();
+    expect(await access.credentials()).toEqual({ Authorization: 'Bearer projected-token-1' });
+    writeFileSync(files.token, 'projected-token-2');
+    expect(await access.credentials()).toEqual({ Authorization: 'Bearer projected-token-2' });
+  });
+
+  it.each([
+    ['the port is not set', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, {}, /KUBERNETES_SERVICE_PORT are not set/],
+    ['no token is mounted', pod, { token: path.join(dir, 'absent') }, /no service-account token at .*absent/],
+    ['no CA is mounted', pod, { ca: path.join(dir, 'absent.crt') }, /the cluster CA .*absent\.crt could not be read/],
+  ])('when %s, then the error says what is missing', async (_case, env, changed, error) => {
+    await expect(inClusterAccess(env, { ...files, ...changed })).rejects.toThrow(error);
   });
 });

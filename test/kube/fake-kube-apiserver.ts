@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import winston from 'winston';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -269,7 +269,7 @@ function status(res: http.ServerResponse, code: number, reason: string, message:
 }
 
 export function connectTo(fake: FakeKubeApiserver): Promise<KubeConnection> {
-  return connectionFromKubeConfig(kubeConfigFor(fake.url, 'test-token'), 'sandbox');
+  return Promise.resolve(connectionFor(tokenAccess(fake.url, 'test-token'), 'sandbox'));
 }
 
 export interface CapturedLog {

@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
-import { connectionFromKubeConfig } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
 import { loadServingCertificate, type ServingCertificate } from '../../src/server/tls.js';
 import { auth, headerValues, KAPI_TOKEN, send, startKapi } from './harness.js';
 
@@ -42,14 +41,8 @@ afterAll(async () => {
 });
 
 async function kapiTrusting(ca: string) {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: url, caData: Buffer.from(ca).toString('base64') }],
-    users: [{ name: 'u', token: KAPI_TOKEN }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return startKapi(url, { connection: await connectionFromKubeConfig(kc, 'kubeconfig') });
+  const access = { ...tokenAccess(url, KAPI_TOKEN), ca: Buffer.from(ca) };
+  return startKapi(url, { connection: connectionFor(access, 'kubeconfig') });
 }
 
 it('when kube-apiserver’s certificate is signed by the cluster CA, then requests and watches are forwarded over TLS', async () => {

@@ -218,17 +218,9 @@ describe('kube-apiserver unavailable', () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
-    const { connectionFromKubeConfig } = await import('../../src/kube/connection.js');
-    const { KubeConfig } = await import('@kubernetes/client-node');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}` }],
-      users: [{ name: 'u', token: KAPI_TOKEN }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+    const { connectionFor, tokenAccess } = await import('../../src/kube/connection.js');
     const stuck = await startKapi('unused', {
-      connection: await connectionFromKubeConfig(kc, 'kubeconfig'),
+      connection: connectionFor(tokenAccess(`https://127.0.0.1:${port}`, KAPI_TOKEN), 'kubeconfig'),
       backend: { connectTimeoutMs: 300 },
     });
     try {

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import winston from 'winston';
 import type { UserInfo } from '../../src/auth/identity.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import type { Logger } from '../../src/observability/logger.js';
 import { createForwarder, type Forwarder, type ForwarderDeps } from '../../src/proxy/forwarder.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
@@ -145,8 +145,7 @@ export async function startKapi(
   } = {},
 ): Promise<Kapi> {
   const logs = new CapturedLogs();
-  const connection =
-    options.connection ?? (await connectionFromKubeConfig(kubeConfigFor(backendUrl, KAPI_TOKEN), 'sandbox'));
+  const connection = options.connection ?? connectionFor(tokenAccess(backendUrl, KAPI_TOKEN), 'sandbox');
   const forwarder = createForwarder({ connection, logger: logs.logger, authenticateRequest, backend: options.backend });
   const app = express();
   app.use(requestId);

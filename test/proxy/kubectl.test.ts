@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectionFromKubeConfig, kubeConfigFor } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KAPI_SERVICE_ACCOUNT } from '../../src/sandbox/policy.js';
@@ -90,10 +90,7 @@ function kubectl(args: string[], options: { token?: string; stdin?: string; time
       hosts: [],
     });
     caFile = certificate.caFile!;
-    const connection = await connectionFromKubeConfig(
-      kubeConfigFor(sandbox.url, sandbox.serviceAccountToken),
-      'sandbox',
-    );
+    const connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
     kapi = await startKapi(sandbox.url, { connection, tls: { key: certificate.key, cert: certificate.cert } });
   }, 30_000);
 
