@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { bearerToken, type SandboxUser, type TokenAuthenticator } from './identity.js';
 import { impersonate } from './impersonation.js';
-import { denialMessage, type AccessAttributes, type SandboxPolicy } from './policy.js';
+import { denialMessage, type AccessAttributes, type Authorizer } from './policy.js';
 import type { RequestInfo } from './request-info.js';
 import { forbidden, unauthorized } from './status.js';
 
 /**
  * The front of every request, in kube-apiserver's filter order: authentication (bearer token → identity, else
- * 401), impersonation (only with `impersonate` rights, else 403), authorization (the policy, else 403 with kube's
- * message). Pure over its inputs apart from the token lookup.
+ * 401), impersonation (only with `impersonate` rights, else 403), authorization (the default policy or RBAC objects,
+ * else 403 with kube's message). Pure over its inputs apart from the token lookup.
  */
 export interface Identity {
   user: SandboxUser;
@@ -17,11 +17,11 @@ export interface Identity {
 
 const UPGRADE_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 
-export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator, policy: SandboxPolicy): Identity {
+export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator, authorizer: Authorizer): Identity {
   const token = bearerToken(req.headers);
   const requestor = token ? tokens.authenticate(token) : undefined;
   if (!requestor) throw unauthorized();
-  const impersonation = impersonate(req, requestor, (attributes) => policy.decide(requestor, attributes).allowed);
+  const impersonation = impersonate(req, requestor, (attributes) => authorizer.decide(requestor, attributes).allowed);
   return impersonation
     ? { user: impersonation.user, impersonatedBy: impersonation.impersonatedBy }
     : { user: requestor };
@@ -38,9 +38,9 @@ export function accessAttributes(info: RequestInfo): AccessAttributes {
   return attributes;
 }
 
-export function authorize(user: SandboxUser, info: RequestInfo, policy: SandboxPolicy): void {
+export function authorize(user: SandboxUser, info: RequestInfo, authorizer: Authorizer): void {
   const attributes = accessAttributes(info);
-  if (policy.decide(user, attributes).allowed) return;
+  if (authorizer.decide(user, attributes).allowed) return;
   throw forbidden(
     info.isResourceRequest ? { group: info.apiGroup, resource: info.resource } : undefined,
     info.name || undefined,

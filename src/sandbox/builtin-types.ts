@@ -1,3 +1,4 @@
+import { rbacTypes } from './rbac-types.js';
 import type { FieldValueOf, KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
 import { badRequest, type FieldError } from './status.js';
 
@@ -367,5 +368,6 @@ export function builtinTypes(): ResourceType[] {
       namespaced: true,
       shortNames: ['sa'],
     }),
+    ...rbacTypes(),
   ];
 }

@@ -60,7 +60,12 @@ const SUBRESOURCE_DOCS: Record<string, { kind?: string; verbs: string[] }> = {
 };
 
 /** Built-in groups first, in kube's priority order; custom groups after, by name. */
-const GROUP_ORDER = ['apiextensions.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io'];
+const GROUP_ORDER = [
+  'authentication.k8s.io',
+  'authorization.k8s.io',
+  'rbac.authorization.k8s.io',
+  'apiextensions.k8s.io',
+];
 
 function resourceEntries(type: ResourceType): Record<string, unknown>[] {
   const entry: Record<string, unknown> = {

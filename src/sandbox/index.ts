@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { generate } from 'selfsigned';
 import type { Logger } from '../observability/logger.js';
 import { AuditTrail, type SandboxAuditEntry } from './audit.js';
+import { UnionAuthorizer } from './authorizer.js';
+import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
 import { Discovery } from './discovery.js';
@@ -16,7 +18,9 @@ import { TokenAuthenticator } from './identity.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { OpenApiDocuments } from './openapi.js';
 import { KAPI_SERVICE_ACCOUNT, SandboxPolicy } from './policy.js';
-import { RegistryStore } from './registry-store.js';
+import { RbacAuthorizer } from './rbac-authorizer.js';
+import { RBAC_GROUP } from './rbac-rules.js';
+import { nowTimestamp, RegistryStore } from './registry-store.js';
 import { ResourceRegistry, type KubeObject, type ResourceType } from './resource-types.js';
 import { requestHandler, upgradeHandler, type RouterDeps } from './router.js';
 import { seedCluster } from './seed.js';
@@ -27,7 +31,7 @@ import { WatchHub } from './watch-hub.js';
 
 export type { SandboxAuditEntry } from './audit.js';
 export type { SandboxUser } from './identity.js';
-export type { AccessAttributes, PolicyDecision, PolicyRule } from './policy.js';
+export type { AccessAttributes, Authorizer, PolicyDecision, PolicyRule, RuleSet } from './policy.js';
 export { SandboxPolicy } from './policy.js';
 
 /**
@@ -69,6 +73,10 @@ export interface Sandbox {
   /** sandbox-admin in system:masters. */
   adminToken: string;
   tokenFor(username: string, groups?: string[]): string;
+  /**
+   * Rules beside the RBAC objects: a request is allowed by these or by RBAC. Tests may add rules here; arranging
+   * access through ClusterRoles, Roles and their bindings works the same against a real cluster.
+   */
   policy: SandboxPolicy;
   /** The seeded admin User's plaintext password. */
   adminPassword: string | undefined;
@@ -117,8 +125,14 @@ async function tlsCredentials(host: string): Promise<{ key: string; cert: string
   return { key: pems.private, cert: pems.cert };
 }
 
-function load(store: ObjectStore, registry: ResourceRegistry, resource: string, objects: KubeObject[]): void {
-  store.load(registry.byGroupResource('', resource) as ResourceType, objects);
+function load(
+  store: ObjectStore,
+  registry: ResourceRegistry,
+  resource: string,
+  objects: KubeObject[],
+  group = '',
+): void {
+  store.load(registry.byGroupResource(group, resource) as ResourceType, objects);
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -150,6 +164,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   load(store, registry, 'services', cluster.services.filter(keep));
   load(store, registry, 'nodes', cluster.nodes);
   load(store, registry, 'pods', cluster.pods);
+  // Like the system namespaces, the bootstrap roles exist in every cluster, seeded or not.
+  const rbacSeed = bootstrapRbac({ created: nowTimestamp(), uid: randomUUID });
+  load(store, registry, 'clusterroles', rbacSeed.clusterRoles, RBAC_GROUP);
+  load(store, registry, 'clusterrolebindings', rbacSeed.clusterRoleBindings, RBAC_GROUP);
 
   for (const { file, crd } of await readCrdDirectory(options.crdDir ?? defaultCrdDir())) {
     try {
@@ -169,6 +187,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const adminToken = tokens.mint({ username: 'sandbox-admin', groups: ['system:masters'] });
   const policy = new SandboxPolicy();
+  const rbac = new RbacAuthorizer(registry, store);
+  rbac.invalidate(); // the bootstrap objects were loaded without events
   const audit = new AuditTrail(1000);
   const upgrades = new UpgradeEcho();
   const follows = new Set<() => void>();
@@ -179,7 +199,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     objects,
     hub,
     tokens,
-    policy,
+    authorizer: new UnionAuthorizer([policy, rbac]),
     audit,
     discovery: new Discovery(registry, () => address),
     openapi: new OpenApiDocuments(registry, store),

@@ -1,8 +1,9 @@
 import type { SandboxUser } from './identity.js';
 
 /**
- * The sandbox's authorizer: a short, ordered list of allow rules (a flattened RBAC). A request is allowed when any
- * rule names its user or one of its groups and covers its verb and target; otherwise it is denied.
+ * The sandbox's default policy: a short, ordered list of allow rules (a flattened RBAC) modelling the bootstrap
+ * roles and the chart's bindings. A request is allowed when any rule names its user or one of its groups and covers
+ * its verb and target, or when an RBAC object grants it (rbac-authorizer.ts); otherwise it is denied.
  *
  * Matching (as RBAC, plus one convenience):
  * - verbs, apiGroups, resources, nonResourceURLs accept "*";
@@ -41,6 +42,34 @@ export interface PolicyDecision {
   allowed: boolean;
   /** Which rule allowed it; empty when denied (kube's RBAC gives no reason for a denial either). */
   reason: string;
+}
+
+/** A rule as SelfSubjectRulesReview reports it (authorization.k8s.io/v1 ResourceRule / NonResourceRule). */
+export interface ResourceRuleInfo {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+}
+
+export interface NonResourceRuleInfo {
+  verbs: string[];
+  nonResourceURLs: string[];
+}
+
+/** What a user may do in a namespace; `incomplete` when some rules could not be resolved (a missing role). */
+export interface RuleSet {
+  resourceRules: ResourceRuleInfo[];
+  nonResourceRules: NonResourceRuleInfo[];
+  incomplete: boolean;
+  evaluationErrors: string[];
+}
+
+/** One source of authorization decisions; the sandbox asks its sources in turn (see authorizer.ts). */
+export interface Authorizer {
+  decide(user: SandboxUser, attributes: AccessAttributes): PolicyDecision;
+  /** The rules that apply to the user in a namespace, for SelfSubjectRulesReview. */
+  rulesFor(user: SandboxUser, namespace: string): RuleSet;
 }
 
 export const KAPI_SERVICE_ACCOUNT = 'system:serviceaccount:kapi-system:kapi-apiserver';
@@ -192,8 +221,30 @@ function validateRule(rule: PolicyRule): void {
   }
 }
 
-/** The live rule list of a sandbox; tests add rules with `allow` and restore the defaults with `reset`. */
-export class SandboxPolicy {
+/** The rules of a list that name the user and apply in a namespace, as SelfSubjectRulesReview reports them. */
+export function rulesFor(rules: readonly PolicyRule[], user: SandboxUser, namespace: string): RuleSet {
+  const set: RuleSet = { resourceRules: [], nonResourceRules: [], incomplete: false, evaluationErrors: [] };
+  for (const rule of rules) {
+    if (!appliesTo(rule, user)) continue;
+    if (rule.resources && !(rule.namespaces && !rule.namespaces.includes(namespace))) {
+      const entry: ResourceRuleInfo = {
+        verbs: rule.verbs,
+        apiGroups: rule.apiGroups ?? ['*'],
+        resources: rule.resources,
+      };
+      if (rule.resourceNames) entry.resourceNames = rule.resourceNames;
+      set.resourceRules.push(entry);
+    }
+    if (rule.nonResourceURLs) set.nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs });
+  }
+  return set;
+}
+
+/**
+ * The live rule list of a sandbox, one of its authorizers beside RBAC objects: tests add rules with `allow` and
+ * restore the defaults with `reset` (RBAC objects stay; they are API state).
+ */
+export class SandboxPolicy implements Authorizer {
   private list: PolicyRule[] = defaultRules();
 
   get rules(): readonly PolicyRule[] {
@@ -211,5 +262,9 @@ export class SandboxPolicy {
 
   decide(user: SandboxUser, attributes: AccessAttributes): PolicyDecision {
     return decide(this.list, user, attributes);
+  }
+
+  rulesFor(user: SandboxUser, namespace: string): RuleSet {
+    return rulesFor(this.list, user, namespace);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * A small reader for kube's protobuf request bodies (`application/vnd.kubernetes.protobuf`), which kubectl's typed
- * clients send for built-in kinds (`kubectl auth whoami`, `auth can-i`, `create configmap`). It decodes the kinds
+ * clients send for built-in kinds (`kubectl auth whoami`, `auth can-i`, `create configmap`, `create rolebinding`). It decodes the kinds
  * listed in KINDS into the same JSON the client would have sent; answers stay JSON, which those clients accept.
  * Envelope: the magic "k8s\0", then runtime.Unknown {1: TypeMeta {1: apiVersion, 2: kind}, 2: raw object}.
  */
@@ -59,6 +59,52 @@ const SAR_SPEC: Schema = {
 
 const metadata: Field = { name: 'metadata', type: 'message', message: OBJECT_META };
 
+const POLICY_RULE: Schema = {
+  1: { name: 'verbs', type: 'string', repeated: true },
+  2: { name: 'apiGroups', type: 'string', repeated: true },
+  3: { name: 'resources', type: 'string', repeated: true },
+  4: { name: 'resourceNames', type: 'string', repeated: true },
+  5: { name: 'nonResourceURLs', type: 'string', repeated: true },
+};
+
+const LABEL_SELECTOR: Schema = {
+  1: { name: 'matchLabels', type: 'map', value: 'string' },
+  2: {
+    name: 'matchExpressions',
+    type: 'message',
+    repeated: true,
+    message: {
+      1: { name: 'key', type: 'string' },
+      2: { name: 'operator', type: 'string' },
+      3: { name: 'values', type: 'string', repeated: true },
+    },
+  },
+};
+
+const RBAC_BINDING: Schema = {
+  1: metadata,
+  2: {
+    name: 'subjects',
+    type: 'message',
+    repeated: true,
+    message: {
+      1: { name: 'kind', type: 'string' },
+      2: { name: 'apiGroup', type: 'string' },
+      3: { name: 'name', type: 'string' },
+      4: { name: 'namespace', type: 'string' },
+    },
+  },
+  3: {
+    name: 'roleRef',
+    type: 'message',
+    message: {
+      1: { name: 'apiGroup', type: 'string' },
+      2: { name: 'kind', type: 'string' },
+      3: { name: 'name', type: 'string' },
+    },
+  },
+};
+
 /** The kinds the sandbox can read as protobuf, by apiVersion/kind. */
 const KINDS: Record<string, Schema> = {
   'authentication.k8s.io/v1/SelfSubjectReview': { 1: metadata },
@@ -96,6 +142,22 @@ const KINDS: Record<string, Schema> = {
     2: { name: 'spec', type: 'message', message: { 1: { name: 'finalizers', type: 'string', repeated: true } } },
   },
   'v1/ServiceAccount': { 1: metadata, 4: { name: 'automountServiceAccountToken', type: 'bool' } },
+  // kubectl create role / clusterrole / rolebinding / clusterrolebinding
+  'rbac.authorization.k8s.io/v1/Role': {
+    1: metadata,
+    2: { name: 'rules', type: 'message', repeated: true, message: POLICY_RULE },
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRole': {
+    1: metadata,
+    2: { name: 'rules', type: 'message', repeated: true, message: POLICY_RULE },
+    3: {
+      name: 'aggregationRule',
+      type: 'message',
+      message: { 1: { name: 'clusterRoleSelectors', type: 'message', repeated: true, message: LABEL_SELECTOR } },
+    },
+  },
+  'rbac.authorization.k8s.io/v1/RoleBinding': RBAC_BINDING,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': RBAC_BINDING,
 };
 
 export class ProtobufError extends Error {}

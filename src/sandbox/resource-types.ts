@@ -22,8 +22,11 @@ export interface ObjectMeta {
 /** Reads one field-selector value (`spec.nodeName`) from an object; kube renders booleans as "true"/"false". */
 export type FieldValueOf = (obj: KubeObject) => string;
 
-/** How names are validated: kube uses a DNS subdomain for most kinds, a DNS label or RFC 1035 label for some. */
-export type NameRule = 'subdomain' | 'label' | 'dns1035';
+/**
+ * How names are validated: kube uses a DNS subdomain for most kinds, a DNS label or RFC 1035 label for some, and a
+ * path segment (anything without '/' or '%', not '.' or '..') for RBAC kinds, whose names hold ':' (`system:basic-user`).
+ */
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'pathSegment';
 
 /** Per-kind behaviour on writes, the sandbox's counterpart of a registry strategy. */
 export interface ObjectStrategy {

@@ -1,9 +1,9 @@
 import type { SandboxUser } from './identity.js';
-import { type AccessAttributes, type PolicyDecision, type PolicyRule } from './policy.js';
+import type { AccessAttributes, Authorizer, PolicyDecision } from './policy.js';
 import { badRequest, invalid, type FieldError } from './status.js';
 
 /**
- * The review APIs, answered from the policy: SubjectAccessReview (can user X do Y?), LocalSubjectAccessReview,
+ * The review APIs, answered by the sandbox's authorizer (the same decision every request gets): SubjectAccessReview (can user X do Y?), LocalSubjectAccessReview,
  * SelfSubjectAccessReview (can I?), SelfSubjectRulesReview (what can I do here?, `kubectl auth can-i --list`) and
  * SelfSubjectReview (who am I?, `kubectl auth whoami`). Each answers the posted object with a status, as kube does.
  */
@@ -14,8 +14,7 @@ export interface ReviewContext {
   caller: SandboxUser;
   /** The URL namespace (LocalSubjectAccessReview). */
   namespace: string;
-  decide(user: SandboxUser, attributes: AccessAttributes): PolicyDecision;
-  rules(): readonly PolicyRule[];
+  authorizer: Authorizer;
 }
 
 function attributesOf(spec: Obj, errors: FieldError[]): AccessAttributes | undefined {
@@ -103,7 +102,7 @@ export function subjectAccessReview(body: Obj, ctx: ReviewContext, local: boolea
   if (errors.length || !attributes) throw invalid({ group: 'authorization.k8s.io', kind }, '', errors);
   const subject: SandboxUser = { username: user, groups };
   if (typeof spec.uid === 'string') subject.uid = spec.uid;
-  const reviewed = answer(kind, body, ctx.decide(subject, attributes));
+  const reviewed = answer(kind, body, ctx.authorizer.decide(subject, attributes));
   if (local) (reviewed.metadata as Obj).namespace = ctx.namespace;
   return reviewed;
 }
@@ -114,7 +113,7 @@ export function selfSubjectAccessReview(body: Obj, ctx: ReviewContext): Obj {
   const errors: FieldError[] = [];
   const attributes = attributesOf(record(body.spec), errors);
   if (errors.length || !attributes) throw invalid({ group: 'authorization.k8s.io', kind }, '', errors);
-  return answer(kind, body, ctx.decide(ctx.caller, attributes));
+  return answer(kind, body, ctx.authorizer.decide(ctx.caller, attributes));
 }
 
 /** The rules that apply to the caller in a namespace, flattened as kube's rule resolver reports them. */
@@ -125,24 +124,16 @@ export function selfSubjectRulesReview(body: Obj, ctx: ReviewContext): Obj {
   if (!namespace) {
     throw invalid({ group: 'authorization.k8s.io', kind }, '', [{ type: 'Required', field: 'spec.namespace' }]);
   }
-  const resourceRules: Obj[] = [];
-  const nonResourceRules: Obj[] = [];
-  const probe = ctx.caller;
-  for (const rule of ctx.rules()) {
-    const applies = rule.users?.includes(probe.username) || rule.groups?.some((g) => probe.groups.includes(g));
-    if (!applies) continue;
-    if (rule.resources) {
-      if (rule.namespaces && !rule.namespaces.includes(namespace)) continue;
-      const entry: Obj = { verbs: rule.verbs, apiGroups: rule.apiGroups ?? ['*'], resources: rule.resources };
-      if (rule.resourceNames) entry.resourceNames = rule.resourceNames;
-      resourceRules.push(entry);
-    }
-    if (rule.nonResourceURLs) nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs });
-  }
-  return {
-    ...reviewBody(kind, body),
-    status: { resourceRules, nonResourceRules, incomplete: false },
+  const rules = ctx.authorizer.rulesFor(ctx.caller, namespace);
+  const status: Obj = {
+    resourceRules: rules.resourceRules,
+    nonResourceRules: rules.nonResourceRules,
+    incomplete: rules.incomplete,
   };
+  // kube aggregates the rule resolver's errors: one message alone, several as "[a, b]".
+  if (rules.evaluationErrors.length === 1) status.evaluationError = rules.evaluationErrors[0];
+  else if (rules.evaluationErrors.length > 1) status.evaluationError = `[${rules.evaluationErrors.join(', ')}]`;
+  return { ...reviewBody(kind, body), status };
 }
 
 export function selfSubjectReview(body: Obj, caller: SandboxUser): Obj {

@@ -7,7 +7,7 @@ import { SANDBOX_VERSION, type Discovery } from './discovery.js';
 import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
 import { serveLog } from './log-stream.js';
-import type { SandboxPolicy } from './policy.js';
+import type { Authorizer } from './policy.js';
 import { containerLog, parseLogOptions } from './pod-logs.js';
 import type { OpenApiDocuments } from './openapi.js';
 import type { RegistryStore } from './registry-store.js';
@@ -35,7 +35,8 @@ export interface RouterDeps {
   objects: RegistryStore;
   hub: WatchHub;
   tokens: TokenAuthenticator;
-  policy: SandboxPolicy;
+  /** The one decision function: default policy, then RBAC objects. */
+  authorizer: Authorizer;
   audit: AuditTrail;
   discovery: Discovery;
   openapi: OpenApiDocuments;
@@ -89,8 +90,8 @@ export function requestHandler(deps: RouterDeps) {
     const x = new Exchange(req, res, url, audit.record);
     res.on('error', () => res.destroy());
     const run = async (): Promise<void> => {
-      audit.state.identity = authenticate(req, deps.tokens, deps.policy);
-      authorize(audit.state.identity.user, info, deps.policy);
+      audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
+      authorize(audit.state.identity.user, info, deps.authorizer);
       await route(deps, x, info, audit.state.identity.user);
     };
     run().catch((err: unknown) => x.sendError(toStatusError(deps, err, url.pathname)));
@@ -168,8 +169,7 @@ async function serveReview(deps: RouterDeps, x: Exchange, info: RequestInfo, use
   const ctx: ReviewContext = {
     caller: user,
     namespace: info.namespace,
-    decide: (u, a) => deps.policy.decide(u, a),
-    rules: () => deps.policy.rules,
+    authorizer: deps.authorizer,
   };
   let answer: Record<string, unknown>;
   switch (info.resource) {
@@ -199,8 +199,8 @@ export function upgradeHandler(deps: RouterDeps) {
     const info = requestInfoOf(deps, req, url);
     const audit = auditor(deps, info, url.pathname);
     try {
-      audit.state.identity = authenticate(req, deps.tokens, deps.policy);
-      authorize(audit.state.identity.user, info, deps.policy);
+      audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
+      authorize(audit.state.identity.user, info, deps.authorizer);
       const pods = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
       if (
         !pods ||

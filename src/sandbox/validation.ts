@@ -18,14 +18,21 @@ const LABEL_MESSAGE =
 const DNS1035_MESSAGE =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
-const RULES: Record<NameRule, { pattern: RegExp; max: number; message: string }> = {
+const RULES: Record<Exclude<NameRule, 'pathSegment'>, { pattern: RegExp; max: number; message: string }> = {
   subdomain: { pattern: SUBDOMAIN, max: 253, message: SUBDOMAIN_MESSAGE },
   label: { pattern: LABEL, max: 63, message: LABEL_MESSAGE },
   dns1035: { pattern: DNS1035, max: 63, message: DNS1035_MESSAGE },
 };
 
+/** kube's path.IsValidPathSegmentName: what RBAC names must be. */
+export function pathSegmentProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+}
+
 /** Problems with a name under a rule; `prefix` checks a generateName, which may end in '-'. */
 export function nameProblems(name: string, rule: NameRule, prefix = false): string[] {
+  if (rule === 'pathSegment') return pathSegmentProblems(name);
   const { pattern, max, message } = RULES[rule];
   const checked = prefix ? name.replace(/-+$/, '') || 'a' : name;
   const problems: string[] = [];

@@ -10,10 +10,9 @@ import { join } from 'node:path';
 import bcrypt from 'bcrypt';
 import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import { connectToCluster } from '../../src/kube/cluster-source.js';
-import { connectionFromKubeConfig, kubeConfigFor, type KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { KAPI_SERVICE_ACCOUNT } from '../../src/sandbox/policy.js';
 import { startKapiServer, type KapiServer } from '../../src/server/server.js';
 import { loadCrdDocuments } from './crds.js';
 
@@ -55,13 +54,16 @@ export async function startE2E(options: { sandboxNodes?: number } = {}): Promise
   let sandbox: Sandbox | undefined;
   let adminConnection: KubeConnection;
   let kapiConnection: KubeConnection;
+  /** Who kapi is to the cluster, as an RBAC subject; undefined when that identity is not one a binding can name. */
+  let kapiSubject: { kind: 'ServiceAccount'; name: string; namespace: string } | undefined;
   if (kubeconfig) {
     adminConnection = await connectToCluster('kubeconfig', kubeconfig);
     kapiConnection = adminConnection;
   } else {
     sandbox = await startSandbox({ nodes: options.sandboxNodes ?? 6, logger: silentLogger });
-    adminConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.adminToken), 'sandbox');
-    kapiConnection = await connectionFromKubeConfig(kubeConfigFor(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+    adminConnection = connectionFor(tokenAccess(sandbox.url, sandbox.adminToken), 'sandbox');
+    kapiConnection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+    kapiSubject = { kind: 'ServiceAccount', name: 'kapi-apiserver', namespace: 'kapi-system' };
   }
   const admin = new KubeClient(adminConnection);
   const created: { path: string }[] = [];
@@ -73,14 +75,31 @@ export async function startE2E(options: { sandboxNodes?: number } = {}): Promise
     path: '/api/v1/namespaces',
     body: { metadata: { name: namespace, labels: { [RUN_LABEL]: runId } } },
   });
-  // kapi reads its signing key from this run's namespace; in a real cluster the KUBECONFIG user may already.
-  sandbox?.policy.allow({
-    users: [KAPI_SERVICE_ACCOUNT],
-    verbs: ['get', 'list', 'watch'],
-    apiGroups: [''],
-    resources: ['secrets'],
-    namespaces: [namespace],
+  // kapi reads its signing key from this run's namespace, so a Role there grants Secrets to kapi's identity. On the
+  // sandbox that is the kapi-apiserver service account; on a real cluster kapi runs as the KUBECONFIG user (normally
+  // cluster-admin, already allowed), so the Role is made but there is no one to bind it to.
+  const secretsRole = `${runId}-kapi-secrets`;
+  await admin.request({
+    method: 'POST',
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
+    body: {
+      metadata: { name: secretsRole, labels: { [RUN_LABEL]: runId } },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    },
   });
+  created.push({ path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles/${secretsRole}` });
+  if (kapiSubject) {
+    await admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+      body: {
+        metadata: { name: secretsRole, labels: { [RUN_LABEL]: runId } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: secretsRole },
+        subjects: [kapiSubject],
+      },
+    });
+    created.push({ path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings/${secretsRole}` });
+  }
   await admin.request({
     method: 'POST',
     path: `/api/v1/namespaces/${namespace}/secrets`,
@@ -164,11 +183,6 @@ export async function startE2E(options: { sandboxNodes?: number } = {}): Promise
       return name;
     },
     async grant(username, rules) {
-      if (sandbox) {
-        // The sandbox authorizes by its policy list rather than by RBAC objects.
-        for (const rule of rules) sandbox.policy.allow({ users: [username], ...rule });
-        return;
-      }
       const roleName = `${runId}-${username}`.slice(0, 253);
       await admin.request({
         method: 'POST',

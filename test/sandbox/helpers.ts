@@ -58,12 +58,13 @@ export async function readEvents(
   const deadline = Date.now() + timeoutMs;
   try {
     while (events.length < count && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
       const chunk = await Promise.race([
         reader.read(),
-        new Promise<{ done: true; value: undefined }>((resolve) =>
-          setTimeout(() => resolve({ done: true, value: undefined }), Math.max(1, deadline - Date.now())),
-        ),
-      ]);
+        new Promise<{ done: true; value: undefined }>((resolve) => {
+          timer = setTimeout(() => resolve({ done: true, value: undefined }), Math.max(1, deadline - Date.now()));
+        }),
+      ]).finally(() => clearTimeout(timer));
       if (chunk.done) break;
       buffer += decoder.decode(chunk.value, { stream: true });
       let newline: number;

@@ -102,6 +102,29 @@ function request(method: string, path: string, body?: unknown): Promise<{ status
     expect(run.stdout).toBe('sandbox-admin');
   });
 
+  test('when kubectl creates RBAC objects, then auth can-i answers from them', async () => {
+    const canI = (args: string[]) => kubectl(['auth', 'can-i', ...args]);
+    expect((await canI(['list', 'nodes', '--as=rita'])).stdout.trim()).toBe('no');
+    const steps = [
+      ['create', 'clusterrole', 'node-reader', '--verb=get,list,watch', '--resource=nodes'],
+      ['create', 'clusterrolebinding', 'node-reader-rita', '--clusterrole=node-reader', '--user=rita'],
+      ['create', 'role', 'cm-editor', '-n', 'default', '--verb=get,update', '--resource=configmaps'],
+      ['create', 'rolebinding', 'cm-editor', '-n', 'default', '--role=cm-editor', '--serviceaccount=default:builder'],
+    ];
+    for (const step of steps) {
+      const run = await kubectl(step);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+    }
+    expect((await canI(['list', 'nodes', '--as=rita'])).stdout.trim()).toBe('yes');
+    expect((await canI(['delete', 'nodes', '--as=rita'])).stdout.trim()).toBe('no');
+    const builder = '--as=system:serviceaccount:default:builder';
+    expect((await canI(['update', 'configmaps', '-n', 'default', builder])).stdout.trim()).toBe('yes');
+    expect((await canI(['update', 'configmaps', '-n', 'kube-system', builder])).stdout.trim()).toBe('no');
+    expect((await kubectl(['delete', 'clusterrolebinding', 'node-reader-rita'])).code).toBe(0);
+    expect((await canI(['list', 'nodes', '--as=rita'])).stdout.trim()).toBe('no');
+  });
+
   test('when kubectl watches nodes and one changes, then the change is printed', async () => {
     const watching = kubectl(['get', 'nodes', '-w', '-o', 'name', '--request-timeout=3s'], { timeoutMs: 4000 });
     await new Promise((r) => setTimeout(r, 700));

@@ -52,6 +52,29 @@ describe('protobuf request bodies', () => {
     });
   });
 
+  test('when RBAC kinds arrive as protobuf (kubectl create role/rolebinding), then rules, subjects and roleRef decode', () => {
+    const rule = Buffer.concat([field(1, 'get'), field(1, 'list'), field(2, ''), field(3, 'pods'), field(4, 'p1')]);
+    const role = Buffer.concat([field(1, field(1, 'reader')), field(2, rule)]);
+    expect(decodeProtobufObject(envelope('rbac.authorization.k8s.io/v1', 'Role', role))).toEqual({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'reader' },
+      rules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'], resourceNames: ['p1'] }],
+    });
+    const subject = Buffer.concat([field(1, 'ServiceAccount'), field(3, 'builder'), field(4, 'demo')]);
+    const roleRef = Buffer.concat([field(1, 'rbac.authorization.k8s.io'), field(2, 'Role'), field(3, 'reader')]);
+    const binding = Buffer.concat([field(1, field(1, 'b')), field(2, subject), field(3, roleRef)]);
+    expect(decodeProtobufObject(envelope('rbac.authorization.k8s.io/v1', 'RoleBinding', binding))).toMatchObject({
+      subjects: [{ kind: 'ServiceAccount', name: 'builder', namespace: 'demo' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    });
+    const selector = field(1, mapEntry(1, 'rbac.example.com/aggregate', 'true'));
+    const clusterRole = Buffer.concat([field(1, field(1, 'agg')), field(3, selector)]);
+    expect(decodeProtobufObject(envelope('rbac.authorization.k8s.io/v1', 'ClusterRole', clusterRole))).toMatchObject({
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.example.com/aggregate': 'true' } }] },
+    });
+  });
+
   test('when the envelope is missing, truncated or of an unknown kind, then it is a ProtobufError', () => {
     expect(() => decodeProtobufObject(Buffer.from('{}'))).toThrow(ProtobufError);
     expect(() => decodeProtobufObject(envelope('v1', 'Pod', Buffer.alloc(0)))).toThrow(/cannot read Pod/);
