@@ -61,6 +61,9 @@ export function statusAfterFailure(
 export function statusAfterSuccess(user: UserRecord, nowMs: number): UserStatusPatch | undefined {
   if (user.state === 'Disabled') return undefined;
   const patch: UserStatusPatch = { lastLoginTime: timestamp(nowMs) };
+  // A lock another replica wrote a moment ago (this one had not seen it yet) stands until it runs out.
+  const lockStands = user.state === 'AuthLimitExceeded' && (user.lockedUntil ?? 0) > nowMs;
+  if (lockStands) return patch;
   if (user.failedLogins.length > 0) patch.failedLogins = null;
   if (user.state === 'AuthLimitExceeded') {
     Object.assign(patch, { state: 'Active', reason: null, lockedUntil: null, lastTransitionTime: timestamp(nowMs) });

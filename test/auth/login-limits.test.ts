@@ -79,6 +79,15 @@ describe('statusAfterSuccess', () => {
     });
   });
 
+  test('when another replica locked the user a moment ago, then a racing success leaves the lock and failures alone', () => {
+    expect(
+      statusAfterSuccess(
+        user({ state: 'AuthLimitExceeded', lockedUntil: NOW + 60_000, failedLogins: failuresAgo(5, 4, 3) }),
+        NOW,
+      ),
+    ).toEqual({ lastLoginTime: '2031-01-01T12:00:00Z' });
+  });
+
   test('when an active user without failures logs in, then only the login time is written', () => {
     expect(statusAfterSuccess(user(), NOW)).toEqual({ lastLoginTime: '2031-01-01T12:00:00Z' });
   });
