@@ -26,8 +26,11 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no
 # --- runtime -----------------------------------------------------------------------------------------------------
 FROM ${RUNTIME_IMAGE}
 # The root filesystem is read-only in the cluster: a generated self-signed CA is written to /tmp.
+# The heap flags keep RSS under 256 MiB with 5,000 nodes and 50,000 pods cached (npm run bench): without a ceiling
+# V8 lets the heap grow to ~2x the live set while the first lists are parsed. Raise them for larger clusters.
 ENV NODE_ENV=production \
-    TLS_CA_OUT=/tmp/kapi-ca.crt
+    TLS_CA_OUT=/tmp/kapi-ca.crt \
+    NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=192"
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/package.json ./

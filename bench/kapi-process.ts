@@ -28,6 +28,7 @@ export interface ProcessMemory {
 }
 
 const STOP_GRACE_MS = 15_000;
+const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192';
 /** The last lines of kapi's output are kept to explain a failed start; nothing else of it is printed. */
 const KEPT_OUTPUT_LINES = 20;
 
@@ -43,6 +44,8 @@ export async function startKapiProcess(options: { kubeconfig: string; root: stri
     KAPI_CLUSTER: 'kubeconfig',
     KUBECONFIG: options.kubeconfig,
     LOG_LEVEL: 'warn',
+    // As the image and the chart run it (Dockerfile ENV NODE_OPTIONS, values.yaml nodeOptions).
+    NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
   };
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
   const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(options.root, 'dist/src/main.js')], {
