@@ -146,6 +146,17 @@ describe('chart workload: values', () => {
     expect(service.spec!.ports!.every((port) => port.nodePort === undefined)).toBe(true);
   });
 
+  test('when a NodePort Service asks for externalTrafficPolicy Local, then client addresses are kept; ClusterIP never carries it', async () => {
+    const local = findObject<V1Service>(
+      await renderChart(['--set', 'service.type=NodePort', '--set', 'service.externalTrafficPolicy=Local']),
+      'Service',
+      'kapi-apiserver',
+    );
+    expect(local.spec!.externalTrafficPolicy).toBe('Local');
+    const clusterIp = findObject<V1Service>(await renderChart([]), 'Service', 'kapi-apiserver');
+    expect(clusterIp.spec!.externalTrafficPolicy).toBeUndefined();
+  });
+
   test('when service.exposeMetrics=true, then the Service also publishes port 9091', async () => {
     const service = findObject<V1Service>(await renderChart(['--set', 'service.exposeMetrics=true']), 'Service', 'kapi-apiserver');
     expect(service.spec!.ports!.find((port) => port.name === 'metrics')).toMatchObject({ port: 9091, targetPort: 'metrics' });
