@@ -86,13 +86,23 @@ export function forwardRequestHeaders(raw: readonly string[], ctx: ForwardContex
 
   const out: string[] = [];
   let hadBody = false;
+  let contentLength: string | undefined;
   let upgradeTo: string | undefined;
   let originalHost: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
     const lower = name.toLowerCase();
-    if (lower === 'transfer-encoding') hadBody = true;
+    // Framing is never taken from the client's header list (a `Connection: content-length` would strip it and let a
+    // body run on as a second, smuggled request): it is re-emitted below from what Node's parser read.
+    if (lower === 'transfer-encoding') {
+      hadBody = true;
+      continue;
+    }
+    if (lower === 'content-length') {
+      contentLength ??= value;
+      continue;
+    }
     if (lower === 'host') originalHost ??= value;
     if (lower === 'upgrade') upgradeTo = upgradeTo === undefined ? value : `${upgradeTo}, ${value}`;
     if (HOP_BY_HOP.has(lower) || DROPPED_REQUEST_HEADERS.has(lower) || named.has(lower)) continue;
@@ -109,6 +119,7 @@ export function forwardRequestHeaders(raw: readonly string[], ctx: ForwardContex
   if (ctx.upgrade && upgradeTo !== undefined) out.push('Connection', 'Upgrade', 'Upgrade', upgradeTo);
   // Node decoded a chunked body; it re-chunks it only when told the body is chunked.
   if (hadBody) out.push('Transfer-Encoding', 'chunked');
+  else if (contentLength !== undefined) out.push('Content-Length', contentLength);
   if (ctx.clientIp) out.push('X-Forwarded-For', ctx.clientIp);
   out.push('X-Forwarded-Proto', ctx.clientProto);
   if (originalHost) out.push('X-Forwarded-Host', originalHost);

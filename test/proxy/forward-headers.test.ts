@@ -108,21 +108,35 @@ describe('forwardRequestHeaders: removing what must not reach kube-apiserver', (
   });
 
   it('when the client sends end-to-end headers, then they pass unchanged, in order, in their case, duplicates kept', () => {
-    const raw = [
-      'Accept',
-      'application/json',
-      'User-Agent',
-      'kubectl/v1.35',
-      'X-Custom',
-      'a',
-      'x-custom',
-      'b',
-      'Content-Length',
-      '12',
-    ];
+    const raw = ['Accept', 'application/json', 'User-Agent', 'kubectl/v1.35', 'X-Custom', 'a', 'x-custom', 'b'];
     const result = forwardRequestHeaders(raw, context);
     expect(result.ok && result.headers.slice(0, raw.length)).toEqual(raw);
   });
+
+  it('when the client sends a Content-Length, then exactly that one framing header arrives', () => {
+    expect(values(['Content-Length', '12'], 'content-length')).toEqual(['12']);
+    expect(values(['Content-Length', '12'], 'transfer-encoding')).toEqual([]);
+  });
+
+  it.each([
+    [
+      'Connection: content-length',
+      ['Connection', 'keep-alive, content-length', 'Content-Length', '73'],
+      'content-length',
+      ['73'],
+    ],
+    [
+      'Connection: Transfer-Encoding',
+      ['Connection', 'Transfer-Encoding', 'Transfer-Encoding', 'chunked'],
+      'transfer-encoding',
+      ['chunked'],
+    ],
+  ])(
+    'when %s tries to strip the body framing (request smuggling), then the framing still arrives',
+    (_case, raw, name, expected) => {
+      expect(values(raw, name)).toEqual(expected);
+    },
+  );
 
   it('when the client was on HTTPS with a Host, then X-Forwarded-Proto/Host/For tell kube-apiserver what kapi saw', () => {
     const headers = pairs(['Host', 'kapi.example.com:9443']);
