@@ -127,7 +127,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     // Defence in depth: never forward a request nobody authenticated, whatever the mount order.
     if (!user) return next(new UnauthorizedError());
     const target = originFormTarget(req.originalUrl);
-    if (!target) return next(new BadRequestError('the request target must be a path'));
+    if (!target) return next(new BadRequestError('the request target must be a plain path: no absolute URL, dot segments or encoded slashes'));
     credentials().then(
       (auth) => forward(req, res, next, user, target, auth),
       (error: unknown) => {

@@ -57,8 +57,16 @@ export function hasRequestBody(headers: IncomingHttpHeaders): boolean {
  * not forwarded (undefined).
  */
 export function originFormTarget(url: string): string | undefined {
-  return url.startsWith('/') && !url.startsWith('//') ? url : undefined;
+  if (!url.startsWith('/') || url.startsWith('//')) return undefined;
+  // Dot segments and encoded separators could walk out of a kube-apiserver reached under a path prefix (a proxy
+  // such as Rancher's); no Kubernetes client sends them.
+  const { pathname } = splitUrl(url);
+  if (DOT_SEGMENT.test(pathname) || ENCODED_SEPARATOR.test(pathname)) return undefined;
+  return url;
 }
+
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
+const ENCODED_SEPARATOR = /%2f|%5c|\\/i;
 
 function splitUrl(url: string): { pathname: string; query: string } {
   const q = url.indexOf('?');

@@ -52,6 +52,13 @@ describe('originFormTarget', () => {
     ['http://evil.example/api/v1/nodes', undefined],
     ['//evil.example/api', undefined],
     ['*', undefined],
+    ['/api/../../healthz', undefined],
+    ['/api/v1/namespaces/%2e%2e/pods', undefined],
+    ['/api/v1/./nodes', undefined],
+    ['/api/v1/namespaces/a%2Fb', undefined],
+    ['/api/v1/namespaces/a%5cb', undefined],
+    ['/api/v1/nodes?fieldSelector=metadata.name%3D..%2Fx', '/api/v1/nodes?fieldSelector=metadata.name%3D..%2Fx'],
+    ['/api/v1/nodes/node.1..2', '/api/v1/nodes/node.1..2'],
   ])('when the target is %s, then it is forwarded as %s', (url, expected) => {
     expect(originFormTarget(url)).toBe(expected);
   });
