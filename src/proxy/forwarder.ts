@@ -106,7 +106,10 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         upstreamRes.resume();
         return next(redirectRefused());
       }
-      res.writeHead(code, upstreamRes.statusMessage || undefined, forwardResponseHeaders(upstreamRes.rawHeaders));
+      // appendHeader, not writeHead's header list: headers already on `res` would turn repeats (Warning) into one.
+      const relayed = forwardResponseHeaders(upstreamRes.rawHeaders);
+      for (let i = 0; i < relayed.length; i += 2) res.appendHeader(relayed[i]!, relayed[i + 1]!);
+      res.writeHead(code, upstreamRes.statusMessage || undefined);
       if (longRunning) {
         // A watch's head goes out now, not with its first event.
         res.flushHeaders();
@@ -127,7 +130,12 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     // Defence in depth: never forward a request nobody authenticated, whatever the mount order.
     if (!user) return next(new UnauthorizedError());
     const target = originFormTarget(req.originalUrl);
-    if (!target) return next(new BadRequestError('the request target must be a plain path: no absolute URL, dot segments or encoded slashes'));
+    if (!target)
+      return next(
+        new BadRequestError(
+          'the request target must be a plain path: no absolute URL, dot segments or encoded slashes',
+        ),
+      );
     credentials().then(
       (auth) => forward(req, res, next, user, target, auth),
       (error: unknown) => {

@@ -26,6 +26,10 @@ export interface AppDeps {
   observe?: RequestHandler;
 }
 
+/** Paths forwarded to kube-apiserver as the caller. */
+const FORWARDED_PREFIXES = ['/api', '/apis', '/version', '/openapi'];
+const FORWARDED_PATH = /^\/(?:api|apis|version|openapi)(?:\/|$)/;
+
 /** The request pipeline, in order, in one place: id → log → security headers → public → authn → features → 404. */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
@@ -35,7 +39,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(requestId);
   if (deps.observe) app.use(deps.observe);
   app.use(accessLog(deps.logger));
-  app.use(helmet({ contentSecurityPolicy: false, strictTransportSecurity: false }));
+  // kapi's own answers get browser security headers; forwarded ones come back as kube-apiserver sent them.
+  const securityHeaders = helmet({ contentSecurityPolicy: false, strictTransportSecurity: false });
+  app.use((req, res, next) => (FORWARDED_PATH.test(req.path) ? next() : securityHeaders(req, res, next)));
 
   app.use(healthRoutes(deps.readiness));
   for (const router of deps.publicRoutes ?? []) app.use(router);
@@ -45,7 +51,7 @@ export function createApp(deps: AppDeps): express.Express {
     '/kapis/resources.kapi.io/v1alpha3',
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
-  if (deps.forward) app.use(['/api', '/apis', '/version', '/openapi'], deps.forward);
+  if (deps.forward) app.use(FORWARDED_PREFIXES, deps.forward);
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));
