@@ -38,7 +38,14 @@ export class KubeClient {
     const res = await this.send(req);
     const text = await readBody(res);
     const code = res.statusCode ?? 0;
-    if (code >= 200 && code < 300) return (text ? JSON.parse(text) : undefined) as T;
+    if (code >= 200 && code < 300) {
+      try {
+        return (text ? JSON.parse(text) : undefined) as T;
+      } catch {
+        // A garbled answer is the cluster's failure, not ours: callers map it like any other cluster error.
+        throw new KubeApiError(502, undefined, `${req.method ?? 'GET'} ${req.path}: the answer was not JSON`);
+      }
+    }
     throw toKubeApiError(code, text, req);
   }
 
@@ -51,7 +58,9 @@ export class KubeClient {
   }
 
   private async send(req: KubeRequest): Promise<http.IncomingMessage> {
-    const url = new URL(req.path, this.connection.server);
+    // Kept under the server's own path (a kube-apiserver behind a proxy prefix), as the forwarder does.
+    const base = this.connection.server;
+    const url = new URL(base.pathname.replace(/\/+$/, '') + req.path, base);
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }

@@ -319,6 +319,8 @@ export class Reflector<T> {
         const key = this.keyOf(raw);
         const stored = key === undefined ? undefined : this.toStored(key, raw);
         if (key !== undefined && stored) this.store.upsert(key, stored.value, stored.resourceVersion);
+        // An object that changed into something unreadable must not live on in its last readable form.
+        else if (key !== undefined) this.store.remove(key);
         break;
       }
       case 'DELETED': {

@@ -56,7 +56,8 @@ export class Metrics {
       res.on('finish', () => {
         const route = routeFamily(req.path);
         this.requests.inc({ route, method: req.method, code: String(res.statusCode) });
-        if (req.query.watch === undefined) {
+        // The raw URL, not req.query: asking Express for the query parses it on every forwarded request.
+        if (!WATCH_QUERY.test(req.originalUrl)) {
           this.latency.observe({ route, method: req.method }, Number(process.hrtime.bigint() - started) / 1e9);
         }
       });
@@ -64,6 +65,8 @@ export class Metrics {
     };
   }
 }
+
+const WATCH_QUERY = /[?&]watch=(?:1|true)(?:&|$)/;
 
 /** Bounded label values: the API family of a path, not the path itself. */
 export function routeFamily(path: string): string {

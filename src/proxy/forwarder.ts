@@ -32,6 +32,7 @@ export interface Forwarder {
 }
 
 /** Errors on a pooled socket that kube-apiserver closed while idle: a bodiless request is safe to send again. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE']);
 
 /**
@@ -122,7 +123,9 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       upstreamRes.pipe(res);
     };
 
-    send(!withBody);
+    // A request that may have reached kube-apiserver before a stale socket failed is retried only when repeating it
+    // is harmless.
+    send(!withBody && SAFE_METHODS.has(req.method));
   };
 
   const handler: RequestHandler = (req, res, next) => {
