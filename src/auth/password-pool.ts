@@ -32,20 +32,41 @@ export class PasswordCheckPool {
   private readonly busy = new Map<Worker, number>();
   private nextId = 0;
 
+  private readonly bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
+  private closed = false;
+
   constructor(threads = availableParallelism()) {
-    const bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
-    for (let i = 0; i < Math.max(1, threads); i++) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: bcryptPath } });
-      worker.unref();
-      worker.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
-        this.pending.get(id)?.resolve(matches);
-        this.pending.delete(id);
-        this.busy.delete(worker);
-        this.idle.push(worker);
-        this.dispatch();
-      });
+    for (let i = 0; i < Math.max(1, threads); i++) this.idle.push(this.startWorker());
+  }
+
+  private startWorker(): Worker {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: this.bcryptPath } });
+    worker.unref();
+    worker.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
+      this.settle(id, matches);
+      this.busy.delete(worker);
       this.idle.push(worker);
-    }
+      this.dispatch();
+    });
+    // A worker that dies fails its check (never a hang) and is replaced, so the pool keeps its size.
+    worker.once('exit', () => {
+      const job = this.busy.get(worker);
+      if (job !== undefined) this.settle(job, false);
+      this.busy.delete(worker);
+      const at = this.idle.indexOf(worker);
+      if (at >= 0) this.idle.splice(at, 1);
+      if (!this.closed) {
+        this.idle.push(this.startWorker());
+        this.dispatch();
+      }
+    });
+    worker.on('error', () => {}); // 'exit' follows and does the clean-up
+    return worker;
+  }
+
+  private settle(id: number, matches: boolean): void {
+    this.pending.get(id)?.resolve(matches);
+    this.pending.delete(id);
   }
 
   /** Resolves false on any failure: a check that cannot run never lets anyone in. */
@@ -59,6 +80,7 @@ export class PasswordCheckPool {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const { resolve } of this.pending.values()) resolve(false);
     this.pending.clear();
     this.queue.length = 0;

@@ -101,3 +101,19 @@ describe('PasswordCheckPool', () => {
     }
   });
 });
+
+describe('PasswordCheckPool when a worker dies', () => {
+  test('when a worker thread exits, then its check fails instead of hanging and the pool keeps answering', async () => {
+    const { PasswordCheckPool } = await import('../../src/auth/password-pool.js');
+    const pool = new PasswordCheckPool(1);
+    try {
+      const hash = bcrypt.hashSync('again', 4);
+      const workers = (pool as unknown as { idle: import('node:worker_threads').Worker[] }).idle;
+      await workers[0]!.terminate();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await expect(pool.compare('again', hash)).resolves.toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+});
