@@ -14,11 +14,13 @@ import { LoginLimiter } from './login-limiter.js';
 import { oauthRoutes } from './oauth-routes.js';
 import { PasswordCheckPool } from './password-pool.js';
 import { passwordVerifier, type PasswordVerifier } from './passwords.js';
+import type { RevocationListener } from './revocations.js';
 import { ClusterSessionStore, type SessionStore } from './sessions.js';
 import { SecretSigningKey, type SigningKeyProvider } from './signing-key.js';
 import { ClusterUserStore, type UserStore } from './users.js';
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './bearer-token.js';
+export type { Revocation, RevocationListener } from './revocations.js';
 
 /** What the server gets from identity: the public OAuth routes, authentication, authorization, readiness. */
 export interface Identity {
@@ -30,6 +32,11 @@ export interface Identity {
   authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
   authorizer: Authorizer;
   guard: AccessGuard;
+  /**
+   * Sessions ended and users deleted or disabled, as soon as this replica knows (its own deletes at once, others'
+   * through the watches): for ending streams that were authenticated once, when they opened.
+   */
+  onRevoked(listener: RevocationListener): () => void;
   readiness: ReadinessCheck[];
   /** Loads the signing key and starts the user and session watches; resolves once they synced or waited 10 s. */
   start(): Promise<void>;
@@ -77,6 +84,10 @@ export function createIdentity(config: IdentityConfig): Identity {
   });
   return {
     ...parts,
+    onRevoked(listener) {
+      const unsubscribed = [sessions.onRevoked(listener), users.onRevoked(listener)];
+      return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
+    },
     readiness: [keys.readiness, users.readiness, sessions.readiness],
     async start() {
       users.start();

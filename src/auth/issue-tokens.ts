@@ -14,7 +14,7 @@ import {
   unsupportedGrantType,
 } from './oauth-error.js';
 import { requiredParam, type FormParams } from './oauth-form.js';
-import type { PasswordVerifier } from './passwords.js';
+import { PasswordChecksBusy, type PasswordVerifier } from './passwords.js';
 import { belongsTo, decideRefresh, rotatedSpec, type LoginSession } from './session-record.js';
 import type { SessionStore } from './sessions.js';
 import type { SigningKeyProvider } from './signing-key.js';
@@ -101,12 +101,21 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
     );
   }
   const { admitted } = admission;
-  let matches = false;
+  let matches: boolean;
   try {
     matches = await deps.passwords.verify(password, user?.passwordHash);
-  } finally {
-    if (!matches || !user || user.state === 'Disabled') await admitted.failed(deps.clock());
+  } catch (err) {
+    // saturated checks say nothing about the password: never a failed login, never a step towards a lockout
+    if (err instanceof PasswordChecksBusy) {
+      admitted.withdrawn();
+      throw temporarilyUnavailable('too many logins are being checked right now; try again').because(
+        'password checks saturated',
+      );
+    }
+    await admitted.failed(deps.clock());
+    throw err;
   }
+  if (!matches || !user || user.state === 'Disabled') await admitted.failed(deps.clock());
   if (!user) throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
   if (!matches) throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
   if (user.state === 'Disabled') throw invalidGrant(BAD_CREDENTIALS).because('user disabled');

@@ -12,6 +12,8 @@ import type { UserStore } from './users.js';
 export interface AdmittedLogin {
   failed(nowMs: number): Promise<void>;
   succeeded(nowMs: number): Promise<void>;
+  /** The password could not be checked (checks saturated): the attempt no longer counts, and nothing is recorded. */
+  withdrawn(): void;
 }
 
 export type Admission = { admitted: AdmittedLogin } | { retryAfterSeconds: number };
@@ -77,6 +79,7 @@ export class LoginLimiter {
           settle();
           if (user) await this.users.updateStatus(user.name, (fresh) => statusAfterSuccess(fresh, at));
         },
+        withdrawn: settle,
       },
     };
   }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { PasswordChecksBusy } from './passwords.js';
 
 /**
  * bcrypt checks on worker threads that lower their own scheduling priority (nice 19 on Linux). A login storm then
@@ -25,6 +26,12 @@ interface Pending {
   resolve(matches: boolean): void;
 }
 
+/**
+ * Checks waiting for a worker beyond this are refused at once: at ~60 ms per check on two cores, 256 waiting is
+ * already ~8 s of work, and a longer queue would only let a login storm hold memory and answer after clients gave up.
+ */
+export const MAX_WAITING_CHECKS = 256;
+
 export class PasswordCheckPool {
   private readonly idle: Worker[] = [];
   private readonly queue: { id: number; password: string; hash: string }[] = [];
@@ -35,7 +42,10 @@ export class PasswordCheckPool {
   private readonly bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
   private closed = false;
 
-  constructor(threads = availableParallelism()) {
+  constructor(
+    threads = availableParallelism(),
+    private readonly maxWaiting = MAX_WAITING_CHECKS,
+  ) {
     for (let i = 0; i < Math.max(1, threads); i++) this.idle.push(this.startWorker());
   }
 
@@ -69,8 +79,15 @@ export class PasswordCheckPool {
     this.pending.delete(id);
   }
 
-  /** Resolves false on any failure: a check that cannot run never lets anyone in. */
+  /**
+   * Resolves false on any failure: a check that cannot run never lets anyone in. Rejects with `PasswordChecksBusy`
+   * when `maxWaiting` checks already wait for a worker.
+   */
   compare(password: string, hash: string): Promise<boolean> {
+    // a check an idle worker takes at once is not waiting (and with one waiting, no worker is idle)
+    if (this.idle.length === 0 && this.queue.length >= this.maxWaiting) {
+      return Promise.reject(new PasswordChecksBusy(this.queue.length));
+    }
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.pending.set(id, { resolve });

@@ -5,8 +5,22 @@ import bcrypt from 'bcrypt';
  * thread pool, so a login never blocks the event loop.
  */
 export interface PasswordVerifier {
-  /** `hash` undefined (unknown user, no password set) still costs one comparison and answers false. */
+  /**
+   * `hash` undefined (unknown user, no password set) still costs one comparison and answers false. Rejects with
+   * `PasswordChecksBusy` when the checks are saturated.
+   */
   verify(password: string, hash: string | undefined): Promise<boolean>;
+}
+
+/**
+ * Too many password checks are already waiting: the attempt is refused before it is checked. It says nothing about
+ * the password, so it is never counted as a failed login (the token endpoint answers 503 temporarily_unavailable).
+ */
+export class PasswordChecksBusy extends Error {
+  constructor(waiting: number) {
+    super(`${waiting} password checks are already waiting`);
+    this.name = 'PasswordChecksBusy';
+  }
 }
 
 /**

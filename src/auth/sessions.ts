@@ -3,6 +3,7 @@ import type { ReadinessCheck } from '../kube/caches.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../observability/logger.js';
 import { LruMap } from './lru-map.js';
+import { RevocationEvents, type RevocationListener } from './revocations.js';
 import {
   SESSIONS_PATH,
   USERNAME_LABEL,
@@ -43,6 +44,7 @@ interface KubeList {
  * LoginSessions in the cluster, watched by every replica. A session is alive when the cache holds it or, on a
  * miss, when a direct read finds it (created a moment ago on another replica). Deleted ids go to a bounded set of
  * tombstones, so revoked tokens never cause a read. Expired sessions are deleted periodically by any replica.
+ * Every way a session ends — deleted here, or seen deleted by the watch — is reported to `onRevoked` listeners.
  */
 export class ClusterSessionStore implements SessionStore {
   private readonly reflector: Reflector<LoginSession>;
@@ -50,6 +52,7 @@ export class ClusterSessionStore implements SessionStore {
   private readonly reading = new Map<string, Promise<LoginSession | undefined>>();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly log: Logger;
+  private readonly revocations: RevocationEvents;
 
   constructor(
     private readonly client: KubeClient,
@@ -57,6 +60,7 @@ export class ClusterSessionStore implements SessionStore {
     private readonly clock: () => number = Date.now,
   ) {
     this.log = logger.child({ component: 'sessions' });
+    this.revocations = new RevocationEvents(this.log);
     this.reflector = new Reflector<LoginSession>({
       client,
       logger,
@@ -64,7 +68,12 @@ export class ClusterSessionStore implements SessionStore {
       listPath: SESSIONS_PATH,
       transform: loginSessionFrom,
     });
-    this.reflector.on('deleted', (session) => this.deleted.set(session.id, true));
+    this.reflector.on('deleted', (session) => this.ended(session.id));
+  }
+
+  /** Sessions ended on this replica (at once) or on any other (when the watch reports it). */
+  onRevoked(listener: RevocationListener): () => void {
+    return this.revocations.on(listener);
   }
 
   get readiness(): ReadinessCheck {
@@ -142,7 +151,7 @@ export class ClusterSessionStore implements SessionStore {
   async delete(id: string): Promise<void> {
     if (!isSessionId(id)) return;
     // refused here at once, not only once the watch reports the deletion
-    this.deleted.set(id, true);
+    this.ended(id);
     try {
       await this.client.request({ method: 'DELETE', path: this.pathOf(id), timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (err) {
@@ -186,6 +195,12 @@ export class ClusterSessionStore implements SessionStore {
     }
     if (removed > 0) this.log.info('deleted expired login sessions', { count: removed });
     return removed;
+  }
+
+  /** Repeats (the watch confirming a local delete) are harmless: ending what is already ended does nothing. */
+  private ended(id: string): void {
+    this.deleted.set(id, true);
+    this.revocations.emit({ kind: 'session', sessionId: id });
   }
 
   private pathOf(id: string): string {

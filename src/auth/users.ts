@@ -5,6 +5,13 @@ import type { Logger } from '../observability/logger.js';
 import { isObjectName } from './kube-names.js';
 import type { UserStatusPatch } from './login-limits.js';
 import { LruMap } from './lru-map.js';
+import {
+  RevocationEvents,
+  userChangeRevocations,
+  userDeletedRevocation,
+  type Revocation,
+  type RevocationListener,
+} from './revocations.js';
 import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-record.js';
 
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
@@ -26,19 +33,22 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /**
  * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. A name missing from the cache is read
  * once directly (a user created a moment ago, not yet seen by the watch); names known to be gone are remembered
- * (bounded) so a deleted user's tokens do not cause a read per request.
+ * (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the watch
+ * reports it) is told to `onRevoked` listeners.
  */
 export class ClusterUserStore implements UserStore {
   private readonly reflector: Reflector<UserRecord>;
   private readonly byEmail = new Map<string, Set<string>>();
   private readonly gone = new LruMap<string, true>(10_000);
   private readonly log: Logger;
+  private readonly revocations: RevocationEvents;
 
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
   ) {
     this.log = logger.child({ component: 'users' });
+    this.revocations = new RevocationEvents(this.log);
     this.reflector = new Reflector<UserRecord>({
       client,
       logger,
@@ -49,15 +59,23 @@ export class ClusterUserStore implements UserStore {
     this.reflector.on('added', (user) => {
       this.gone.delete(user.name);
       this.index(user);
+      this.revoke(userChangeRevocations(user, undefined));
     });
     this.reflector.on('modified', (user, old) => {
       if (old) this.unindex(old);
       this.index(user);
+      this.revoke(userChangeRevocations(user, old));
     });
     this.reflector.on('deleted', (user) => {
       this.unindex(user);
       this.gone.set(user.name, true);
+      this.revoke([userDeletedRevocation(user)]);
     });
+  }
+
+  /** Users deleted or disabled, as this replica's watch sees it. */
+  onRevoked(listener: RevocationListener): () => void {
+    return this.revocations.on(listener);
   }
 
   get readiness(): ReadinessCheck {
@@ -132,6 +150,10 @@ export class ClusterUserStore implements UserStore {
       if (err instanceof KubeApiError && err.code === 404) return undefined;
       throw err;
     }
+  }
+
+  private revoke(revocations: readonly Revocation[]): void {
+    for (const revocation of revocations) this.revocations.emit(revocation);
   }
 
   private index(user: UserRecord): void {

@@ -4,10 +4,18 @@ import type { UserInfo } from '../auth/identity.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { Logger } from '../observability/logger.js';
 import { BadRequestError, ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
-import { backendFailure, createBackend, isRedirect, redirectRefused, type BackendOptions } from './backend.js';
+import {
+  backendFailure,
+  createBackend,
+  isRedirect,
+  redirectRefused,
+  type BackendOptions,
+  type Exchange,
+} from './backend.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
 import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget } from './request-kind.js';
+import type { StreamRegistry } from './stream-registry.js';
 import { createUpgradeRelay, type UpgradeHandler } from './upgrade.js';
 
 export interface ForwarderDeps {
@@ -17,6 +25,8 @@ export interface ForwarderDeps {
   authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
   /** Counts relayed watches and upgraded streams. */
   metrics?: { activeWatches: StreamGauge };
+  /** Long-running streams are registered here, so a revoked session or user cuts them. */
+  streamRegistry?: StreamRegistry;
   backend?: BackendOptions;
 }
 
@@ -65,6 +75,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     if (res.destroyed) return;
     const longRunning = isLongRunning(target);
     const withBody = hasRequestBody(req.headers);
+    if (!longRunning && !withBody) return exchange(req, res, next, target, headers.headers);
     let upstream: ClientRequest;
     let answered = false;
     let clientGone = false;
@@ -115,7 +126,14 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         // A watch's head goes out now, not with its first event.
         res.flushHeaders();
         streams?.inc();
-        res.once('close', () => streams?.dec());
+        const unregister = deps.streamRegistry?.register(user, () => {
+          upstreamRes.destroy();
+          res.destroy();
+        });
+        res.once('close', () => {
+          streams?.dec();
+          unregister?.();
+        });
       }
       // A cut backend stream reaches the client as a cut stream, never as a clean end. (Not `pipeline`: its
       // per-request AbortController costs ~10% of the forwarding CPU.)
@@ -126,6 +144,56 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     // A request that may have reached kube-apiserver before a stale socket failed is retried only when repeating it
     // is harmless.
     send(!withBody && SAFE_METHODS.has(req.method));
+  };
+
+  /** A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. */
+  const exchange = (req: Request, res: Response, next: NextFunction, target: string, headers: string[]) => {
+    let current: Exchange;
+    let answered = false;
+    let clientGone = false;
+    const resume = () => current.resume();
+
+    const start = (retry: boolean) => {
+      current = backend.exchange(
+        { method: req.method, target, headers },
+        {
+          onHead(code, rawHeaders, statusMessage) {
+            answered = true;
+            if (isRedirect(code)) {
+              next(redirectRefused());
+              return false;
+            }
+            // appendHeader, not writeHead's header list: headers already on `res` would turn repeats into one.
+            const relayed = forwardResponseHeaders(rawHeaders);
+            for (let i = 0; i < relayed.length; i += 2) res.appendHeader(relayed[i]!, relayed[i + 1]!);
+            res.writeHead(code, statusMessage || undefined);
+            return true;
+          },
+          onData(chunk) {
+            if (res.write(chunk)) return true;
+            res.once('drain', resume);
+            return false;
+          },
+          onEnd: () => res.end(),
+          onError(error) {
+            if (clientGone) return;
+            // A cut backend answer reaches the client as a cut answer, never as a clean end.
+            if (answered) return void res.destroy();
+            if (retry && STALE_SOCKET_ERRORS.has(error.code ?? '')) return start(false);
+            deps.logger.warn('kube-apiserver unreachable', { requestId: req.requestId, error: error.message });
+            next(backendFailure(error));
+          },
+        },
+      );
+    };
+
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      current.abort();
+    });
+    // Sent again only when repeating it is harmless; a bodiless DELETE or POST may have reached kube-apiserver.
+    start(SAFE_METHODS.has(req.method));
   };
 
   const handler: RequestHandler = (req, res, next) => {
@@ -159,6 +227,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       authenticateRequest: deps.authenticateRequest,
       logger: deps.logger,
       streams,
+      registry: deps.streamRegistry,
     }),
     shouldUpgrade: (req) => isRelayedUpgrade(req.url ?? '', req.headers.upgrade),
     close: () => backend.close(),

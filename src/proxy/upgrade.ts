@@ -11,6 +11,7 @@ import { closeGracefully, responseHead, writeStatusAndClose } from './raw-http.j
 import { spliceSockets } from './splice.js';
 import { hasRequestBody, isRelayedUpgrade, originFormTarget } from './request-kind.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
+import type { StreamRegistry } from './stream-registry.js';
 
 export interface UpgradeRelayDeps {
   backend: Backend;
@@ -19,6 +20,8 @@ export interface UpgradeRelayDeps {
   authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
   logger: Logger;
   streams?: StreamGauge;
+  /** Where the session is registered from the moment it is sent on, so a revoked session or user cuts it. */
+  registry?: StreamRegistry;
 }
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -113,9 +116,17 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     if (!answered) upstream.destroy();
   };
   socket.once('close', abandon);
+  let tunnel: Socket | undefined;
+  const unregister = deps.registry?.register(user, () => {
+    socket.destroy();
+    upstream.destroy();
+    tunnel?.destroy();
+  });
+  if (unregister) socket.once('close', unregister);
 
   upstream.on('upgrade', (res: IncomingMessage, backendSocket: Socket, backendHead: Buffer) => {
     answered = true;
+    tunnel = backendSocket;
     socket.off('close', abandon);
     backendSocket.on('error', () => backendSocket.destroy());
     if (socket.destroyed) {

@@ -9,6 +9,7 @@ import { createPodAllocations } from '../kube/pod-allocations.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { createForwarder } from '../proxy/forwarder.js';
+import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
 import { listen, type Listener } from './listener.js';
 import { loadServingCertificate } from './tls.js';
@@ -68,11 +69,19 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     signingKeySecret: options.signingKeySecret,
     allowGeneratedKey: config.allowGeneratedSigningKey,
   });
+  // Streams are authenticated once, when they open: revocations seen later (on any replica) cut them.
+  const streamRegistry = new StreamRegistry();
+  identity.onRevoked((revoked) =>
+    revoked.kind === 'session'
+      ? streamRegistry.endSession(revoked.sessionId)
+      : streamRegistry.endUser(revoked.username, revoked.uid),
+  );
   const forwarder = createForwarder({
     connection,
     logger,
     metrics,
     authenticateRequest: identity.authenticateRequest,
+    streamRegistry,
   });
 
   const watched = [nodes, allocations];

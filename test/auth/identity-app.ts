@@ -8,7 +8,7 @@ import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { assembleIdentity } from '../../src/auth/index.js';
 import type { Authorizer } from '../../src/auth/identity.js';
-import { bcryptPasswords } from '../../src/auth/passwords.js';
+import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/passwords.js';
 import type { SigningKeyProvider } from '../../src/auth/signing-key.js';
 import type { SessionStore } from '../../src/auth/sessions.js';
 import type { UserStore } from '../../src/auth/users.js';
@@ -47,6 +47,8 @@ export interface TestIdentityOptions {
   wrapUsers?: (users: UserStore) => UserStore;
   wrapSessions?: (sessions: SessionStore) => SessionStore;
   onLogin?: (grant: string, result: string) => void;
+  /** bcrypt on libuv's pool unless given (e.g. a saturated pool). */
+  passwords?: PasswordVerifier;
 }
 
 export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
@@ -60,7 +62,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
     sessions: options.wrapSessions ? options.wrapSessions(sessions) : sessions,
     keys: options.keys ?? staticKey(),
     authorizer: options.authorizer ?? new RecordingAuthorizer((user) => user.groups.includes('node-readers')),
-    passwords: bcryptPasswords,
+    passwords: options.passwords ?? bcryptPasswords,
     settings: () => settings.current,
     logger,
     clock: clock.read,

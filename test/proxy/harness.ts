@@ -120,9 +120,9 @@ function bearerOf(req: http.IncomingMessage): string | undefined {
     : undefined;
 }
 
-/** The fake authenticator: one known token is alice; anything else is a 401. */
-export async function authenticateRequest(req: http.IncomingMessage): Promise<UserInfo> {
-  if (bearerOf(req) === USER_TOKEN) return ALICE;
+/** The fake authenticator: one known token is alice (or `user`); anything else is a 401. */
+export async function authenticateRequest(req: http.IncomingMessage, user: UserInfo = ALICE): Promise<UserInfo> {
+  if (bearerOf(req) === USER_TOKEN) return user;
   throw new UnauthorizedError();
 }
 
@@ -142,15 +142,25 @@ export async function startKapi(
     connection?: KubeConnection;
     backend?: ForwarderDeps['backend'];
     tls?: { key: string; cert: string };
+    streamRegistry?: ForwarderDeps['streamRegistry'];
+    /** Who the known token authenticates as; alice by default. */
+    user?: UserInfo;
   } = {},
 ): Promise<Kapi> {
   const logs = new CapturedLogs();
   const connection = options.connection ?? connectionFor(tokenAccess(backendUrl, KAPI_TOKEN), 'sandbox');
-  const forwarder = createForwarder({ connection, logger: logs.logger, authenticateRequest, backend: options.backend });
+  const authenticate = (req: http.IncomingMessage) => authenticateRequest(req, options.user);
+  const forwarder = createForwarder({
+    connection,
+    logger: logs.logger,
+    authenticateRequest: authenticate,
+    backend: options.backend,
+    streamRegistry: options.streamRegistry,
+  });
   const app = express();
   app.use(requestId);
   app.use((req: Request, _res: Response, next: NextFunction) => {
-    authenticateRequest(req).then((user) => {
+    authenticate(req).then((user) => {
       req.user = user;
       next();
     }, next);
