@@ -7,7 +7,7 @@ import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './session-record.js';
 import type { SessionStore } from './sessions.js';
 import type { SigningKeyProvider } from './signing-key.js';
-import { verifyToken } from './tokens.js';
+import { VerifiedTokenCache } from './tokens.js';
 import type { UserStore } from './users.js';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
@@ -31,6 +31,7 @@ export type RequestAuthenticator = (req: IncomingMessage) => Promise<UserInfo>;
  */
 export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthenticator {
   const log = deps.logger.child({ component: 'authenticate' });
+  const tokens = new VerifiedTokenCache();
   return async (req) => {
     const presented = presentedToken(req.headers);
     if (presented === undefined) throw new UnauthorizedError();
@@ -39,7 +40,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     if (!key) throw new ServiceUnavailableError('the token signing key is not loaded yet');
 
     const nowSeconds = Math.floor(deps.clock() / 1000);
-    const verified = verifyToken(presented.token, key, 'access_token', nowSeconds);
+    const verified = tokens.verify(presented.token, key, 'access_token', nowSeconds);
     if (!verified.ok) throw refuse(verified.reason);
     const claims = verified.claims;
 

@@ -1,5 +1,6 @@
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { LruMap } from './lru-map.js';
 
 /**
  * Token claims: building, signing and verifying. Pure (the key and `now` come in as arguments).
@@ -115,6 +116,51 @@ export function verifyToken(
     return { ok: false, reason: `a ${claims.token_type} where a ${expected} was expected` };
   }
   return { ok: true, claims };
+}
+
+/** Enough for every active client of one replica; a bounded map keeps hostile input from growing it. */
+const VERIFIED_TOKENS_CAPACITY = 4096;
+
+/**
+ * `verifyToken` with a memory of tokens already verified, for the per-request check: jsonwebtoken costs 10-30 µs a
+ * call, a hit well under one. Only tokens that verified are kept (least recently used out first); a hit still checks
+ * expiry with the same tolerance, and the expected type. A different signing key (a reload) empties the memory, so
+ * nothing verified with an old key outlives it. Sessions and users are not cached here: callers check them each time.
+ */
+export class VerifiedTokenCache {
+  private readonly verified: LruMap<string, VerifiedToken & { ok: true }>;
+  private key: Buffer | undefined;
+
+  constructor(capacity = VERIFIED_TOKENS_CAPACITY) {
+    this.verified = new LruMap(capacity);
+  }
+
+  verify(token: string, key: Buffer, expected: TokenType | 'any', nowSeconds: number): VerifiedToken {
+    if (key !== this.key) {
+      this.verified.clear();
+      this.key = key;
+    }
+    const hit = this.verified.get(token);
+    if (!hit) {
+      const result = verifyToken(token, key, expected, nowSeconds);
+      // Frozen: the same claims object is handed to every later request with this token.
+      if (result.ok) this.verified.set(token, Object.freeze({ ok: true, claims: Object.freeze(result.claims) }));
+      return result;
+    }
+    // jsonwebtoken's rule: expired once now >= exp + tolerance.
+    if (nowSeconds >= hit.claims.exp + CLOCK_TOLERANCE_SECONDS) {
+      this.verified.delete(token);
+      return { ok: false, reason: 'token expired' };
+    }
+    if (expected !== 'any' && hit.claims.token_type !== expected) {
+      return { ok: false, reason: `a ${hit.claims.token_type} where a ${expected} was expected` };
+    }
+    return hit;
+  }
+
+  get size(): number {
+    return this.verified.size;
+  }
 }
 
 /** Every claim present with its type; `exp` in particular (jsonwebtoken accepts tokens without it). */

@@ -26,11 +26,16 @@ export interface AppDeps {
   observe?: RequestHandler;
 }
 
-/** Paths forwarded to kube-apiserver as the caller. */
-const FORWARDED_PREFIXES = ['/api', '/apis', '/version', '/openapi'];
-const FORWARDED_PATH = /^\/(?:api|apis|version|openapi)(?:\/|$)/;
+/**
+ * Paths forwarded to kube-apiserver as the caller. A lookahead: it matches without consuming, so Express strips no
+ * prefix from `req.url` and the audit line and metrics see the full path.
+ */
+const FORWARDED_PATH = /^(?=\/(?:api|apis|version|openapi)(?:\/|$))/;
 
-/** The request pipeline, in order, in one place: id → log → security headers → public → authn → features → 404. */
+/**
+ * The request pipeline, in order, in one place: id → metrics → audit log → then either forwarded paths (authn →
+ * kube-apiserver) or kapi's own (security headers → public → authn → features → 404); errors → Status.
+ */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -39,10 +44,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(requestId);
   if (deps.observe) app.use(deps.observe);
   app.use(accessLog(deps.logger));
-  // kapi's own answers get browser security headers; forwarded ones come back as kube-apiserver sent them.
-  const securityHeaders = helmet({ contentSecurityPolicy: false, strictTransportSecurity: false });
-  app.use((req, res, next) => (FORWARDED_PATH.test(req.path) ? next() : securityHeaders(req, res, next)));
 
+  // Nothing else kapi serves lives under the forwarded paths: they go straight to authentication and kube-apiserver,
+  // past routers they would never match, and come back as kube-apiserver sent them (no browser security headers).
+  if (deps.forward) app.use(FORWARDED_PATH, ...(deps.authenticate ? [deps.authenticate] : []), deps.forward);
+
+  app.use(helmet({ contentSecurityPolicy: false, strictTransportSecurity: false }));
   app.use(healthRoutes(deps.readiness));
   for (const router of deps.publicRoutes ?? []) app.use(router);
 
@@ -51,7 +58,6 @@ export function createApp(deps: AppDeps): express.Express {
     '/kapis/resources.kapi.io/v1alpha3',
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
-  if (deps.forward) app.use(FORWARDED_PREFIXES, deps.forward);
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -2,8 +2,10 @@ import { generateKeyPairSync, createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import {
   buildClaims,
+  CLOCK_TOLERANCE_SECONDS,
   newTokenId,
   signToken,
+  VerifiedTokenCache,
   verifyToken,
   type TokenClaims,
   type TokenType,
@@ -197,3 +199,83 @@ describe('signToken', () => {
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 });
+
+describe('VerifiedTokenCache', () => {
+  const EXP = NOW + 3600;
+
+  test('when a token verifies, then it is remembered and later answers carry the same, frozen claims', () => {
+    const cache = new VerifiedTokenCache();
+    const token = signToken(claims(), KEY);
+    const first = cache.verify(token, KEY, 'access_token', NOW);
+    const again = cache.verify(token, KEY, 'access_token', NOW + 1);
+    expect(first).toEqual({ ok: true, claims: claims() });
+    expect(again).toEqual(first);
+    expect(cache.size).toBe(1);
+    if (again.ok) expect(Object.isFrozen(again.claims)).toBe(true);
+  });
+
+  test.each([
+    { name: 'when a remembered token is within the clock tolerance of exp, then it is accepted', now: EXP, ok: true },
+    {
+      name: 'when a remembered token is one second short of exp + tolerance, then it is accepted',
+      now: EXP + CLOCK_TOLERANCE_SECONDS - 1,
+      ok: true,
+    },
+    {
+      name: 'when a remembered token reaches exp + tolerance, then it is refused as expired and forgotten',
+      now: EXP + CLOCK_TOLERANCE_SECONDS,
+      ok: false,
+    },
+  ])('$name', ({ now, ok }) => {
+    const cache = new VerifiedTokenCache();
+    const token = signToken(claims(), KEY);
+    expect(cache.verify(token, KEY, 'access_token', NOW).ok).toBe(true);
+    const result = cache.verify(token, KEY, 'access_token', now);
+    // the same answer jsonwebtoken gives for that instant
+    expect(result.ok).toBe(verifyToken(token, KEY, 'access_token', now).ok);
+    expect(result.ok).toBe(ok);
+    if (!result.ok) {
+      expect(result.reason).toBe('token expired');
+      expect(cache.size).toBe(0);
+    }
+  });
+
+  test('when a remembered refresh token is presented as an access token, then it is refused', () => {
+    const cache = new VerifiedTokenCache();
+    const token = signToken(claims('refresh_token'), KEY);
+    expect(cache.verify(token, KEY, 'any', NOW).ok).toBe(true);
+    const result = cache.verify(token, KEY, 'access_token', NOW);
+    expect(result).toEqual({ ok: false, reason: 'a refresh_token where a access_token was expected' });
+  });
+
+  test('when the signing key changes, then tokens verified with the old one are forgotten and refused', () => {
+    const cache = new VerifiedTokenCache();
+    const token = signToken(claims(), KEY);
+    expect(cache.verify(token, KEY, 'access_token', NOW).ok).toBe(true);
+    const result = cache.verify(token, OTHER_KEY, 'access_token', NOW);
+    expect(result.ok).toBe(false);
+    expect(cache.size).toBe(0);
+  });
+
+  test('when a token fails verification, then it is not remembered', () => {
+    const cache = new VerifiedTokenCache();
+    expect(cache.verify(signToken(claims(), OTHER_KEY), KEY, 'access_token', NOW).ok).toBe(false);
+    expect(cache.verify(signToken(claims('refresh_token'), KEY), KEY, 'access_token', NOW).ok).toBe(false);
+    expect(cache.verify('not.a.token', KEY, 'access_token', NOW).ok).toBe(false);
+    expect(cache.size).toBe(0);
+  });
+
+  test('when more tokens verify than it holds, then it stays at its capacity and still answers each correctly', () => {
+    const cache = new VerifiedTokenCache(2);
+    const tokens = ['jti-a', 'jti-b', 'jti-c'].map((jti) => signToken(claims('access_token', { jti }), KEY));
+    for (const token of [...tokens, ...tokens]) {
+      const result = cache.verify(token, KEY, 'access_token', NOW);
+      expect(result.ok && result.claims.jti).toBe(verifyToken(token, KEY, 'access_token', NOW).ok && claimsOf(token));
+      expect(cache.size).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
+function claimsOf(token: string): string {
+  return (jwt.decode(token) as TokenClaims).jti;
+}

@@ -1,0 +1,140 @@
+import { Writable } from 'node:stream';
+import type { RequestHandler } from 'express';
+import request from 'supertest';
+import winston from 'winston';
+import type { Logger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { createApp } from '../../src/server/app.js';
+import { UnauthorizedError } from '../../src/server/errors.js';
+import { FixedAllocations, InMemoryNodeCache } from '../apis/resources/v1alpha3/fixtures.js';
+
+const TOKEN = 'app-test-token-0123456789';
+
+/** A winston logger writing JSON lines into `lines`; `formatted` counts the lines it formatted at all. */
+function capturingLogger(level: string) {
+  const lines: Record<string, unknown>[] = [];
+  const counter = { formatted: 0 };
+  const counting = winston.format((info) => {
+    counter.formatted++;
+    return info;
+  });
+  const logger = winston.createLogger({
+    level,
+    format: winston.format.combine(counting(), winston.format.json()),
+    transports: [
+      new winston.transports.Stream({
+        stream: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+            done();
+          },
+        }),
+      }),
+    ],
+  });
+  return { logger: logger as Logger, lines, counter };
+}
+
+function setup(level = 'info') {
+  const { logger, lines, counter } = capturingLogger(level);
+  const metrics = new Metrics({ processMetrics: false });
+  const forwarded: string[] = [];
+  const authenticate: RequestHandler = (req, _res, next) => {
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) return next(new UnauthorizedError());
+    req.user = { username: 'alice', groups: ['dev'] };
+    next();
+  };
+  const forward: RequestHandler = (req, res) => {
+    forwarded.push(req.originalUrl);
+    res.status(200).json({ kind: 'Node', url: req.url });
+  };
+  const app = createApp({
+    logger,
+    readiness: [],
+    nodes: new InMemoryNodeCache([]),
+    allocations: new FixedAllocations({}),
+    authenticate,
+    forward,
+    observe: metrics.observe(),
+  });
+  return { app, lines, counter, metrics, forwarded };
+}
+
+const audit = (lines: Record<string, unknown>[]) => lines.filter((line) => line.audit === true);
+
+describe('createApp: forwarded paths', () => {
+  test('when an authenticated request is forwarded, then the audit line and metrics name its full path', async () => {
+    const { app, lines, metrics, forwarded } = setup();
+    const res = await request(app)
+      .get('/api/v1/nodes/node-1?labelSelector=a%3Db')
+      .set('Authorization', `Bearer ${TOKEN}`)
+      .set('X-Request-Id', 'req-forwarded-1')
+      .expect(200);
+    // Express strips no prefix: the forwarder sees the whole target
+    expect(res.body).toEqual({ kind: 'Node', url: '/api/v1/nodes/node-1?labelSelector=a%3Db' });
+    expect(forwarded).toEqual(['/api/v1/nodes/node-1?labelSelector=a%3Db']);
+    expect(audit(lines)).toEqual([
+      expect.objectContaining({
+        requestId: 'req-forwarded-1',
+        user: 'alice',
+        verb: 'GET',
+        path: '/api/v1/nodes/node-1',
+        status: 200,
+      }),
+    ]);
+    expect(JSON.stringify(lines)).not.toContain(TOKEN);
+    expect(await metrics.registry.metrics()).toContain(
+      'kapi_http_requests_total{route="/api",method="GET",code="200"} 1',
+    );
+  });
+
+  test('when a forwarded request has no valid token, then it is a 401 Status and never reaches the forwarder', async () => {
+    const { app, lines, forwarded } = setup();
+    const res = await request(app).get('/apis/apps/v1/deployments').set('Authorization', 'Bearer wrong').expect(401);
+    expect(res.body).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized' });
+    expect(forwarded).toEqual([]);
+    expect(audit(lines)).toEqual([expect.objectContaining({ path: '/apis/apps/v1/deployments', status: 401 })]);
+  });
+
+  test.each(['/api', '/apis', '/version', '/openapi/v2', '/api/v1/namespaces'])(
+    'when %s is requested, then it is forwarded without kapi’s browser security headers',
+    async (path) => {
+      const { app, forwarded } = setup();
+      const res = await request(app).get(path).set('Authorization', `Bearer ${TOKEN}`).expect(200);
+      expect(forwarded).toEqual([path]);
+      expect(res.headers['x-content-type-options']).toBeUndefined();
+    },
+  );
+
+  test.each(['/apiary', '/apis-x/v1', '/kapis/resources.kapi.io/v1alpha3/nodes/absent'])(
+    'when %s is requested, then it is kapi’s own path: not forwarded, security headers on',
+    async (path) => {
+      const { app, forwarded } = setup();
+      const res = await request(app).get(path).set('Authorization', `Bearer ${TOKEN}`).expect(404);
+      expect(res.body).toMatchObject({ kind: 'Status', code: 404 });
+      expect(forwarded).toEqual([]);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    },
+  );
+
+  test('when kapi’s own path is requested without a token, then it is a 401 with security headers', async () => {
+    const { app } = setup();
+    const res = await request(app).get('/kapis/resources.kapi.io/v1alpha3/nodes').expect(401);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
+describe('createApp: the audit line', () => {
+  test('when info lines are kept, then each answered request has one', async () => {
+    const { app, lines } = setup('info');
+    await request(app).get('/healthz').expect(200);
+    expect(audit(lines)).toEqual([expect.objectContaining({ verb: 'GET', path: '/healthz', status: 200 })]);
+  });
+
+  test('when the log level drops info lines, then the audit line is not even formatted', async () => {
+    const { app, lines, counter } = setup('warn');
+    await request(app).get('/api/v1/nodes').set('Authorization', `Bearer ${TOKEN}`).expect(200);
+    expect(lines).toEqual([]);
+    expect(counter.formatted).toBe(0);
+  });
+});
