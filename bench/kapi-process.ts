@@ -43,7 +43,8 @@ export async function startKapiProcess(options: { kubeconfig: string; root: stri
     BIND_ADDRESS: '127.0.0.1',
     KAPI_CLUSTER: 'kubeconfig',
     KUBECONFIG: options.kubeconfig,
-    LOG_LEVEL: 'warn',
+    // The deployed default: one audit line per request is part of the cost being measured.
+    LOG_LEVEL: process.env.BENCH_KAPI_LOG_LEVEL ?? 'info',
     // As the image and the chart run it (Dockerfile ENV NODE_OPTIONS, values.yaml nodeOptions).
     NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
   };
