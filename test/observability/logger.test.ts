@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { createLogger } from '../../src/observability/logger.js';
@@ -44,5 +45,36 @@ describe('createLogger', () => {
     cyclic.self = cyclic;
     expect(() => logger.error('broken', { cyclic })).not.toThrow();
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', message: 'broken', logError: expect.any(String) });
+  });
+});
+
+describe('stdout batching', () => {
+  test('when several lines are logged in one turn, then they reach stdout together, in order, by the next turn', async () => {
+    const { flushLogs } = await import('../../src/observability/logger.js');
+    const written: string[] = [];
+    const original = process.stdout.write.bind(process.stdout);
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write);
+    try {
+      const logger = createLogger('info');
+      logger.info('first');
+      logger.info('second');
+      expect(written).toEqual([]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(written).toHaveLength(1);
+      const lines = written[0]!
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).message);
+      expect(lines).toEqual(['first', 'second']);
+      logger.info('third');
+      flushLogs();
+      expect(written).toHaveLength(2);
+    } finally {
+      spy.mockRestore();
+      void original;
+    }
   });
 });
