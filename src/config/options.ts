@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../observability/logger.js';
 
@@ -24,6 +25,8 @@ export interface Options {
   tlsCaOut: string;
   sandboxNodes: number;
   sandboxAdminPassword: string | undefined;
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the real client; empty: the socket's peer is. */
+  trustedProxies: string[];
 }
 
 interface Spec {
@@ -98,6 +101,12 @@ const SPECS = {
     help: 'nodes seeded into the sandbox',
     fallback: '6',
   },
+  trustedProxies: {
+    flag: 'trusted-proxies',
+    env: 'TRUSTED_PROXIES',
+    help: 'comma-separated addresses or CIDRs of proxies whose X-Forwarded-For names the client (audit, login limits)',
+    fallback: '',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -161,6 +170,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     tlsCaOut: raw('tlsCaOut'),
     sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
+    trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
   };
 }
 
@@ -174,6 +184,23 @@ function port(text: string, flag: string): number {
 function count(text: string, flag: string): number {
   if (!/^\d+$/.test(text)) throw new OptionsError(`--${flag} must be a whole number, not "${text}"`);
   return Number(text);
+}
+
+function addressList(text: string, flag: string): string[] {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const maxPrefix = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new OptionsError(`--${flag} takes IP addresses or CIDRs, not "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 function namespacedName(text: string, flag: string): { namespace: string; name: string } {

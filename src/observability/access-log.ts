@@ -19,7 +19,7 @@ export function accessLog(logger: Logger) {
         path: req.path,
         status: res.statusCode,
         durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        sourceIp: req.socket.remoteAddress,
+        sourceIp: req.ip ?? req.socket.remoteAddress,
       });
     });
     next();

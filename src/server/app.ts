@@ -22,6 +22,8 @@ export interface AppDeps {
   guard?: AccessGuard;
   /** Forwards /api and /apis to kube-apiserver as the caller. */
   forward?: RequestHandler;
+  /** Proxies trusted to name the client in X-Forwarded-For (req.ip: audit lines, login limits). */
+  trustedProxies?: readonly string[];
   /** Request metrics, when the metrics listener is on. */
   observe?: RequestHandler;
 }
@@ -41,6 +43,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  app.set('trust proxy', deps.trustedProxies?.length ? [...deps.trustedProxies] : false);
   app.use(requestId);
   if (deps.observe) app.use(deps.observe);
   app.use(accessLog(deps.logger));

@@ -25,6 +25,7 @@ export type ServerOptions = Pick<
   | 'tlsKeyFile'
   | 'tlsSecret'
   | 'tlsCaOut'
+  | 'trustedProxies'
 > & { tlsPort: number | undefined; metricsPort: number | undefined };
 
 export interface KapiServerConfig {
@@ -104,6 +105,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     guard: identity.guard,
     forward: forwarder.handler,
     observe: metrics.observe(),
+    trustedProxies: options.trustedProxies,
   });
 
   const listeners: Listener[] = [];

@@ -46,6 +46,16 @@ describe('parseOptions', () => {
     expect(() => parseOptions(argv, {})).toThrow(message);
   });
 
+  test('when trusted proxies are listed, then addresses and CIDRs are kept and anything else is refused', () => {
+    expect(parseOptions([], { TRUSTED_PROXIES: '10.0.0.0/8, 192.168.1.7,fd00::/8' })).toMatchObject({
+      trustedProxies: ['10.0.0.0/8', '192.168.1.7', 'fd00::/8'],
+    });
+    expect(parseOptions([], {})).toMatchObject({ trustedProxies: [] });
+    for (const bad of ['10.0.0.0/33', 'proxy.local', '10.0.0.1/8/2', '::1/129']) {
+      expect(() => parseOptions(['--trusted-proxies', bad], {})).toThrow(/--trusted-proxies/);
+    }
+  });
+
   test('when an unknown flag is given, then parsing fails instead of ignoring it', () => {
     expect(() => parseOptions(['--prot', '1'], {})).toThrow();
   });

@@ -140,6 +140,7 @@ export async function startE2E(options: { sandboxNodes?: number } = {}): Promise
         tlsKeyFile: undefined,
         tlsSecret: undefined,
         tlsCaOut: join(caDir, `ca-${replicas.length}.crt`),
+        trustedProxies: [],
       },
       connection: kapiConnection,
       logger: silentLogger,

@@ -35,7 +35,7 @@ function capturingLogger(level: string) {
   return { logger: logger as Logger, lines, counter };
 }
 
-function setup(level = 'info') {
+function setup(level = 'info', trustedProxies: string[] = []) {
   const { logger, lines, counter } = capturingLogger(level);
   const metrics = new Metrics({ processMetrics: false });
   const forwarded: string[] = [];
@@ -56,6 +56,7 @@ function setup(level = 'info') {
     authenticate,
     forward,
     observe: metrics.observe(),
+    trustedProxies,
   });
   return { app, lines, counter, metrics, forwarded };
 }
@@ -136,5 +137,19 @@ describe('createApp: the audit line', () => {
     await request(app).get('/api/v1/nodes').set('Authorization', `Bearer ${TOKEN}`).expect(200);
     expect(lines).toEqual([]);
     expect(counter.formatted).toBe(0);
+  });
+});
+
+describe('createApp: the client address', () => {
+  test('when no proxy is trusted, then a forged X-Forwarded-For is ignored', async () => {
+    const { app, lines } = setup('info');
+    await request(app).get('/healthz').set('X-Forwarded-For', '203.0.113.9');
+    expect(audit(lines)[0]!.sourceIp).not.toBe('203.0.113.9');
+  });
+
+  test('when the peer is a trusted proxy, then the client it names is the source address', async () => {
+    const { app, lines } = setup('info', ['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+    await request(app).get('/healthz').set('X-Forwarded-For', '203.0.113.9');
+    expect(audit(lines)[0]!.sourceIp).toBe('203.0.113.9');
   });
 });
