@@ -8,7 +8,9 @@ import {
   headerValues,
   KAPI_TOKEN,
   send,
+  startBackendAndKapi,
   startKapi,
+  stopCheckingLogs,
   until,
   USER_TOKEN,
   type Kapi,
@@ -18,18 +20,10 @@ let backend: Backend;
 let kapi: Kapi;
 
 beforeEach(async () => {
-  backend = await Backend.start();
-  kapi = await startKapi(backend.url);
+  ({ backend, kapi } = await startBackendAndKapi());
 });
 
-afterEach(async () => {
-  await kapi.stop();
-  await backend.close();
-  // Whatever happened, no credential reached a log line.
-  const logged = kapi.logs.lines.join('\n');
-  expect(logged).not.toContain(USER_TOKEN);
-  expect(logged).not.toContain(KAPI_TOKEN);
-});
+afterEach(() => stopCheckingLogs(kapi, backend));
 
 describe('authentication before forwarding', () => {
   it.each([

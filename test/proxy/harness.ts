@@ -185,6 +185,21 @@ export async function startKapi(
   };
 }
 
+/** A fake kube-apiserver and a kapi forwarding to it: the set-up of most forwarder tests. */
+export async function startBackendAndKapi(): Promise<{ backend: Backend; kapi: Kapi }> {
+  const backend = await Backend.start();
+  return { backend, kapi: await startKapi(backend.url) };
+}
+
+/** Stops both, then checks that whatever happened, no credential reached a log line. */
+export async function stopCheckingLogs(kapi: Kapi, backend: Backend): Promise<void> {
+  await kapi.stop();
+  await backend.close();
+  const logged = kapi.logs.lines.join('\n');
+  expect(logged).not.toContain(USER_TOKEN);
+  expect(logged).not.toContain(KAPI_TOKEN);
+}
+
 export interface Answer {
   status: number;
   rawHeaders: string[];

@@ -10,7 +10,9 @@ import {
   headerValues,
   KAPI_TOKEN,
   rawExchange,
+  startBackendAndKapi,
   startKapi,
+  stopCheckingLogs,
   until,
   USER_TOKEN,
   type Kapi,
@@ -21,17 +23,10 @@ let backend: Backend;
 let kapi: Kapi;
 
 beforeEach(async () => {
-  backend = await Backend.start();
-  kapi = await startKapi(backend.url);
+  ({ backend, kapi } = await startBackendAndKapi());
 });
 
-afterEach(async () => {
-  await kapi.stop();
-  await backend.close();
-  const logged = kapi.logs.lines.join('\n');
-  expect(logged).not.toContain(USER_TOKEN);
-  expect(logged).not.toContain(KAPI_TOKEN);
-});
+afterEach(() => stopCheckingLogs(kapi, backend));
 
 const EXEC = '/api/v1/namespaces/ns/pods/p/exec?command=sh&stdin=true&stdout=true';
 const bearerProtocol = `base64url.bearer.authorization.k8s.io.${Buffer.from(USER_TOKEN).toString('base64url')}`;
