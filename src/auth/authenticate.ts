@@ -2,13 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../observability/logger.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
-import { BEARER_SUBPROTOCOL_PREFIX, presentedToken, withoutBearerSubprotocol } from './bearer-token.js';
+import { BEARER_SUBPROTOCOL_PREFIX, presentedToken, withoutBearerSubprotocol } from './tokens/bearer-token.js';
 import type { UserInfo } from './identity.js';
-import { belongsTo, isSessionAlive } from './session-record.js';
-import type { SessionStore } from './sessions.js';
-import type { SigningKeyProvider } from './signing-key.js';
-import { VerifiedTokenCache } from './tokens.js';
-import type { UserStore } from './users.js';
+import { belongsTo, isSessionAlive } from './sessions/session-record.js';
+import type { SessionStore } from './sessions/sessions.js';
+import type { SigningKeyProvider } from './tokens/signing-key.js';
+import { VerifiedTokenCache } from './tokens/tokens.js';
+import type { UserStore } from './users/users.js';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 

@@ -5,22 +5,22 @@ import type { ReadinessCheck } from '../kube/caches.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { accessGuard } from './access-guard.js';
+import { accessGuard } from './authorization/access-guard.js';
 import { authenticate, requestAuthenticator } from './authenticate.js';
-import { SubjectAccessReviewAuthorizer } from './authorizer.js';
+import { SubjectAccessReviewAuthorizer } from './authorization/authorizer.js';
 import type { AccessGuard, Authorizer, UserInfo } from './identity.js';
-import { loginAudit } from './login-audit.js';
-import { LoginLimiter } from './login-limiter.js';
-import { oauthRoutes } from './oauth-routes.js';
-import { PasswordCheckPool } from './password-pool.js';
-import { passwordVerifier, type PasswordVerifier } from './passwords.js';
-import type { RevocationListener } from './revocations.js';
-import { ClusterSessionStore, type SessionStore } from './sessions.js';
-import { SecretSigningKey, type SigningKeyProvider } from './signing-key.js';
-import { ClusterUserStore, type UserStore } from './users.js';
+import { loginAudit } from './oauth/login-audit.js';
+import { LoginLimiter } from './users/login-limiter.js';
+import { oauthRoutes } from './oauth/oauth-routes.js';
+import { PasswordCheckPool } from './users/password-pool.js';
+import { passwordVerifier, type PasswordVerifier } from './users/passwords.js';
+import type { RevocationListener } from './sessions/revocations.js';
+import { ClusterSessionStore, type SessionStore } from './sessions/sessions.js';
+import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.js';
+import { ClusterUserStore, type UserStore } from './users/users.js';
 
-export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './bearer-token.js';
-export type { Revocation, RevocationListener } from './revocations.js';
+export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
+export type { Revocation, RevocationListener } from './sessions/revocations.js';
 
 /** What the server gets from identity: the public OAuth routes, authentication, authorization, readiness. */
 export interface Identity {

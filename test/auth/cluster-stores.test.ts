@@ -3,10 +3,10 @@
  * misses the cache): fallbacks, tombstones, preconditions and conflict retries. The same stores run against the
  * sandbox in cluster-identity.test.ts.
  */
-import { ClusterSessionStore } from '../../src/auth/sessions.js';
-import { ClusterUserStore } from '../../src/auth/users.js';
-import { loginSessionObject } from '../../src/auth/session-record.js';
-import { statusAfterFailure } from '../../src/auth/login-limits.js';
+import { ClusterSessionStore } from '../../src/auth/sessions/sessions.js';
+import { ClusterUserStore } from '../../src/auth/users/users.js';
+import { loginSessionObject } from '../../src/auth/sessions/session-record.js';
+import { statusAfterFailure } from '../../src/auth/users/login-limits.js';
 import type { KubeRequest } from '../../src/kube/client.js';
 import { capturingLogger } from './fakes.js';
 import { kubeError, stubClient } from './stub-client.js';

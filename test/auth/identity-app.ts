@@ -8,10 +8,10 @@ import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { assembleIdentity } from '../../src/auth/index.js';
 import type { Authorizer } from '../../src/auth/identity.js';
-import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/passwords.js';
-import type { SigningKeyProvider } from '../../src/auth/signing-key.js';
-import type { SessionStore } from '../../src/auth/sessions.js';
-import type { UserStore } from '../../src/auth/users.js';
+import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/users/passwords.js';
+import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
+import type { SessionStore } from '../../src/auth/sessions/sessions.js';
+import type { UserStore } from '../../src/auth/users/users.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { requestId } from '../../src/server/request-id.js';
 import {

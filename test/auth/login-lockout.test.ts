@@ -1,4 +1,4 @@
-import { TOO_MANY_ATTEMPTS } from '../../src/auth/oauth-error.js';
+import { TOO_MANY_ATTEMPTS } from '../../src/auth/oauth/oauth-error.js';
 import { client, login, testIdentity, tokenRequest, type TestIdentity } from './identity-app.js';
 
 // TEST_SETTINGS: 3 failures per 600 s

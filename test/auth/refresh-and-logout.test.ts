@@ -1,6 +1,6 @@
 import request from 'supertest';
 import jwt from 'jsonwebtoken';
-import { BAD_REFRESH_TOKEN } from '../../src/auth/oauth-error.js';
+import { BAD_REFRESH_TOKEN } from '../../src/auth/oauth/oauth-error.js';
 import {
   client,
   login,

@@ -9,7 +9,7 @@ import express from 'express';
 import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { createIdentity, type Identity, type Revocation } from '../../src/auth/index.js';
-import { ClusterSessionStore } from '../../src/auth/sessions.js';
+import { ClusterSessionStore } from '../../src/auth/sessions/sessions.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';

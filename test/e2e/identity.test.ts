@@ -8,8 +8,8 @@
  * out. Every case that changes the ClusterConfiguration puts it back (and waits until it is served) when it ends.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { ROTATION_GRACE_SECONDS } from '../../src/auth/session-record.js';
-import { CLOCK_TOLERANCE_SECONDS } from '../../src/auth/tokens.js';
+import { ROTATION_GRACE_SECONDS } from '../../src/auth/sessions/session-record.js';
+import { CLOCK_TOLERANCE_SECONDS } from '../../src/auth/tokens/tokens.js';
 import type { TokenPair } from './client.js';
 import { startE2E, waitFor, type E2E } from './harness.js';
 import { ConfigurationUnderTest } from './identity-config.js';

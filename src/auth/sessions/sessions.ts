@@ -1,8 +1,8 @@
-import { KubeApiError, type KubeClient } from '../kube/client.js';
-import type { ReadinessCheck } from '../kube/caches.js';
-import { Reflector } from '../kube/reflector.js';
-import type { Logger } from '../observability/logger.js';
-import { LruMap } from './lru-map.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import type { ReadinessCheck } from '../../kube/caches.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { Logger } from '../../observability/logger.js';
+import { LruMap } from '../lru-map.js';
 import { RevocationEvents, type RevocationListener } from './revocations.js';
 import {
   SESSIONS_PATH,

@@ -1,5 +1,5 @@
-import type { Logger } from '../observability/logger.js';
-import type { UserRecord } from './user-record.js';
+import type { Logger } from '../../observability/logger.js';
+import type { UserRecord } from '../users/user-record.js';
 
 /**
  * Access that ended before its tokens expired, as one replica sees it: one login session (logout, revocation, a

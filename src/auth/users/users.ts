@@ -1,17 +1,17 @@
-import { KubeApiError, type KubeClient } from '../kube/client.js';
-import type { ReadinessCheck } from '../kube/caches.js';
-import { Reflector } from '../kube/reflector.js';
-import type { Logger } from '../observability/logger.js';
-import { isObjectName } from './kube-names.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import type { ReadinessCheck } from '../../kube/caches.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { Logger } from '../../observability/logger.js';
+import { isObjectName } from '../kube-names.js';
 import type { UserStatusPatch } from './login-limits.js';
-import { LruMap } from './lru-map.js';
+import { LruMap } from '../lru-map.js';
 import {
   RevocationEvents,
   userChangeRevocations,
   userDeletedRevocation,
   type Revocation,
   type RevocationListener,
-} from './revocations.js';
+} from '../sessions/revocations.js';
 import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-record.js';
 
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */

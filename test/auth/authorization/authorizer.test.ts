@@ -1,13 +1,13 @@
 import express from 'express';
 import request from 'supertest';
-import { accessGuard, forbidden } from '../../src/auth/access-guard.js';
-import { SubjectAccessReviewAuthorizer, reviewOf } from '../../src/auth/authorizer.js';
-import type { ResourceAttributes, UserInfo } from '../../src/auth/identity.js';
-import type { KubeRequest } from '../../src/kube/client.js';
-import { errorHandler } from '../../src/server/error-handler.js';
-import { ServiceUnavailableError } from '../../src/server/errors.js';
-import { FakeClock, RecordingAuthorizer, capturingLogger } from './fakes.js';
-import { stubClient } from './stub-client.js';
+import { accessGuard, forbidden } from '../../../src/auth/authorization/access-guard.js';
+import { SubjectAccessReviewAuthorizer, reviewOf } from '../../../src/auth/authorization/authorizer.js';
+import type { ResourceAttributes, UserInfo } from '../../../src/auth/identity.js';
+import type { KubeRequest } from '../../../src/kube/client.js';
+import { errorHandler } from '../../../src/server/error-handler.js';
+import { ServiceUnavailableError } from '../../../src/server/errors.js';
+import { FakeClock, RecordingAuthorizer, capturingLogger } from '../fakes.js';
+import { stubClient } from '../stub-client.js';
 
 const alice: UserInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'] };
 const listNodes: ResourceAttributes = { verb: 'list', resource: 'nodes' };

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isWebSocketUpgrade, presentedToken, withoutBearerSubprotocol } from '../../src/auth/bearer-token.js';
+import { isWebSocketUpgrade, presentedToken, withoutBearerSubprotocol } from '../../../src/auth/tokens/bearer-token.js';
 
 const ws = { upgrade: 'websocket', connection: 'Upgrade' };
 const carrying = (token: string) => `base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString('base64url')}`;

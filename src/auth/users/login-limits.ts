@@ -1,5 +1,5 @@
 import type { FailedLogin, UserRecord } from './user-record.js';
-import { LruMap } from './lru-map.js';
+import { LruMap } from '../lru-map.js';
 
 /**
  * Brute-force limits, pure. Per user, the failures live in the User's status so every replica sees the lock; per

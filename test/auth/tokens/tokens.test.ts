@@ -9,7 +9,7 @@ import {
   verifyToken,
   type TokenClaims,
   type TokenType,
-} from '../../src/auth/tokens.js';
+} from '../../../src/auth/tokens/tokens.js';
 
 const KEY = Buffer.alloc(32, 1);
 const OTHER_KEY = Buffer.alloc(32, 2);

@@ -4,8 +4,8 @@ import {
   statusAfterSuccess,
   timestamp,
   userLockRemaining,
-} from '../../src/auth/login-limits.js';
-import type { UserRecord } from '../../src/auth/user-record.js';
+} from '../../../src/auth/users/login-limits.js';
+import type { UserRecord } from '../../../src/auth/users/user-record.js';
 
 const NOW = Date.parse('2031-01-01T12:00:00Z');
 const LIMIT = { maxFailures: 3, windowSeconds: 600 };

@@ -1,8 +1,8 @@
 import request from 'supertest';
 import jwt from 'jsonwebtoken';
-import { BAD_CREDENTIALS, BAD_REFRESH_TOKEN } from '../../src/auth/oauth-error.js';
-import { buildClaims, signToken } from '../../src/auth/tokens.js';
-import { client, login, refresh, testIdentity, tokenRequest, whoami, type TestIdentity } from './identity-app.js';
+import { BAD_CREDENTIALS, BAD_REFRESH_TOKEN } from '../../../src/auth/oauth/oauth-error.js';
+import { buildClaims, signToken } from '../../../src/auth/tokens/tokens.js';
+import { client, login, refresh, testIdentity, tokenRequest, whoami, type TestIdentity } from '../identity-app.js';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 

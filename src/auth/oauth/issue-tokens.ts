@@ -1,9 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { AuthSettings, GrantType, OAuthClient } from '../config/cluster-configuration.js';
-import type { Logger } from '../observability/logger.js';
+import type { AuthSettings, GrantType, OAuthClient } from '../../config/cluster-configuration.js';
+import type { Logger } from '../../observability/logger.js';
 import { authenticateClient, clientCredentialsOf, requireGrant } from './client-authentication.js';
 import type { LoginAudit, LoginResult } from './login-audit.js';
-import type { LoginLimiter } from './login-limiter.js';
+import type { LoginLimiter } from '../users/login-limiter.js';
 import {
   BAD_CREDENTIALS,
   BAD_REFRESH_TOKEN,
@@ -14,12 +14,12 @@ import {
   unsupportedGrantType,
 } from './oauth-error.js';
 import { requiredParam, type FormParams } from './oauth-form.js';
-import { PasswordChecksBusy, type PasswordVerifier } from './passwords.js';
-import { belongsTo, decideRefresh, rotatedSpec, type LoginSession } from './session-record.js';
-import type { SessionStore } from './sessions.js';
-import type { SigningKeyProvider } from './signing-key.js';
-import { buildClaims, newTokenId, signToken, verifyToken } from './tokens.js';
-import type { UserStore } from './users.js';
+import { PasswordChecksBusy, type PasswordVerifier } from '../users/passwords.js';
+import { belongsTo, decideRefresh, rotatedSpec, type LoginSession } from '../sessions/session-record.js';
+import type { SessionStore } from '../sessions/sessions.js';
+import type { SigningKeyProvider } from '../tokens/signing-key.js';
+import { buildClaims, newTokenId, signToken, verifyToken } from '../tokens/tokens.js';
+import type { UserStore } from '../users/users.js';
 
 /** The token endpoint's use cases: the password grant and the refresh grant (RFC 6749 §4.3, §6). */
 export interface TokenIssuerDeps {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { KubeApiError, type KubeClient } from '../kube/client.js';
-import type { ReadinessCheck } from '../kube/caches.js';
-import type { Logger } from '../observability/logger.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import type { ReadinessCheck } from '../../kube/caches.js';
+import type { Logger } from '../../observability/logger.js';
 
 /** The HMAC key tokens are signed and verified with; `undefined` until it is loaded. */
 export interface SigningKeyProvider {

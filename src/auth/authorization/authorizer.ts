@@ -1,8 +1,8 @@
-import { KubeApiError, type KubeClient } from '../kube/client.js';
-import type { Logger } from '../observability/logger.js';
-import { ServiceUnavailableError } from '../server/errors.js';
-import type { AccessDecision, Authorizer, ResourceAttributes, UserInfo } from './identity.js';
-import { LruMap } from './lru-map.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import type { Logger } from '../../observability/logger.js';
+import { ServiceUnavailableError } from '../../server/errors.js';
+import type { AccessDecision, Authorizer, ResourceAttributes, UserInfo } from '../identity.js';
+import { LruMap } from '../lru-map.js';
 
 const SAR_PATH = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
 

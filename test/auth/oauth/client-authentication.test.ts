@@ -1,12 +1,12 @@
-import type { OAuthClient } from '../../src/config/cluster-configuration.js';
+import type { OAuthClient } from '../../../src/config/cluster-configuration.js';
 import {
   authenticateClient,
   clientCredentialsOf,
   requireGrant,
   secretsEqual,
-} from '../../src/auth/client-authentication.js';
-import { OAuthError } from '../../src/auth/oauth-error.js';
-import { parseForm } from '../../src/auth/oauth-form.js';
+} from '../../../src/auth/oauth/client-authentication.js';
+import { OAuthError } from '../../../src/auth/oauth/oauth-error.js';
+import { parseForm } from '../../../src/auth/oauth/oauth-form.js';
 
 const clients: OAuthClient[] = [
   { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },

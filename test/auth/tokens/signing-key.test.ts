@@ -1,6 +1,6 @@
-import { MIN_KEY_BYTES, SecretSigningKey, keyFromSecret } from '../../src/auth/signing-key.js';
-import { capturingLogger } from './fakes.js';
-import { kubeError, stubClient } from './stub-client.js';
+import { MIN_KEY_BYTES, SecretSigningKey, keyFromSecret } from '../../../src/auth/tokens/signing-key.js';
+import { capturingLogger } from '../fakes.js';
+import { kubeError, stubClient } from '../stub-client.js';
 
 const secret = (bytes: number) => ({ data: { key: Buffer.alloc(bytes, 9).toString('base64') } });
 const where = 'kapi-system/kapi-apiserver-jwt';

@@ -1,6 +1,6 @@
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { LruMap } from './lru-map.js';
+import { LruMap } from '../lru-map.js';
 
 /**
  * Token claims: building, signing and verifying. Pure (the key and `now` come in as arguments).

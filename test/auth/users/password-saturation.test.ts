@@ -4,9 +4,9 @@
  * never counts as a failed login: no lockout, no status write, no address limit.
  */
 import bcrypt from 'bcrypt';
-import { PasswordCheckPool } from '../../src/auth/password-pool.js';
-import { PasswordChecksBusy, passwordVerifier } from '../../src/auth/passwords.js';
-import { client, testIdentity, tokenRequest, type TestIdentity } from './identity-app.js';
+import { PasswordCheckPool } from '../../../src/auth/users/password-pool.js';
+import { PasswordChecksBusy, passwordVerifier } from '../../../src/auth/users/passwords.js';
+import { client, testIdentity, tokenRequest, type TestIdentity } from '../identity-app.js';
 
 describe('PasswordCheckPool queue bound', () => {
   test('when the waiting checks reach the bound, then further checks are refused at once and the queued ones still answer', async () => {

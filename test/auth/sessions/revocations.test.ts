@@ -3,11 +3,11 @@ import {
   userChangeRevocations,
   userDeletedRevocation,
   type Revocation,
-} from '../../src/auth/revocations.js';
-import { ClusterSessionStore } from '../../src/auth/sessions.js';
-import type { UserRecord, UserState } from '../../src/auth/user-record.js';
-import { capturingLogger } from './fakes.js';
-import { kubeError, stubClient } from './stub-client.js';
+} from '../../../src/auth/sessions/revocations.js';
+import { ClusterSessionStore } from '../../../src/auth/sessions/sessions.js';
+import type { UserRecord, UserState } from '../../../src/auth/users/user-record.js';
+import { capturingLogger } from '../fakes.js';
+import { kubeError, stubClient } from '../stub-client.js';
 
 const SID = '0123456789abcdef0123456789abcdef';
 

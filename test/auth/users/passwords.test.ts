@@ -1,5 +1,5 @@
 import bcrypt from 'bcrypt';
-import { bcryptPasswords, normalizeBcryptHash } from '../../src/auth/passwords.js';
+import { bcryptPasswords, normalizeBcryptHash } from '../../../src/auth/users/passwords.js';
 
 const hash2b = bcrypt.hashSync('correct horse', 4);
 
@@ -74,8 +74,8 @@ test('when a hash is $2y$, then it is rewritten to $2b$ and other hashes are unc
 
 describe('PasswordCheckPool', () => {
   test('when passwords are checked on the low-priority pool, then matches and mismatches are told apart and the loop stays free', async () => {
-    const { PasswordCheckPool } = await import('../../src/auth/password-pool.js');
-    const { passwordVerifier } = await import('../../src/auth/passwords.js');
+    const { PasswordCheckPool } = await import('../../../src/auth/users/password-pool.js');
+    const { passwordVerifier } = await import('../../../src/auth/users/passwords.js');
     const pool = new PasswordCheckPool(2);
     try {
       const verifier = passwordVerifier((password, hash) => pool.compare(password, hash));
@@ -104,7 +104,7 @@ describe('PasswordCheckPool', () => {
 
 describe('PasswordCheckPool when a worker dies', () => {
   test('when a worker thread exits, then its check fails instead of hanging and the pool keeps answering', async () => {
-    const { PasswordCheckPool } = await import('../../src/auth/password-pool.js');
+    const { PasswordCheckPool } = await import('../../../src/auth/users/password-pool.js');
     const pool = new PasswordCheckPool(1);
     try {
       const hash = bcrypt.hashSync('again', 4);

@@ -11,7 +11,7 @@ import {
   rotatedSpec,
   usernameLabelValue,
   type SessionSpec,
-} from '../../src/auth/session-record.js';
+} from '../../../src/auth/sessions/session-record.js';
 
 const NOW = 2_000_000_000;
 const rotated: SessionSpec = {

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { GrantType, OAuthClient } from '../config/cluster-configuration.js';
+import type { GrantType, OAuthClient } from '../../config/cluster-configuration.js';
 import { invalidClient, invalidRequest, unauthorizedClient } from './oauth-error.js';
 import { param, parseBasicCredentials, type FormParams } from './oauth-form.js';
 

@@ -1,11 +1,11 @@
-import { OAuthError } from '../../src/auth/oauth-error.js';
+import { OAuthError } from '../../../src/auth/oauth/oauth-error.js';
 import {
   isFormContentType,
   param,
   parseBasicCredentials,
   parseForm,
   requiredParam,
-} from '../../src/auth/oauth-form.js';
+} from '../../../src/auth/oauth/oauth-form.js';
 
 const basic = (text: string) => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
 

@@ -1,14 +1,14 @@
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { AuthSettings } from '../config/cluster-configuration.js';
-import type { Logger } from '../observability/logger.js';
+import type { AuthSettings } from '../../config/cluster-configuration.js';
+import type { Logger } from '../../observability/logger.js';
 import { authenticateClient, clientCredentialsOf } from './client-authentication.js';
 import { issueTokens, type TokenIssuerDeps } from './issue-tokens.js';
 import { OAuthError, invalidRequest, temporarilyUnavailable } from './oauth-error.js';
 import { isFormContentType, parseForm, requiredParam } from './oauth-form.js';
-import { presentedToken } from './bearer-token.js';
-import type { SessionStore } from './sessions.js';
-import type { SigningKeyProvider } from './signing-key.js';
-import { verifyToken } from './tokens.js';
+import { presentedToken } from '../tokens/bearer-token.js';
+import type { SessionStore } from '../sessions/sessions.js';
+import type { SigningKeyProvider } from '../tokens/signing-key.js';
+import { verifyToken } from '../tokens/tokens.js';
 
 export interface OAuthRouteDeps {
   issuer: TokenIssuerDeps;

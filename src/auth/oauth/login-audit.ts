@@ -1,4 +1,4 @@
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../../observability/logger.js';
 
 /**
  * One JSON line per token request: who tried, with which client, from where, and how it ended. It carries no

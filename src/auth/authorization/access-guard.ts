@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ForbiddenError, UnauthorizedError } from '../server/errors.js';
-import type { AccessGuard, Authorizer, ResourceAttributes } from './identity.js';
+import { ForbiddenError, UnauthorizedError } from '../../server/errors.js';
+import type { AccessGuard, Authorizer, ResourceAttributes } from '../identity.js';
 
 /**
  * The guard routes use to demand a right: the authorizer decides for `req.user`; a denial is a 403 Status worded as

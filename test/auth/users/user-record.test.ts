@@ -1,4 +1,4 @@
-import { userRecordFrom } from '../../src/auth/user-record.js';
+import { userRecordFrom } from '../../../src/auth/users/user-record.js';
 
 describe('userRecordFrom', () => {
   test('when a User has only a spec (kubectl apply), then it is Active with no failures', () => {

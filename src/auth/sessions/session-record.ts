@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { timestamp } from './login-limits.js';
+import { timestamp } from '../users/login-limits.js';
 
 /**
  * A login session (`LoginSession`, iam.kapi.io/v1beta1): one object per login, named by the session id that every
