@@ -144,6 +144,9 @@ describe('when listing with query parameters', () => {
     expect(names((await list('sortBy=name&ascending=true')).body)).toEqual([alpha, bravo, charlie]);
     expect(names((await list('sortBy=name&ascending=false')).body)).toEqual([charlie, bravo, alpha]);
     expect(names((await list('sortBy=createTime&ascending=true')).body)).toEqual([bravo, alpha, charlie]);
+    // KubeSphere reads ascending with Go's strconv.ParseBool, so its clients may send any of its spellings.
+    expect(names((await list('sortBy=name&ascending=1')).body)).toEqual([alpha, bravo, charlie]);
+    expect(names((await list('sortBy=name&ascending=F')).body)).toEqual([charlie, bravo, alpha]);
   });
 
   it('then page and limit cut the sorted list and keep the total', async () => {

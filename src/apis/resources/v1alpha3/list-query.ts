@@ -102,10 +102,30 @@ function integerParameter(parameter: string, text: string | undefined, minimum: 
   return number;
 }
 
+/**
+ * The spellings Go's `strconv.ParseBool` accepts: KubeSphere reads `ascending` with it, so its clients may send any
+ * of them.
+ */
+export const GO_BOOLEAN_VALUES: Readonly<Record<string, boolean>> = Object.freeze({
+  1: true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  0: false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
+});
+
 function booleanParameter(parameter: string, text: string | undefined): boolean {
-  if (text === undefined || text === 'false') return false;
-  if (text === 'true') return true;
-  throw new InvalidParameterError(parameter, `"${text}" is not true or false`);
+  if (text === undefined) return false;
+  const value = Object.hasOwn(GO_BOOLEAN_VALUES, text) ? GO_BOOLEAN_VALUES[text] : undefined;
+  if (value === undefined) throw new InvalidParameterError(parameter, `"${text}" is not a boolean (true or false)`);
+  return value;
 }
 
 function sortParameter(text: string | undefined): SortField {

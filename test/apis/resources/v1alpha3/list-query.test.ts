@@ -37,6 +37,26 @@ describe('parseListQuery', () => {
     expect(parseListQuery(query)).toMatchObject(expected);
   });
 
+  it.each([
+    ['1', true],
+    ['t', true],
+    ['T', true],
+    ['TRUE', true],
+    ['true', true],
+    ['True', true],
+    ['0', false],
+    ['f', false],
+    ['F', false],
+    ['FALSE', false],
+    ['false', false],
+    ['False', false],
+  ])(
+    'when ascending is %s (a value Go strconv.ParseBool accepts, as KubeSphere reads it), then it is %s',
+    (text, ascending) => {
+      expect(parseListQuery({ ascending: text }).ascending).toBe(ascending);
+    },
+  );
+
   it('when names are given, then they are an exact set without empty entries', () => {
     expect(parseListQuery({ names: 'a,b,,c' }).names).toEqual(new Set(['a', 'b', 'c']));
   });
@@ -79,8 +99,11 @@ describe('parseListQuery', () => {
     ['limit', { limit: '1e3' }],
     ['limit', { limit: '0x10' }],
     ['ascending', { ascending: 'yes' }],
-    ['ascending', { ascending: '1' }],
-    ['ascending', { ascending: 'TRUE' }],
+    ['ascending', { ascending: 'tRUE' }],
+    ['ascending', { ascending: 'FaLse' }],
+    ['ascending', { ascending: ' true' }],
+    ['ascending', { ascending: '2' }],
+    ['ascending', { ascending: 'constructor' }],
     ['sortBy', { sortBy: 'updateTime' }],
     ['sortBy', { sortBy: 'constructor' }],
     ['status', { status: 'ready' }],

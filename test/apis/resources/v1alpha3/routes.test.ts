@@ -101,6 +101,9 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/nodes', () => {
     ['limit=2&page=5', [], 4],
     ['limit=0', [], 4],
     ['sortBy=createTime&ascending=true', ['master-1', 'worker-1', 'worker-2', 'worker-3'], 4],
+    ['limit=2&sortBy=name&ascending=1', ['master-1', 'worker-1'], 4],
+    ['limit=2&sortBy=name&ascending=T', ['master-1', 'worker-1'], 4],
+    ['limit=2&sortBy=name&ascending=False', ['worker-3', 'worker-2'], 4],
     ['labelSelector=role%3Dworker&limit=1', ['worker-3'], 3],
     ['label=role%20in%20(master)', ['master-1'], 1],
     [
@@ -127,6 +130,7 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/nodes', () => {
     ['limit=-1', 'limit'],
     ['limit=many', 'limit'],
     ['ascending=maybe', 'ascending'],
+    ['ascending=yes', 'ascending'],
     ['sortBy=age', 'sortBy'],
     ['status=broken', 'status'],
     ['labelSelector=a%20in%20(b', 'labelSelector'],
