@@ -9,6 +9,15 @@ import { presentedToken } from '../tokens/bearer-token.js';
 import type { SessionStore } from '../sessions/sessions.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
 import { verifyToken } from '../tokens/tokens.js';
+import { mountOperation } from '../../openapi/operation.js';
+import {
+  FORM_CONTENT_TYPE,
+  OAUTH_BASE,
+  issueToken,
+  logout as logoutOperation,
+  logoutWithGet,
+  revokeToken,
+} from './operations.js';
 
 export interface OAuthRouteDeps {
   issuer: TokenIssuerDeps;
@@ -30,7 +39,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   const oauth = Router();
   oauth.use(noStore);
 
-  oauth.post('/token', formBody, (req, res, next) => {
+  mountOperation(oauth, OAUTH_BASE, issueToken, formBody, (req, res, next) => {
     issueTokens(deps.issuer, {
       params: parseForm(req.body as Buffer),
       authorization: req.headers.authorization,
@@ -39,7 +48,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   });
 
   // RFC 7009: any authentic client may revoke its own tokens; an unknown or invalid token is still a 200.
-  oauth.post('/revoke', formBody, (req, res, next) => {
+  mountOperation(oauth, OAUTH_BASE, revokeToken, formBody, (req, res, next) => {
     const params = parseForm(req.body as Buffer);
     const client = authenticateClient(clientCredentialsOf(params, req.headers.authorization), deps.settings().clients);
     const token = requiredParam(params, 'token');
@@ -81,8 +90,8 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
       res.status(200).end();
     }, next);
   };
-  oauth.get('/logout', logout);
-  oauth.post('/logout', logout);
+  mountOperation(oauth, OAUTH_BASE, logoutWithGet, logout);
+  mountOperation(oauth, OAUTH_BASE, logoutOperation, logout);
 
   oauth.all('/token', methodNotAllowed('POST'));
   oauth.all('/revoke', methodNotAllowed('POST'));
@@ -93,7 +102,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   oauth.use(oauthErrorHandler(deps.logger));
 
   const router = Router();
-  router.use('/oauth', oauth);
+  router.use(OAUTH_BASE, oauth);
   return router;
 }
 
@@ -108,7 +117,7 @@ const readBody = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES });
 /** Only form bodies (415 otherwise), at most 16 KiB (413). */
 function formBody(req: Request, res: Response, next: NextFunction): void {
   if (!isFormContentType(req.headers['content-type'])) {
-    next(new OAuthError(415, 'invalid_request', 'the body must be application/x-www-form-urlencoded'));
+    next(new OAuthError(415, 'invalid_request', `the body must be ${FORM_CONTENT_TYPE}`));
     return;
   }
   readBody(req, res, (err?: unknown) => {

@@ -7,6 +7,8 @@ import { annotateAllocation } from './allocation-annotations.js';
 import { parseListQuery } from './list-query.js';
 import { toNodeItem } from './node-item.js';
 import { NodeLister } from './node-lister.js';
+import { RESOURCES_BASE, listNodes, readNode } from './operations.js';
+import { mountOperation } from '../../../openapi/operation.js';
 
 export interface NodeRoutesDeps {
   nodes: NodeCache;
@@ -26,15 +28,17 @@ export function nodeRoutes(deps: NodeRoutesDeps): Router {
 
   const router = Router();
 
-  router.get('/nodes', guard({ verb: 'list', resource: 'nodes' }), (req: Request, res: Response) => {
+  mountOperation(router, RESOURCES_BASE, listNodes, guard({ verb: 'list', resource: 'nodes' }), (req, res) => {
     const query = parseListQuery(req.query as Record<string, unknown>);
     const page = lister.list(query);
     res.json({ items: page.items.map(present), totalItems: page.totalItems });
   });
   router.all('/nodes', methodNotAllowed);
 
-  router.get(
-    '/nodes/:name',
+  mountOperation(
+    router,
+    RESOURCES_BASE,
+    readNode,
     guard((req) => ({ verb: 'get', resource: 'nodes', name: String(req.params['name']) })),
     (req: Request, res: Response) => {
       const name = String(req.params['name']);

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { LabelSelectorError, parseLabelSelector } from '../../../kube/label-selector.js';
+import { defineOperation } from '../../../openapi/operation.js';
+import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
+import { NODE_STATUSES } from './node-status.js';
+
+/** The node listing's operations: the routes mount them, parse with them, and the platform document shows them. */
+export const RESOURCES_BASE = '/kapis/resources.kapi.io/v1alpha3';
+
+/** A Kubernetes label selector (`role=worker,zone in (a,b)`), parsed; the text is kept for memoizing. */
+const labelSelector = z.string().transform((text, ctx) => {
+  try {
+    return { text, selector: parseLabelSelector(text) };
+  } catch (err) {
+    if (!(err instanceof LabelSelectorError)) throw err;
+    ctx.issues.push({ code: 'custom', message: err.message, input: text });
+    return z.NEVER;
+  }
+});
+
+/**
+ * KubeSphere v1alpha3 list parameters. Their order is the order they are checked in. Unknown parameters are
+ * ignored, and an empty value means the parameter is absent.
+ */
+export const NodeListQuerySchema = z.object({
+  labelSelector: labelSelector.optional().describe('Kubernetes label selector syntax; every node must match it.'),
+  label: labelSelector
+    .optional()
+    .describe('Another label selector (KubeSphere’s name); both apply when both are given.'),
+  name: z.string().optional().describe('Substring of the node name or of its `kapi.io/alias-name` annotation.'),
+  names: z.array(z.string()).optional().describe('Exact node names, comma-separated; any of them.'),
+  uid: z.string().optional().describe('The node’s metadata.uid.'),
+  status: z
+    .enum(NODE_STATUSES)
+    .optional()
+    .describe(
+      'running: Ready and schedulable; unschedulable: cordoned; warning: neither (not Ready, or under pressure).',
+    ),
+  page: z.int().min(1).default(1).describe('1-based page number. A page past the end has no items.'),
+  limit: z
+    .int()
+    .min(0)
+    .optional()
+    .describe('Items per page. Absent: every item, whatever the page. 0: no items, only totalItems.'),
+  sortBy: z
+    .enum(['creationTimestamp', 'createTime', 'name'])
+    .default('creationTimestamp')
+    .describe('Sort key; createTime is an alias of creationTimestamp. Ties are broken by name.'),
+  ascending: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings (1, t, T, TRUE, True ' +
+        'and 0, f, F, FALSE, False) are read too, as KubeSphere reads them.',
+    ),
+});
+
+const quantityAnnotations =
+  'Annotations `node.kapi.io/cpu-requests`, `cpu-limits`, `memory-requests`, `memory-limits` and their ' +
+  '`-fraction` percentages give what the non-terminated pods on the node request and limit.';
+
+const NodeSchema = apiComponent(
+  'Node',
+  z
+    .object({
+      kind: z.literal('Node'),
+      apiVersion: z.literal('v1'),
+      metadata: z.looseObject({
+        name: z.string(),
+        selfLink: z.string().describe('`/api/v1/nodes/<name>`, filled in for KubeSphere clients.'),
+        uid: z.string(),
+        resourceVersion: z.string(),
+        creationTimestamp: z.string().describe('RFC 3339 date and time.'),
+        labels: z.record(z.string(), z.string()).optional(),
+        annotations: z.record(z.string(), z.string()).optional(),
+      }),
+      spec: z.looseObject({}).optional().describe('The Node’s spec as kube-apiserver serves it (core/v1 NodeSpec).'),
+      status: z
+        .looseObject({})
+        .optional()
+        .describe('The Node’s status as kube-apiserver serves it (core/v1 NodeStatus).'),
+    })
+    .describe(`A core/v1 Node from the watched cache. ${quantityAnnotations}`),
+);
+
+const NodeListSchema = apiComponent(
+  'NodeList',
+  z
+    .object({
+      items: z.array(NodeSchema).describe('The requested page.'),
+      totalItems: z.int().min(0).describe('How many nodes match the filters, over all pages.'),
+    })
+    .describe('A page of nodes, KubeSphere’s list shape.'),
+);
+
+const forbidden = {
+  description: 'The cluster’s RBAC does not allow the caller this verb on nodes (SubjectAccessReview).',
+  body: StatusSchema,
+} as const;
+
+export const listNodes = defineOperation({
+  operationId: 'listNodes',
+  method: 'get',
+  path: `${RESOURCES_BASE}/nodes`,
+  tags: ['resources.kapi.io/v1alpha3'],
+  summary: 'List nodes from the watched cache, filtered, sorted and paged',
+  description:
+    'Served from a watch-backed cache (no call to kube-apiserver per request). Needs `list nodes` in the cluster’s ' +
+    `RBAC. ${quantityAnnotations}`,
+  security: 'bearer',
+  query: NodeListQuerySchema,
+  responses: {
+    200: { description: 'The page and the number of matching nodes.', body: NodeListSchema },
+    400: { description: 'A parameter has a bad value; `details.causes[0].field` names it.', body: StatusSchema },
+    ...statusResponses,
+    403: forbidden,
+  },
+});
+
+export const readNode = defineOperation({
+  operationId: 'readNode',
+  method: 'get',
+  path: `${RESOURCES_BASE}/nodes/{name}`,
+  tags: ['resources.kapi.io/v1alpha3'],
+  summary: 'Read one node from the watched cache',
+  description: `Needs \`get nodes\` (for that name) in the cluster’s RBAC. ${quantityAnnotations}`,
+  security: 'bearer',
+  pathParameters: z.object({ name: z.string().describe('The node name.') }),
+  responses: {
+    200: { description: 'The node.', body: NodeSchema },
+    404: { description: 'No node of that name.', body: StatusSchema },
+    ...statusResponses,
+    403: forbidden,
+  },
+});
+
+export const nodeOperations = [listNodes, readNode] as const;

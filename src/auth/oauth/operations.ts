@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import { GRANT_TYPES } from '../../config/cluster-configuration.js';
+import { defineOperation, type ResponseDefinition } from '../../openapi/operation.js';
+import { apiComponent } from '../../openapi/schemas.js';
+
+/**
+ * The OAuth endpoints as operations: the router mounts them by these definitions and the platform document shows
+ * them. Bodies are forms (RFC 6749 §3.2); every answer, success or error, carries Cache-Control: no-store.
+ */
+export const OAUTH_BASE = '/oauth';
+export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+
+const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_token',
+  'temporarily_unavailable',
+  'server_error',
+] as const;
+
+const OAuthErrorSchema = apiComponent(
+  'OAuthError',
+  z
+    .object({
+      error: z.enum(OAUTH_ERROR_CODES),
+      error_description: z.string().describe('For people; never echoes a submitted value.'),
+    })
+    .describe('An RFC 6749 §5.2 error: the body of every error answer under /oauth.'),
+);
+
+const TokenResponseSchema = apiComponent(
+  'TokenResponse',
+  z
+    .object({
+      access_token: z.string().describe('A JWT for `Authorization: Bearer …`.'),
+      token_type: z.literal('Bearer'),
+      refresh_token: z
+        .string()
+        .describe('Rotates: each refresh returns a new one, and reusing an old one ends the login.'),
+      expires_in: z.int().min(0).describe('Seconds until the access token expires (7200 by default).'),
+    })
+    .describe('A token pair (RFC 6749 §5.1).'),
+);
+
+const noStore = {
+  'Cache-Control': { description: 'Always `no-store`.', schema: z.literal('no-store') },
+  Pragma: { description: 'Always `no-cache`.', schema: z.literal('no-cache') },
+} as const;
+const retryAfter = { description: 'Seconds to wait before trying again.', schema: z.string().regex(/^\d+$/) };
+
+function oauthError(description: string, headers: ResponseDefinition['headers'] = {}): ResponseDefinition {
+  return { description, body: OAuthErrorSchema, headers: { ...noStore, ...headers } };
+}
+
+const tooLarge = oauthError('invalid_request: the body is larger than 16 KiB.');
+const notForm = oauthError(`invalid_request: the body is not ${FORM_CONTENT_TYPE} (UTF-8).`);
+const unavailable = oauthError(
+  'temporarily_unavailable: the signing key is not loaded yet or the cluster cannot be reached; try again.',
+  { 'Retry-After': retryAfter },
+);
+const badClient = oauthError(
+  'invalid_client: unknown client or wrong secret (with `WWW-Authenticate: Basic` when Basic was used).',
+  { 'WWW-Authenticate': { description: 'Present when the client used HTTP Basic.', schema: z.string() } },
+);
+
+/** Client authentication, RFC 6749 §2.3.1: in the form, or HTTP Basic instead (never both). */
+const clientFields = {
+  client_id: z.string().optional().describe('The OAuth client (default client: `kapi`), unless HTTP Basic is used.'),
+  client_secret: z.string().optional().describe('The client’s secret, unless HTTP Basic is used.'),
+};
+const basicAuthorization = z.object({
+  Authorization: z
+    .string()
+    .optional()
+    .describe('`Basic base64(client_id:client_secret)`: the other way to authenticate the client.'),
+});
+
+export const TokenRequestSchema = apiComponent(
+  'TokenRequest',
+  z
+    .object({
+      grant_type: z.enum(GRANT_TYPES as readonly ['password', 'refresh_token']),
+      username: z.string().optional().describe('password grant: the user’s name or e-mail address.'),
+      password: z.string().optional().describe('password grant: the user’s password.'),
+      refresh_token: z.string().optional().describe('refresh_token grant: the current refresh token.'),
+      ...clientFields,
+    })
+    .describe('Each parameter at most once; parameters in the query string are never read.'),
+);
+
+export const issueToken = defineOperation({
+  operationId: 'issueToken',
+  method: 'post',
+  path: `${OAUTH_BASE}/token`,
+  tags: ['oauth'],
+  summary: 'Issue a token pair: password grant (log in) or refresh_token grant',
+  description:
+    'RFC 6749 §4.3 and §6. Failed logins are limited per user and per client address (429 with Retry-After ' +
+    'while the limit holds). Wrong password, unknown user and disabled user get the same answer.',
+  security: 'public',
+  headers: basicAuthorization,
+  form: TokenRequestSchema,
+  responses: {
+    200: { description: 'The token pair.', body: TokenResponseSchema, headers: noStore },
+    400: oauthError(
+      'invalid_request (malformed, missing or repeated parameter), invalid_grant (wrong credentials; bad, ' +
+        'expired or reused refresh token), unauthorized_client (grant not allowed to the client) or ' +
+        'unsupported_grant_type.',
+    ),
+    401: badClient,
+    413: tooLarge,
+    415: notForm,
+    429: oauthError('invalid_grant: too many failed logins for this user or address.', {
+      'Retry-After': retryAfter,
+    }),
+    503: unavailable,
+  },
+});
+
+export const RevokeRequestSchema = apiComponent(
+  'RevokeRequest',
+  z.object({
+    token: z.string().describe('An access or refresh token of the login session to end.'),
+    token_type_hint: z.enum(['access_token', 'refresh_token']).optional().describe('Ignored: both kinds are read.'),
+    ...clientFields,
+  }),
+);
+
+export const revokeToken = defineOperation({
+  operationId: 'revokeToken',
+  method: 'post',
+  path: `${OAUTH_BASE}/revoke`,
+  tags: ['oauth'],
+  summary: 'Revoke a token: its whole login session ends on every replica (RFC 7009)',
+  description: 'An unknown, invalid or expired token is still a 200, as RFC 7009 §2.2 asks.',
+  security: 'public',
+  headers: basicAuthorization,
+  form: RevokeRequestSchema,
+  responses: {
+    200: { description: 'Revoked, or nothing to revoke. Empty body.', headers: noStore },
+    400: oauthError('invalid_request: missing token, malformed body, or a token issued to another client.'),
+    401: badClient,
+    413: tooLarge,
+    415: notForm,
+    503: unavailable,
+  },
+});
+
+const logoutResponses = {
+  200: { description: 'The login session ended on every replica. Empty body.', headers: noStore },
+  401: oauthError('invalid_token: no valid access token in the Authorization header.', {
+    'WWW-Authenticate': { description: '`Bearer realm="kapi", error="invalid_token"`.', schema: z.string() },
+  }),
+  503: unavailable,
+} as const;
+
+const logoutDescription =
+  'Ends the login session of the access token in `Authorization: Bearer …`: its refresh token stops working and ' +
+  'its open watches, log follows and exec sessions are cut.';
+
+export const logout = defineOperation({
+  operationId: 'logout',
+  method: 'post',
+  path: `${OAUTH_BASE}/logout`,
+  tags: ['oauth'],
+  summary: 'Log out: end the login session of the bearer token',
+  description: logoutDescription,
+  security: 'bearer',
+  responses: logoutResponses,
+});
+
+export const logoutWithGet = defineOperation({
+  ...logout,
+  operationId: 'logoutWithGet',
+  method: 'get',
+  summary: 'Log out (GET, as KubeSphere offers it)',
+});
+
+export const oauthOperations = [issueToken, revokeToken, logout, logoutWithGet] as const;
