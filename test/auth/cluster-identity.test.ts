@@ -195,6 +195,16 @@ describe('two replicas on one cluster', () => {
     expect(user.status.failedLogins).toHaveLength(3);
   });
 
+  test('when logins try made-up names, even from a locked-out address, then kube-apiserver is never asked for them', async () => {
+    const prefix = `ghost-${Date.now().toString(36)}`;
+    const attempt = (name: string) =>
+      tokenRequest(one(), { grant_type: 'password', username: name, password: 'x', ...client }, '10.8.0.1');
+    for (let i = 0; i < 3; i++) await attempt(`${prefix}-${i}`).expect(400);
+    for (let i = 3; i < 23; i++) await attempt(`${prefix}-${i}`).expect(429);
+    // every request kapi made is in the sandbox's audit trail: none of them named a tried user
+    expect(sandbox.audit.filter((entry) => entry.path.includes(prefix))).toEqual([]);
+  });
+
   test('when a rotated refresh token is reused on the other replica after the grace, then the session ends everywhere', async () => {
     const name = await createUser('pw-4');
     const first = await login(one(), name, 'pw-4');

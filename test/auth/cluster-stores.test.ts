@@ -107,9 +107,17 @@ describe('ClusterUserStore', () => {
   test('when a name misses the cache, then one read decides and a missing user is remembered', async () => {
     const client = stubClient(() => Promise.reject(kubeError(404)));
     const store = new ClusterUserStore(client, logger);
-    expect(await store.find('ghost')).toBeUndefined();
+    expect(await store.get('ghost')).toBeUndefined();
     expect(await store.get('ghost')).toBeUndefined();
     expect(client.requests).toHaveLength(1);
+  });
+
+  test('when a login looks a name up before the cache synced, then it fails and nothing is asked', async () => {
+    const client = stubClient(() => userJson(0, '1'));
+    const store = new ClusterUserStore(client, logger);
+    await expect(store.find('alice')).rejects.toThrow('not synced');
+    await expect(store.find('alice@example.com')).rejects.toThrow('not synced');
+    expect(client.requests).toHaveLength(0);
   });
 
   test('when the login is not a possible object name, then nothing is asked', async () => {

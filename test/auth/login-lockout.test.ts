@@ -1,4 +1,5 @@
 import { TOO_MANY_ATTEMPTS } from '../../src/auth/oauth/oauth-error.js';
+import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/users/passwords.js';
 import { client, login, testIdentity, tokenRequest, type TestIdentity } from './identity-app.js';
 
 // TEST_SETTINGS: 3 failures per 600 s
@@ -114,3 +115,78 @@ describe('per-address and unknown-name limits', () => {
     });
   });
 });
+
+describe('parallel logins from one address (SPEC §2: only failures count)', () => {
+  const ROUNDS = 10;
+  const PARALLEL = 16;
+
+  test('when one user logs in 16 times at once, 10 rounds, then every login succeeds', async () => {
+    const t = withAlice();
+    for (let round = 0; round < ROUNDS; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: PARALLEL }, () => attempt(t, 'alice', 'alice-pw', '198.51.100.1')),
+      );
+      expect(answers.map((res) => res.status)).toEqual(Array(PARALLEL).fill(200));
+    }
+  });
+
+  test('when 16 users behind one address log in at once, 10 rounds, then every login succeeds', async () => {
+    const t = testIdentity();
+    const names = Array.from({ length: PARALLEL }, (_, i) => `user-${i}`);
+    for (const name of names) t.users.add(name, { password: `${name}-pw` });
+    for (let round = 0; round < ROUNDS; round++) {
+      const answers = await Promise.all(names.map((name) => attempt(t, name, `${name}-pw`, '198.51.100.2')));
+      expect(answers.map((res) => res.status)).toEqual(Array(PARALLEL).fill(200));
+    }
+  });
+
+  test('when wrong passwords for one user arrive at once from many addresses, then only the limit is checked', async () => {
+    const checks = countingPasswords();
+    const t = testIdentity({ passwords: checks.verifier });
+    t.users.add('alice', { password: 'alice-pw' });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => attempt(t, 'alice', `guess-${i}`, `10.2.0.${i}`)),
+    );
+    expect(checks.count).toBe(3);
+    expect(answers.filter((res) => res.status === 400)).toHaveLength(3);
+    expect(answers.filter((res) => res.status === 429)).toHaveLength(21);
+  });
+
+  test('when wrong guesses on many names arrive at once from one address, then only the limit is checked', async () => {
+    const checks = countingPasswords();
+    const t = testIdentity({ passwords: checks.verifier });
+    t.users.add('alice', { password: 'alice-pw' });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => attempt(t, i % 2 ? 'alice' : `ghost-${i}`, `guess-${i}`, '203.0.113.9')),
+    );
+    expect(checks.count).toBe(3);
+    expect(answers.filter((res) => res.status === 400)).toHaveLength(3);
+    expect(answers.filter((res) => res.status === 429)).toHaveLength(21);
+  });
+
+  test('when good and wrong passwords of one user race, then every good one succeeds', async () => {
+    const t = withAlice();
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => attempt(t, 'alice', i < 2 ? `guess-${i}` : 'alice-pw', `10.3.0.${i}`)),
+    );
+    // two failures stay below the limit of three: nothing is refused
+    expect(answers.filter((res) => res.status === 400)).toHaveLength(2);
+    expect(answers.filter((res) => res.status === 200)).toHaveLength(14);
+  });
+});
+
+/** bcrypt as production runs it, counting the checks made. */
+function countingPasswords(): { verifier: PasswordVerifier; readonly count: number } {
+  let count = 0;
+  return {
+    verifier: {
+      verify(password, hash) {
+        count++;
+        return bcryptPasswords.verify(password, hash);
+      },
+    },
+    get count() {
+      return count;
+    },
+  };
+}

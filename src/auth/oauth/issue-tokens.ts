@@ -89,18 +89,32 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
   const login = requiredParam(request.params, 'username');
   const password = requiredParam(request.params, 'password');
   const key = signingKey(deps);
-  const settings = deps.settings();
-  const now = deps.clock();
-
-  const user = await deps.users.find(login);
-  note.user = user ? user.name : unknownLogin(login);
-  const admission = deps.limiter.admit({ sourceIp: request.sourceIp, login, user }, now, settings.loginLimit);
-  if ('retryAfterSeconds' in admission) {
-    throw tooManyAttempts(admission.retryAfterSeconds).because(
-      user ? 'too many failures (user or address)' : 'too many failures (address or name)',
+  const admission = await deps.limiter.admit(
+    {
+      sourceIp: request.sourceIp,
+      login,
+      lookup: async (name) => {
+        const found = await deps.users.find(name);
+        note.user = found ? found.name : unknownLogin(name);
+        return found;
+      },
+    },
+    deps.clock,
+    () => deps.settings().loginLimit,
+  );
+  if ('busy' in admission) {
+    throw temporarilyUnavailable('too many logins are being checked right now; try again').because(
+      'waited too long for the login checks in flight',
     );
   }
+  if ('retryAfterSeconds' in admission) {
+    throw tooManyAttempts(admission.retryAfterSeconds).because(`too many failures (${admission.limitedBy})`);
+  }
   const { admitted } = admission;
+  const user = admitted.user;
+  // read after the admission, which may have waited for other checks
+  const settings = deps.settings();
+  const now = deps.clock();
   let matches: boolean;
   try {
     matches = await deps.passwords.verify(password, user?.passwordHash);

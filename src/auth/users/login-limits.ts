@@ -71,6 +71,35 @@ export function statusAfterSuccess(user: UserRecord, nowMs: number): UserStatusP
   return patch;
 }
 
+/**
+ * Seconds until a key with these failures (times inside the window, oldest first) may try again: until the oldest
+ * failure that still counts leaves the window. `undefined` when under the limit.
+ */
+export function retryAfterSeconds(failures: readonly number[], nowMs: number, limit: LoginLimit): number | undefined {
+  if (failures.length < limit.maxFailures) return undefined;
+  const freedAt = failures[failures.length - limit.maxFailures]! + limit.windowSeconds * 1000;
+  return Math.max(1, Math.ceil((freedAt - nowMs) / 1000));
+}
+
+/** What one limited key allows an attempt right now. */
+export type BudgetDecision = { go: true } | { wait: true } | { retryAfterSeconds: number };
+
+/**
+ * The failure budget of one key (an address, a user, a login name): recorded failures within the window reaching the
+ * limit refuse; otherwise the budget left is what the checks in flight may use up if every one of them fails. An
+ * attempt beyond it waits for one of them to settle — refusing it would count checks as failures before they are.
+ */
+export function budgetDecision(
+  failures: readonly number[],
+  inFlight: number,
+  nowMs: number,
+  limit: LoginLimit,
+): BudgetDecision {
+  const retryAfter = retryAfterSeconds(failures, nowMs, limit);
+  if (retryAfter !== undefined) return { retryAfterSeconds: retryAfter };
+  return inFlight < limit.maxFailures - failures.length ? { go: true } : { wait: true };
+}
+
 /** RFC 3339 in whole seconds, as Kubernetes writes times. */
 export function timestamp(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -89,15 +118,12 @@ export class FailureWindow {
 
   /** Seconds until `key` may try again, or `undefined` when under the limit. */
   retryAfter(key: string, nowMs: number, limit: LoginLimit): number | undefined {
-    const recent = this.recent(key, nowMs, limit);
-    if (recent.length < limit.maxFailures) return undefined;
-    const freedAt = recent[recent.length - limit.maxFailures]! + limit.windowSeconds * 1000;
-    return Math.max(1, Math.ceil((freedAt - nowMs) / 1000));
+    return retryAfterSeconds(this.recent(key, nowMs, limit), nowMs, limit);
   }
 
-  /** Failures counted now, inside the window. */
-  count(key: string, nowMs: number, limit: LoginLimit): number {
-    return this.recent(key, nowMs, limit).length;
+  /** Failure times counted now, inside the window, oldest first. */
+  times(key: string, nowMs: number, limit: LoginLimit): readonly number[] {
+    return this.recent(key, nowMs, limit);
   }
 
   record(key: string, nowMs: number, limit: LoginLimit): void {

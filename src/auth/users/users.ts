@@ -16,7 +16,10 @@ import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-re
 
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
 export interface UserStore {
-  /** By name, or by e-mail when the login contains "@". */
+  /**
+   * By name, or by e-mail when the login contains "@", for a login: from the watched cache only, never a cluster read
+   * (anyone may try any name). Fails while the cache has not synced.
+   */
   find(login: string): Promise<UserRecord | undefined>;
   /** By name; checked on every authenticated request, so it is answered from the cache when it can be. */
   get(name: string): Promise<UserRecord | undefined>;
@@ -31,10 +34,12 @@ const STATUS_WRITE_ATTEMPTS = 5;
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
- * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. A name missing from the cache is read
- * once directly (a user created a moment ago, not yet seen by the watch); names known to be gone are remembered
- * (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the watch
- * reports it) is told to `onRevoked` listeners.
+ * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache alone:
+ * a User is known to them once the watch delivers it (milliseconds after it is written), and a flood of made-up
+ * names costs kube-apiserver nothing. For a bearer token (`get`) a name missing from the cache is read once directly
+ * (a user created a moment ago and logged in on a replica whose watch was faster); names known to be gone are
+ * remembered (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the
+ * watch reports it) is told to `onRevoked` listeners.
  */
 export class ClusterUserStore implements UserStore {
   private readonly reflector: Reflector<UserRecord>;
@@ -95,7 +100,9 @@ export class ClusterUserStore implements UserStore {
   }
 
   async find(login: string): Promise<UserRecord | undefined> {
-    if (!login.includes('@')) return this.get(login);
+    // an unsynced cache cannot tell "nobody" from "not read yet": the login is answered 503, and counts for nothing
+    if (!this.reflector.synced) throw new Error('the users cache has not synced yet');
+    if (!login.includes('@')) return this.reflector.get(login);
     const names = this.byEmail.get(emailKey(login));
     if (!names || names.size === 0) return undefined;
     if (names.size > 1) {

@@ -1,5 +1,6 @@
 import {
   FailureWindow,
+  budgetDecision,
   statusAfterFailure,
   statusAfterSuccess,
   timestamp,
@@ -145,4 +146,19 @@ describe('FailureWindow', () => {
 
 test('when times are written, then they are RFC 3339 in whole seconds', () => {
   expect(timestamp(Date.parse('2031-01-01T00:00:00.999Z'))).toBe('2031-01-01T00:00:00Z');
+});
+
+describe('budgetDecision', () => {
+  test.each([
+    ['no failures, nothing in flight', [], 0, { go: true }],
+    ['no failures, two in flight: a third may still fail within the limit', [], 2, { go: true }],
+    ['no failures, three in flight: they could use up the budget', [], 3, { wait: true }],
+    ['two failures, nothing in flight', [100, 50], 0, { go: true }],
+    ['two failures, one in flight', [100, 50], 1, { wait: true }],
+    ['three failures: refused until the oldest leaves the window', [100, 50, 10], 0, { retryAfterSeconds: 500 }],
+    ['three failures with checks in flight: still refused', [100, 50, 10], 5, { retryAfterSeconds: 500 }],
+  ])('when %s, then %j', (_case, secondsAgo, inFlight, expected) => {
+    const failures = (secondsAgo as number[]).map((s) => NOW - s * 1000).sort((a, b) => a - b);
+    expect(budgetDecision(failures, inFlight as number, NOW, LIMIT)).toEqual(expected);
+  });
 });
