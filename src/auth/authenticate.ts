@@ -7,13 +7,14 @@ import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './sessions/session-record.js';
 import type { SessionStore } from './sessions/sessions.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
-import { VerifiedTokenCache } from './tokens/tokens.js';
+import { VerifiedTokenCache, type TokenPolicy } from './tokens/tokens.js';
 import type { UserStore } from './users/users.js';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
 export interface AuthenticatorDeps {
   keys: SigningKeyProvider;
+  policy: TokenPolicy;
   sessions: SessionStore;
   users: UserStore;
   clock: () => number;
@@ -36,11 +37,11 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     const presented = presentedToken(req.headers);
     if (presented === undefined) throw new UnauthorizedError();
     if ('problem' in presented) throw refuse(presented.problem);
-    const key = deps.keys.key();
-    if (!key) throw new ServiceUnavailableError('the token signing key is not loaded yet');
+    const keys = deps.keys.keys();
+    if (!keys) throw new ServiceUnavailableError('the token signing key is not loaded yet');
 
     const nowSeconds = Math.floor(deps.clock() / 1000);
-    const verified = tokens.verify(presented.token, key, 'access_token', nowSeconds);
+    const verified = tokens.verify(presented.token, keys, 'access_token', nowSeconds, deps.policy.acceptance);
     if (!verified.ok) throw refuse(verified.reason);
     const claims = verified.claims;
 

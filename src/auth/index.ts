@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler, Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { ReadinessCheck } from '../kube/caches.js';
 import type { KubeClient } from '../kube/client.js';
@@ -17,6 +17,8 @@ import { passwordVerifier, type PasswordVerifier } from './users/passwords.js';
 import type { RevocationListener } from './sessions/revocations.js';
 import { ClusterSessionStore, type SessionStore } from './sessions/sessions.js';
 import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.js';
+import { tokenPolicy, type TokenPolicy } from './tokens/tokens.js';
+import { discoveryRoutes } from './tokens/discovery-routes.js';
 import { ClusterUserStore, type UserStore } from './users/users.js';
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
@@ -24,7 +26,10 @@ export type { Revocation, RevocationListener } from './sessions/revocations.js';
 
 /** What the server gets from identity: the public OAuth routes, authentication, authorization, readiness. */
 export interface Identity {
-  /** Mount before authentication: it serves /oauth/token, /oauth/revoke and /oauth/logout. */
+  /**
+   * Mount before authentication: it serves /oauth/token, /oauth/revoke and /oauth/logout, and the published keys
+   * and OpenID discovery under /.well-known.
+   */
   oauthRouter: Router;
   /** Middleware: `req.user`, or a 401/503 Status through the error handler. */
   authenticate: RequestHandler;
@@ -51,6 +56,8 @@ export interface IdentityConfig {
   signingKeySecret: { namespace: string; name: string };
   /** Sandbox only: a random in-memory signing key when the Secret is missing. */
   allowGeneratedKey: boolean;
+  /** The `iss` of tokens (an https URL for OIDC consumers); default 'kapi'. */
+  issuerUrl?: string;
   metrics?: Metrics;
   clock?: () => number;
 }
@@ -75,6 +82,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     users,
     sessions,
     keys,
+    policy: tokenPolicy(config.issuerUrl),
     authorizer,
     passwords: passwordVerifier((password, hash) => passwordChecks.compare(password, hash)),
     settings: config.settings,
@@ -98,8 +106,7 @@ export function createIdentity(config: IdentityConfig): Identity {
       );
     },
     async stop() {
-      keys.stop();
-      await Promise.all([users.stop(), sessions.stop(), passwordChecks.close()]);
+      await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close()]);
     },
   };
 }
@@ -109,6 +116,8 @@ export interface IdentityParts {
   users: UserStore;
   sessions: SessionStore;
   keys: SigningKeyProvider;
+  /** Default: tokenPolicy() (issuer 'kapi'). */
+  policy?: TokenPolicy;
   authorizer: Authorizer;
   passwords: PasswordVerifier;
   settings: () => AuthSettings;
@@ -122,25 +131,32 @@ export function assembleIdentity(
   parts: IdentityParts,
 ): Pick<Identity, 'oauthRouter' | 'authenticate' | 'authenticateRequest' | 'authorizer' | 'guard'> {
   const { users, sessions, keys, settings, logger, clock } = parts;
-  const authenticateRequest = requestAuthenticator({ keys, sessions, users, clock, logger });
-  const oauthRouter = oauthRoutes({
-    issuer: {
-      users,
+  const policy = parts.policy ?? tokenPolicy();
+  const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger });
+  const oauthRouter = Router();
+  oauthRouter.use(discoveryRoutes({ keys, policy }));
+  oauthRouter.use(
+    oauthRoutes({
+      issuer: {
+        users,
+        sessions,
+        passwords: parts.passwords,
+        limiter: new LoginLimiter(users),
+        keys,
+        policy,
+        settings,
+        clock,
+        audit: loginAudit(logger, parts.onLogin),
+        logger,
+      },
       sessions,
-      passwords: parts.passwords,
-      limiter: new LoginLimiter(users),
       keys,
+      policy,
       settings,
       clock,
-      audit: loginAudit(logger, parts.onLogin),
       logger,
-    },
-    sessions,
-    keys,
-    settings,
-    clock,
-    logger,
-  });
+    }),
+  );
   return {
     oauthRouter,
     authenticate: authenticate(authenticateRequest),

@@ -27,6 +27,8 @@ export interface Options {
   sandboxAdminPassword: string | undefined;
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the real client; empty: the socket's peer is. */
   trustedProxies: string[];
+  /** The `iss` of tokens and the OpenID discovery issuer: an https URL clients reach kapi at. */
+  issuerUrl: string | undefined;
 }
 
 interface Spec {
@@ -107,6 +109,12 @@ const SPECS = {
     help: 'comma-separated addresses or CIDRs of proxies whose X-Forwarded-For names the client (audit, login limits)',
     fallback: '',
   },
+  issuerUrl: {
+    flag: 'issuer-url',
+    env: 'KAPI_ISSUER_URL',
+    help: 'https URL kapi is reached at, used as the tokens\' iss and for OpenID discovery (empty: iss "kapi")',
+    fallback: '',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -171,6 +179,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
+    issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
   };
 }
 
@@ -201,6 +210,21 @@ function addressList(text: string, flag: string): string[] {
     }
   }
   return entries;
+}
+
+/** As kube-apiserver's --oidc-issuer-url wants it: https, no query or fragment; no trailing slash (compared as text). */
+function issuerUrl(text: string, flag: string): string | undefined {
+  if (text === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new OptionsError(`--${flag} must be an https URL, not "${text}"`);
+  }
+  if (url.protocol !== 'https:' || url.search || url.hash || url.username || url.password || text.endsWith('/')) {
+    throw new OptionsError(`--${flag} must be an https URL without query, fragment or trailing slash, not "${text}"`);
+  }
+  return text;
 }
 
 function namespacedName(text: string, flag: string): { namespace: string; name: string } {

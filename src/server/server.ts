@@ -26,7 +26,8 @@ export type ServerOptions = Pick<
   | 'tlsSecret'
   | 'tlsCaOut'
   | 'trustedProxies'
-> & { tlsPort: number | undefined; metricsPort: number | undefined };
+> &
+  Partial<Pick<Options, 'issuerUrl'>> & { tlsPort: number | undefined; metricsPort: number | undefined };
 
 export interface KapiServerConfig {
   options: ServerOptions;
@@ -69,6 +70,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     settings: () => configuration.current(),
     signingKeySecret: options.signingKeySecret,
     allowGeneratedKey: config.allowGeneratedSigningKey,
+    issuerUrl: options.issuerUrl,
   });
   // Streams are authenticated once, when they open: revocations seen later (on any replica) cut them.
   const streamRegistry = new StreamRegistry();

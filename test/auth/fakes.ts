@@ -10,6 +10,7 @@ import type { UserStatusPatch } from '../../src/auth/users/login-limits.js';
 import type { LoginSession, SessionSpec } from '../../src/auth/sessions/session-record.js';
 import { newSessionId } from '../../src/auth/sessions/session-record.js';
 import type { SessionStore } from '../../src/auth/sessions/sessions.js';
+import { hmacKeySet } from '../../src/auth/tokens/key-set.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
 import type { UserRecord, UserState } from '../../src/auth/users/user-record.js';
 import type { UserStore } from '../../src/auth/users/users.js';
@@ -135,7 +136,8 @@ export class InMemorySessionStore implements SessionStore {
 }
 
 export function staticKey(key = Buffer.alloc(32, 7)): SigningKeyProvider {
-  return { key: () => key };
+  const keys = hmacKeySet(key);
+  return { keys: () => keys };
 }
 
 /** Allows what `allowed` says, and records what it was asked. */

@@ -10,6 +10,7 @@ import { assembleIdentity } from '../../src/auth/index.js';
 import type { Authorizer } from '../../src/auth/identity.js';
 import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/users/passwords.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
+import type { TokenPolicy } from '../../src/auth/tokens/tokens.js';
 import type { SessionStore } from '../../src/auth/sessions/sessions.js';
 import type { UserStore } from '../../src/auth/users/users.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
@@ -42,6 +43,7 @@ export interface TestIdentityOptions {
   sessions?: InMemorySessionStore;
   clock?: FakeClock;
   keys?: SigningKeyProvider;
+  policy?: TokenPolicy;
   authorizer?: Authorizer;
   /** Wraps the stores, e.g. to make them fail. */
   wrapUsers?: (users: UserStore) => UserStore;
@@ -61,6 +63,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
     users: options.wrapUsers ? options.wrapUsers(users) : users,
     sessions: options.wrapSessions ? options.wrapSessions(sessions) : sessions,
     keys: options.keys ?? staticKey(),
+    policy: options.policy,
     authorizer: options.authorizer ?? new RecordingAuthorizer((user) => user.groups.includes('node-readers')),
     passwords: options.passwords ?? bcryptPasswords,
     settings: () => settings.current,

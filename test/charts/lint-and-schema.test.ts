@@ -5,6 +5,7 @@ describe('chart lint', () => {
     ['default values', {}],
     ['NodePort values', { 'service.type': 'NodePort', 'service.nodePort': 30880 }],
     ['no generated secrets (the manifests/ render)', { generateSecrets: false }],
+    ['an ES256 key and an issuer URL', { 'signingKey.algorithm': 'ES256', 'oidc.issuerURL': 'https://kapi.example.com' }],
   ])('when linted strictly with %s, then helm lint passes', async (_name, values) => {
     const result = await helm(['lint', '--strict', CHART_DIR, ...setValues(values)]);
     expect(result.stderr + result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
@@ -23,6 +24,9 @@ describe('chart values schema', () => {
     ['an admin email without @', { 'admin.email': 'admin' }, /admin\/email/],
     ['an unknown grant type', { 'clusterConfiguration.authentication.oauth.clients[0].grantTypes[0]': 'implicit' }, /grantTypes/],
     ['a duration without unit', { 'clusterConfiguration.authentication.accessTokenMaxAge': '7200' }, /accessTokenMaxAge/],
+    ['an unknown signing algorithm', { 'signingKey.algorithm': 'HS512' }, /signingKey\/algorithm/],
+    ['an http issuer URL', { 'oidc.issuerURL': 'http://kapi.example.com' }, /oidc\/issuerURL/],
+    ['an issuer URL with a trailing slash', { 'oidc.issuerURL': 'https://kapi.example.com/' }, /oidc\/issuerURL/],
     ['a wildcard user extra', { 'rbac.impersonateUserExtras[0]': '*' }, /impersonateUserExtras/],
   ])('when the values hold %s, then helm template fails naming it', async (_name, values, message) => {
     const result = await helm(['template', RELEASE, CHART_DIR, ...setValues(values)]);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
 import bcrypt from 'bcrypt';
+import { keySetFromSecretData } from '../../src/auth/tokens/key-set.js';
 import { startFakeKubeApi } from './fake-kube-api.js';
 import { findObject, objectsOfKind, RELEASE, NAMESPACE, renderChart, setValues, type KubeObject } from './helm.js';
 
@@ -16,6 +17,13 @@ const signingKey = (objects: KubeObject[]) => decode(findObject<V1Secret>(object
 const adminPassword = (objects: KubeObject[]) =>
   decode(findObject<V1Secret>(objects, 'Secret', 'kapi-admin').data?.password).toString('utf8');
 const adminHash = (objects: KubeObject[]) => findObject<User>(objects, 'User', 'admin').spec.password;
+
+/** The set as kapi-apiserver would load it from the Secret. */
+function loadedKeys(data: Record<string, string>) {
+  const result = keySetFromSecretData(data, 'chart');
+  if ('problems' in result) throw new Error(result.problems.join('; '));
+  return { active: result.keys.active.kid, algorithm: result.keys.active.algorithm, kids: [...result.keys.byKid.keys()].sort() };
+}
 
 describe('chart secrets at the first install', () => {
   let objects: KubeObject[];
@@ -63,6 +71,25 @@ describe('chart secrets at the first install', () => {
     expect(objectsOfKind(rendered, 'User')).toEqual([]);
     const container = findObject<V1Deployment>(rendered, 'Deployment', 'kapi-apiserver').spec!.template.spec!.containers[0]!;
     expect(container.env).toContainEqual({ name: 'KAPI_SIGNING_KEY_SECRET', value: 'kapi-system/kapi-apiserver-jwt' });
+  });
+
+  test.each([
+    { algorithm: 'ES256', header: 'EC PRIVATE KEY' },
+    { algorithm: 'RS256', header: 'RSA PRIVATE KEY' },
+  ])('when signingKey.algorithm=$algorithm, then the Secret holds one such key, active, that kapi loads', async ({ algorithm, header }) => {
+    const rendered = await renderChart(setValues({ 'signingKey.algorithm': algorithm }));
+    const data = findObject<V1Secret>(rendered, 'Secret', 'kapi-apiserver-jwt').data!;
+    const kid = decode(data.active).toString('utf8');
+    expect(kid).toMatch(new RegExp(`^${algorithm.toLowerCase()}-\\d{14}$`));
+    expect(Object.keys(data).sort()).toEqual(['active', `${kid}.pem`]);
+    expect(decode(data[`${kid}.pem`]).toString('utf8')).toContain(`BEGIN ${header}`);
+    expect(loadedKeys(data)).toEqual({ active: kid, algorithm, kids: [kid] });
+  });
+
+  test('when oidc.issuerURL is set, then the Deployment passes it as KAPI_ISSUER_URL', async () => {
+    const rendered = await renderChart(setValues({ 'oidc.issuerURL': 'https://kapi.example.com' }));
+    const container = findObject<V1Deployment>(rendered, 'Deployment', 'kapi-apiserver').spec!.template.spec!.containers[0]!;
+    expect(container.env).toContainEqual({ name: 'KAPI_ISSUER_URL', value: 'https://kapi.example.com' });
   });
 
   test('when admin.create=false, then there is no admin User or password, but the signing key is still made', async () => {
@@ -121,6 +148,37 @@ describe('chart secrets on upgrade', () => {
     expect(signingKey(rendered).equals(key)).toBe(true);
     expect(adminPassword(rendered)).toBe('initial-password');
     expect(adminHash(rendered)).toBe(changedPasswordHash);
+  });
+
+  test('when the key set was rotated with kubectl, then an upgrade keeps every entry exactly as it is', async () => {
+    const data = {
+      key: randomBytes(48).toString('base64'),
+      'next.key': randomBytes(48).toString('base64'),
+      active: Buffer.from('next').toString('base64'),
+    };
+    const rendered = await upgradeAgainst([{ ...keySecret(randomBytes(48)), data }]);
+    expect(findObject<V1Secret>(rendered, 'Secret', 'kapi-apiserver-jwt').data).toEqual(data);
+  });
+
+  test('when signingKey.algorithm changes on upgrade, then a new key of it is added and active, the old one kept', async () => {
+    const key = randomBytes(48);
+    const api = await startFakeKubeApi([keySecret(key)], dir);
+    let rendered: KubeObject[];
+    try {
+      rendered = await renderChart([
+        '--dry-run=server',
+        '--disable-openapi-validation',
+        '--kubeconfig',
+        api.kubeconfig,
+        ...setValues({ 'signingKey.algorithm': 'ES256' }),
+      ]);
+    } finally {
+      await api.close();
+    }
+    const data = findObject<V1Secret>(rendered, 'Secret', 'kapi-apiserver-jwt').data!;
+    expect(decode(data.key).equals(key)).toBe(true);
+    const kid = decode(data.active).toString('utf8');
+    expect(loadedKeys(data)).toEqual({ active: kid, algorithm: 'ES256', kids: ['key', kid].sort() });
   });
 
   test('when the admin Secret exists but the User was deleted, then the new User gets a hash of the kept password', async () => {

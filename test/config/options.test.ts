@@ -56,6 +56,23 @@ describe('parseOptions', () => {
     }
   });
 
+  test('when an issuer URL is given, then an https URL is kept and anything else is refused', () => {
+    expect(parseOptions([], { KAPI_ISSUER_URL: 'https://kapi.example.com:9443' })).toMatchObject({
+      issuerUrl: 'https://kapi.example.com:9443',
+    });
+    expect(parseOptions([], {})).toMatchObject({ issuerUrl: undefined });
+    for (const bad of [
+      'http://kapi',
+      'kapi',
+      'https://kapi/?a=1',
+      'https://kapi/#x',
+      'https://kapi/',
+      'https://u:p@kapi',
+    ]) {
+      expect(() => parseOptions(['--issuer-url', bad], {})).toThrow(/--issuer-url must be an https URL/);
+    }
+  });
+
   test('when an unknown flag is given, then parsing fails instead of ignoring it', () => {
     expect(() => parseOptions(['--prot', '1'], {})).toThrow();
   });

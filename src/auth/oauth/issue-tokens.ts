@@ -17,8 +17,9 @@ import { requiredParam, type FormParams } from './oauth-form.js';
 import { PasswordChecksBusy, type PasswordVerifier } from '../users/passwords.js';
 import { belongsTo, decideRefresh, rotatedSpec, type LoginSession } from '../sessions/session-record.js';
 import type { SessionStore } from '../sessions/sessions.js';
+import type { KeySet } from '../tokens/key-set.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
-import { buildClaims, newTokenId, signToken, verifyToken } from '../tokens/tokens.js';
+import { buildClaims, newTokenId, signToken, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
 import type { UserStore } from '../users/users.js';
 
 /** The token endpoint's use cases: the password grant and the refresh grant (RFC 6749 §4.3, §6). */
@@ -28,6 +29,7 @@ export interface TokenIssuerDeps {
   passwords: PasswordVerifier;
   limiter: LoginLimiter;
   keys: SigningKeyProvider;
+  policy: TokenPolicy;
   settings: () => AuthSettings;
   clock: () => number;
   audit: LoginAudit;
@@ -147,7 +149,7 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
     refreshTokenId: newTokenId(),
   });
   if (!settings.multipleLogin) await endOtherSessions(deps, user.name, session.id);
-  return tokenPair(key, session, nowSeconds, settings);
+  return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
 }
 
 /**
@@ -161,7 +163,7 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
   const settings = deps.settings();
   const nowSeconds = Math.floor(deps.clock() / 1000);
 
-  const verified = verifyToken(token, key, 'refresh_token', nowSeconds);
+  const verified = verifyToken(token, key, 'refresh_token', nowSeconds, deps.policy.acceptance);
   if (!verified.ok) throw invalidGrant(BAD_REFRESH_TOKEN).because(verified.reason);
   const claims = verified.claims;
   note.user = claims.username;
@@ -188,12 +190,12 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         deps.logger.warn('refresh token reused: login session revoked', { user: claims.username, session: session.id });
         throw invalidGrant(BAD_REFRESH_TOKEN).because('refresh token reused; session revoked');
       case 'replay':
-        return tokenPair(key, session, nowSeconds, settings);
+        return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
       case 'rotate': {
         const next = rotatedSpec(session, newTokenId(), nowSeconds, settings.refreshTokenMaxAgeSeconds);
         const result = await deps.sessions.replace(session, next);
         if (result === 'gone') throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
-        if (result !== 'conflict') return tokenPair(key, result, nowSeconds, settings);
+        if (result !== 'conflict') return tokenPair(deps, key, result, user.groups, nowSeconds, settings);
         session = await deps.sessions.read(claims.sid);
         fresh = true;
       }
@@ -212,23 +214,41 @@ async function endOtherSessions(deps: TokenIssuerDeps, username: string, keep: s
  * A fresh access token and the session's current refresh token. The refresh token is rebuilt from the session
  * (id, rotation time, end), so asking twice gives the identical token; the access token ends with the session.
  */
-function tokenPair(key: Buffer, session: LoginSession, nowSeconds: number, settings: AuthSettings): TokenResponse {
-  const subject = { username: session.username, clientId: session.clientId, sessionId: session.id };
+function tokenPair(
+  deps: TokenIssuerDeps,
+  keys: KeySet,
+  session: LoginSession,
+  groups: readonly string[],
+  nowSeconds: number,
+  settings: AuthSettings,
+): TokenResponse {
+  const subject = { username: session.username, clientId: session.clientId, sessionId: session.id, groups };
+  const issuer = deps.policy.issuer;
   const accessExpiresAt = Math.min(nowSeconds + settings.accessTokenMaxAgeSeconds, session.expiresAt);
-  const access = buildClaims('access_token', subject, {
-    id: newTokenId(),
-    issuedAt: nowSeconds,
-    expiresAt: accessExpiresAt,
-  });
-  const refresh = buildClaims('refresh_token', subject, {
-    id: session.refreshTokenId,
-    issuedAt: session.rotatedAt ?? nowSeconds,
-    expiresAt: session.expiresAt,
-  });
+  const access = buildClaims(
+    'access_token',
+    subject,
+    {
+      id: newTokenId(),
+      issuedAt: nowSeconds,
+      expiresAt: accessExpiresAt,
+    },
+    issuer,
+  );
+  const refresh = buildClaims(
+    'refresh_token',
+    subject,
+    {
+      id: session.refreshTokenId,
+      issuedAt: session.rotatedAt ?? nowSeconds,
+      expiresAt: session.expiresAt,
+    },
+    issuer,
+  );
   return {
-    access_token: signToken(access, key),
+    access_token: signToken(access, keys.active),
     token_type: 'Bearer',
-    refresh_token: signToken(refresh, key),
+    refresh_token: signToken(refresh, keys.active),
     expires_in: accessExpiresAt - nowSeconds,
   };
 }
@@ -242,8 +262,8 @@ function unknownLogin(login: string): string {
   return `unknown:${createHmac('sha256', UNKNOWN_LOGIN_KEY).update(login).digest('hex').slice(0, 12)}`;
 }
 
-function signingKey(deps: TokenIssuerDeps): Buffer {
-  const key = deps.keys.key();
+function signingKey(deps: TokenIssuerDeps): KeySet {
+  const key = deps.keys.keys();
   if (!key) throw temporarilyUnavailable('the token signing key is not loaded yet').because('signing key not loaded');
   return key;
 }

@@ -8,7 +8,7 @@ import { isFormContentType, parseForm, requiredParam } from './oauth-form.js';
 import { presentedToken } from '../tokens/bearer-token.js';
 import type { SessionStore } from '../sessions/sessions.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
-import { verifyToken } from '../tokens/tokens.js';
+import { verifyToken, type TokenPolicy } from '../tokens/tokens.js';
 import { mountOperation } from '../../openapi/operation.js';
 import {
   FORM_CONTENT_TYPE,
@@ -23,6 +23,7 @@ export interface OAuthRouteDeps {
   issuer: TokenIssuerDeps;
   sessions: SessionStore;
   keys: SigningKeyProvider;
+  policy: TokenPolicy;
   settings: () => AuthSettings;
   clock: () => number;
   logger: Logger;
@@ -52,9 +53,9 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     const params = parseForm(req.body as Buffer);
     const client = authenticateClient(clientCredentialsOf(params, req.headers.authorization), deps.settings().clients);
     const token = requiredParam(params, 'token');
-    const key = deps.keys.key();
-    if (!key) throw temporarilyUnavailable('the token signing key is not loaded yet');
-    const verified = verifyToken(token, key, 'any', nowSeconds(deps));
+    const keys = deps.keys.keys();
+    if (!keys) throw temporarilyUnavailable('the token signing key is not loaded yet');
+    const verified = verifyToken(token, keys, 'any', nowSeconds(deps), deps.policy.acceptance);
     if (!verified.ok) {
       res.status(200).end();
       return;
@@ -74,11 +75,11 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   // Logout with the access token in the Authorization header: the whole login session ends, on every replica.
   const logout: RequestHandler = (req, res, next) => {
     const presented = presentedToken({ authorization: req.headers.authorization });
-    const key = deps.keys.key();
-    if (!key) throw temporarilyUnavailable('the token signing key is not loaded yet');
+    const keys = deps.keys.keys();
+    if (!keys) throw temporarilyUnavailable('the token signing key is not loaded yet');
     const verified =
       presented && 'token' in presented
-        ? verifyToken(presented.token, key, 'access_token', nowSeconds(deps))
+        ? verifyToken(presented.token, keys, 'access_token', nowSeconds(deps), deps.policy.acceptance)
         : undefined;
     if (!verified?.ok) {
       throw new OAuthError(401, 'invalid_token', 'a valid access token is required in the Authorization header', {

@@ -1,33 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { V1Secret } from '@kubernetes/client-node';
-import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import type { ReadinessCheck } from '../../kube/caches.js';
+import type { KubeClient } from '../../kube/client.js';
+import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
+import { MIN_HMAC_KEY_BYTES, hmacKeySet, keySetFromSecretData, type KeySet } from './key-set.js';
 
-/** The HMAC key tokens are signed and verified with; `undefined` until it is loaded. */
+/** The keys tokens are signed and verified with; `undefined` until they are loaded. */
 export interface SigningKeyProvider {
-  key(): Buffer | undefined;
-}
-
-/** HS256 wants a key at least as long as its output: 256 bits. */
-export const MIN_KEY_BYTES = 32;
-const SECRET_DATA_KEY = 'key';
-const RETRY_MS = 5_000;
-
-export type KeyFromSecret = { key: Buffer } | { problem: string };
-
-/** Pure: the key in a Secret's `data.key`, or why it is unusable (never the key itself). */
-export function keyFromSecret(secret: V1Secret | undefined, where: string): KeyFromSecret {
-  if (!secret) return { problem: `Secret ${where} not found` };
-  const encoded = secret.data?.[SECRET_DATA_KEY];
-  if (!encoded) return { problem: `Secret ${where} has no data.${SECRET_DATA_KEY}` };
-  const key = Buffer.from(encoded, 'base64');
-  if (key.length < MIN_KEY_BYTES) {
-    return {
-      problem: `Secret ${where} data.${SECRET_DATA_KEY} holds ${key.length} bytes; at least ${MIN_KEY_BYTES} are required`,
-    };
-  }
-  return { key };
+  keys(): KeySet | undefined;
 }
 
 export interface SecretSigningKeyOptions {
@@ -36,79 +16,113 @@ export interface SecretSigningKeyOptions {
   secret: { namespace: string; name: string };
   /** Sandbox only: with no usable Secret, sign with a random in-memory key (tokens die with the process). */
   allowGenerated: boolean;
+  /** How long `start()` waits for the first read of the Secret; default 10 s. */
+  startTimeoutMs?: number;
 }
 
+type SecretData = Readonly<Record<string, string>>;
+
 /**
- * The signing key from the Secret every replica shares (so a token from one replica verifies on another). Until it
- * is loaded, `/readyz` fails with the reason and token requests are answered 503; loading is retried.
+ * The key set from the Secret every replica shares (so a token from one replica verifies on another), watched: a key
+ * added, made active or removed applies on every replica as soon as the watch delivers it, without a restart.
+ *
+ * A Secret that turns invalid or is deleted keeps the last good set in use (logging out every user because of a
+ * typo would be worse), and the log says why. Until a set is first loaded, `/readyz` fails with the reason and token
+ * requests are answered 503.
  */
 export class SecretSigningKey implements SigningKeyProvider {
   readonly readiness: ReadinessCheck;
-  private loaded: Buffer | undefined;
+  private loaded: KeySet | undefined;
   private problem = 'not loaded yet';
-  private retry: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private readonly secretWatch: Reflector<SecretData>;
+  private readonly where: string;
+  private readonly log: Logger;
 
   constructor(private readonly options: SecretSigningKeyOptions) {
-    this.readiness = { name: 'signing-key', notReadyReason: () => (this.loaded ? undefined : this.problem) };
+    const { namespace, name } = options.secret;
+    this.where = `${namespace}/${name}`;
+    this.log = options.logger.child({ component: 'signing-keys' });
+    this.secretWatch = new Reflector<SecretData>({
+      client: options.client,
+      logger: options.logger,
+      name: `secret:${this.where}`,
+      listPath: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`,
+      fieldSelector: `metadata.name=${name}`,
+      // only the data is kept, still base64: the key set decodes what it uses
+      transform: (raw: { data?: Record<string, unknown> }) =>
+        Object.freeze(
+          Object.fromEntries(
+            Object.entries(raw?.data ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+          ),
+        ),
+    });
+    const reload = () => this.reload();
+    for (const event of ['added', 'modified', 'deleted'] as const) this.secretWatch.on(event, reload);
+    this.secretWatch.on('synced', reload);
+    this.readiness = {
+      name: 'signing-key',
+      notReadyReason: () => {
+        if (this.loaded) return undefined;
+        const watch = this.secretWatch.readiness.notReadyReason();
+        return watch && !this.secretWatch.synced ? `${this.problem} (${watch})` : this.problem;
+      },
+    };
   }
 
-  key(): Buffer | undefined {
+  keys(): KeySet | undefined {
     return this.loaded;
   }
 
-  /** One attempt now; on failure, retried in the background until it succeeds or `stop()`. */
+  /** Starts the watch; resolves once the Secret was read (or the start timeout passed: readiness then says why). */
   async start(): Promise<void> {
-    this.stopped = false;
-    await this.attempt();
+    this.secretWatch.start();
+    await this.secretWatch.waitForSync(this.options.startTimeoutMs ?? 10_000).catch((err: unknown) => {
+      this.log.error('token signing keys not loaded yet; retrying', { secretName: this.where, error: String(err) });
+    });
   }
 
-  stop(): void {
-    this.stopped = true;
-    clearTimeout(this.retry);
+  async stop(): Promise<void> {
+    await this.secretWatch.stop();
   }
 
-  private async attempt(): Promise<void> {
-    const { client, logger, secret, allowGenerated } = this.options;
-    const where = `${secret.namespace}/${secret.name}`;
-    let result: KeyFromSecret;
-    try {
-      result = keyFromSecret(await this.readSecret(client, secret), where);
-    } catch (err) {
-      result = { problem: `reading Secret ${where} failed: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    if ('key' in result) {
-      this.loaded = result.key;
-      logger.info('token signing key loaded', { secretName: where });
+  private reload(): void {
+    if (!this.secretWatch.synced) return;
+    const data = this.secretWatch.list()[0];
+    if (!data) {
+      this.missing(`Secret ${this.where} not found`);
       return;
     }
-    if (allowGenerated) {
-      this.loaded = randomBytes(MIN_KEY_BYTES);
-      logger.warn('token signing key generated in memory: tokens will not survive a restart', {
-        reason: result.problem,
-      });
+    const result = keySetFromSecretData(data, this.where);
+    if ('problems' in result) {
+      this.unusable(result.problems.join('; '));
       return;
     }
-    this.problem = result.problem;
-    logger.error('token signing key unavailable; retrying', { reason: result.problem, retryInMs: RETRY_MS });
-    if (!this.stopped) {
-      this.retry = setTimeout(() => void this.attempt(), RETRY_MS);
-      this.retry.unref();
-    }
+    if (result.keys.fingerprint === this.loaded?.fingerprint) return;
+    const first = !this.loaded;
+    this.loaded = result.keys;
+    this.log.info(first ? 'token signing keys loaded' : 'token signing keys changed', {
+      secretName: this.where,
+      kids: [...result.keys.byKid.keys()],
+      active: result.keys.active.kid,
+      algorithm: result.keys.active.algorithm,
+    });
   }
 
-  private async readSecret(
-    client: KubeClient,
-    secret: { namespace: string; name: string },
-  ): Promise<V1Secret | undefined> {
-    try {
-      return await client.request<V1Secret>({
-        path: `/api/v1/namespaces/${encodeURIComponent(secret.namespace)}/secrets/${encodeURIComponent(secret.name)}`,
-        timeoutMs: 10_000,
-      });
-    } catch (err) {
-      if (err instanceof KubeApiError && err.code === 404) return undefined;
-      throw err;
+  private missing(problem: string): void {
+    if (!this.loaded && this.options.allowGenerated) {
+      this.loaded = hmacKeySet(randomBytes(MIN_HMAC_KEY_BYTES), 'generated');
+      this.log.warn('token signing key generated in memory: tokens will not survive a restart', { reason: problem });
+      return;
+    }
+    this.unusable(problem);
+  }
+
+  private unusable(problem: string): void {
+    this.problem = problem;
+    if (this.loaded) {
+      this.log.error('token signing keys unusable; the last good keys stay in use', { reason: problem });
+    } else {
+      this.log.error('token signing keys unavailable; waiting for the Secret to change', { reason: problem });
     }
   }
 }

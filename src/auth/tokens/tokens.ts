@@ -1,18 +1,19 @@
-import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { LruMap } from '../lru-map.js';
+import { LEGACY_KID, type KeySet, type SigningKey } from './key-set.js';
 
 /**
- * Token claims: building, signing and verifying. Pure (the key and `now` come in as arguments).
+ * Token claims: building, signing and verifying. Pure (the keys and `now` come in as arguments).
  *
- * One algorithm is allowed, HS256, fixed on the server: a token's own header never picks the algorithm, so
- * `alg: none`, RS/ES tokens and HMAC-with-a-public-key confusion all fail. `exp` is required, clock skew is bounded,
- * and the `token_type` claim keeps refresh tokens and access tokens apart in both directions.
+ * The server picks the algorithm, never the token: the header's `kid` selects a key of the set, and that key's own
+ * algorithm is the only one allowed for it. So `alg: none`, an unknown kid, and algorithm confusion (an HS256 token
+ * checked against a public key, an ES256 token against an HMAC key) all fail. `exp` is required, clock skew is
+ * bounded, and the `token_type` claim keeps refresh tokens and access tokens apart in both directions.
  */
 export const TOKEN_ISSUER = 'kapi';
 export const TOKEN_AUDIENCE = 'kapi';
 export const CLOCK_TOLERANCE_SECONDS = 10;
-const ALGORITHM = 'HS256';
 /** Longer input is not a token of ours; refusing it early bounds the work a request can cause. */
 const MAX_TOKEN_LENGTH = 4096;
 
@@ -30,12 +31,18 @@ export interface TokenClaims {
   client_id: string;
   /** The login session (LoginSession name) the token belongs to. */
   sid: string;
+  /**
+   * Access tokens only: the user's groups when it was issued, for services that verify kapi's tokens themselves
+   * (kube-apiserver's `--oidc-groups-claim=groups`). kapi itself reads the User on every request instead.
+   */
+  groups?: string[];
 }
 
 export interface TokenSubject {
   username: string;
   clientId: string;
   sessionId: string;
+  groups?: readonly string[];
 }
 
 /** Times in whole seconds since the epoch, as JWT counts them. */
@@ -46,9 +53,14 @@ export interface TokenLifetime {
 }
 
 /** Claims in one fixed order, so the same inputs always sign to the same token (the refresh grace relies on it). */
-export function buildClaims(type: TokenType, subject: TokenSubject, lifetime: TokenLifetime): TokenClaims {
-  return {
-    iss: TOKEN_ISSUER,
+export function buildClaims(
+  type: TokenType,
+  subject: TokenSubject,
+  lifetime: TokenLifetime,
+  issuer: string = TOKEN_ISSUER,
+): TokenClaims {
+  const claims: TokenClaims = {
+    iss: issuer,
     sub: subject.username,
     aud: TOKEN_AUDIENCE,
     iat: lifetime.issuedAt,
@@ -59,25 +71,15 @@ export function buildClaims(type: TokenType, subject: TokenSubject, lifetime: To
     client_id: subject.clientId,
     sid: subject.sessionId,
   };
+  if (type === 'access_token' && subject.groups) claims.groups = [...subject.groups];
+  return claims;
 }
 
-/**
- * jsonwebtoken handed a Buffer first tries it as a public key (which throws) on every call: ~6x the cost of the
- * HMAC itself. A KeyObject made once per key skips that.
- */
-const secretKeys = new WeakMap<Buffer, KeyObject>();
-function hmacKey(key: Buffer): KeyObject {
-  let object = secretKeys.get(key);
-  if (!object) {
-    object = createSecretKey(key);
-    secretKeys.set(key, object);
-  }
-  return object;
-}
-
-export function signToken(claims: TokenClaims, key: Buffer): string {
-  // iat comes from the claims (jsonwebtoken keeps a given iat; noTimestamp would drop it)
-  return jwt.sign(claims, hmacKey(key), { algorithm: ALGORITHM });
+/** Signed with the key given (the set's active one), naming it in the header's `kid`. */
+export function signToken(claims: TokenClaims, key: SigningKey): string {
+  // iat comes from the claims (jsonwebtoken keeps a given iat; noTimestamp would drop it). KeyObjects, made once per
+  // key, spare jsonwebtoken from parsing a Buffer on every call.
+  return jwt.sign(claims, key.signWith, { algorithm: key.algorithm, keyid: key.kid });
 }
 
 /** A random token id (jti): 128 bits, URL-safe. */
@@ -87,22 +89,33 @@ export function newTokenId(): string {
 
 export type VerifiedToken = { ok: true; claims: TokenClaims } | { ok: false; reason: string };
 
+/** What a token must have been issued as: by one of these issuers (the current one first). */
+export interface TokenAcceptance {
+  issuers: readonly [string, ...string[]];
+}
+
+const DEFAULT_ACCEPTANCE: TokenAcceptance = { issuers: [TOKEN_ISSUER] };
+
 /**
- * Checks signature, algorithm, issuer, audience, expiry (± the tolerance) and the claim shapes, then the type.
- * `expected` 'any' is for revocation, which takes either kind. The reason is for logs; it never contains the token.
+ * Checks the key (by kid), its algorithm, the signature, issuer, audience, expiry (± the tolerance) and the claim
+ * shapes, then the type. `expected` 'any' is for revocation, which takes either kind. The reason is for logs; it
+ * never contains the token.
  */
 export function verifyToken(
   token: string,
-  key: Buffer,
+  keys: KeySet,
   expected: TokenType | 'any',
   nowSeconds: number,
+  acceptance: TokenAcceptance = DEFAULT_ACCEPTANCE,
 ): VerifiedToken {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'malformed token' };
+  const key = keyFor(token, keys);
+  if ('reason' in key) return { ok: false, reason: key.reason };
   let payload: unknown;
   try {
-    payload = jwt.verify(token, hmacKey(key), {
-      algorithms: [ALGORITHM],
-      issuer: TOKEN_ISSUER,
+    payload = jwt.verify(token, key.verifyWith, {
+      algorithms: [key.algorithm],
+      issuer: [...acceptance.issuers],
       audience: TOKEN_AUDIENCE,
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       clockTimestamp: nowSeconds,
@@ -118,6 +131,28 @@ export function verifyToken(
   return { ok: true, claims };
 }
 
+/**
+ * The key a token names, if its header asks for that key's own algorithm. A token without a kid predates key sets:
+ * only the legacy HS256 key (`data.key`) may verify it.
+ */
+function keyFor(token: string, keys: KeySet): SigningKey | { reason: string } {
+  const dot = token.indexOf('.');
+  if (dot < 1) return { reason: 'malformed token' };
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'));
+  } catch {
+    return { reason: 'malformed token header' };
+  }
+  if (typeof header !== 'object' || header === null) return { reason: 'malformed token header' };
+  const { kid, alg } = header as { kid?: unknown; alg?: unknown };
+  if (kid !== undefined && typeof kid !== 'string') return { reason: 'malformed key id' };
+  const key = keys.byKid.get(kid ?? LEGACY_KID);
+  if (!key) return { reason: kid === undefined ? 'no key id, and no legacy key' : 'unknown key id' };
+  if (alg !== key.algorithm) return { reason: `algorithm ${String(alg)} is not that of the key (${key.algorithm})` };
+  return key;
+}
+
 /** Enough for every active client of one replica; a bounded map keeps hostile input from growing it. */
 const VERIFIED_TOKENS_CAPACITY = 4096;
 
@@ -129,20 +164,28 @@ const VERIFIED_TOKENS_CAPACITY = 4096;
  */
 export class VerifiedTokenCache {
   private readonly verified: LruMap<string, VerifiedToken & { ok: true }>;
-  private key: Buffer | undefined;
+  private keys: KeySet | undefined;
+  private acceptance: TokenAcceptance | undefined;
 
   constructor(capacity = VERIFIED_TOKENS_CAPACITY) {
     this.verified = new LruMap(capacity);
   }
 
-  verify(token: string, key: Buffer, expected: TokenType | 'any', nowSeconds: number): VerifiedToken {
-    if (key !== this.key) {
+  verify(
+    token: string,
+    keys: KeySet,
+    expected: TokenType | 'any',
+    nowSeconds: number,
+    acceptance: TokenAcceptance = DEFAULT_ACCEPTANCE,
+  ): VerifiedToken {
+    if (keys !== this.keys || acceptance !== this.acceptance) {
       this.verified.clear();
-      this.key = key;
+      this.keys = keys;
+      this.acceptance = acceptance;
     }
     const hit = this.verified.get(token);
     if (!hit) {
-      const result = verifyToken(token, key, expected, nowSeconds);
+      const result = verifyToken(token, keys, expected, nowSeconds, acceptance);
       // Frozen: the same claims object is handed to every later request with this token.
       if (result.ok) this.verified.set(token, Object.freeze({ ok: true, claims: Object.freeze(result.claims) }));
       return result;
@@ -172,6 +215,10 @@ function claimsOf(payload: unknown): TokenClaims | undefined {
   if (!Number.isFinite(p.exp) || !Number.isFinite(p.iat)) return undefined;
   if (p.token_type !== 'access_token' && p.token_type !== 'refresh_token') return undefined;
   if (p.sub !== p.username) return undefined;
+  const groups = p.groups;
+  if (groups !== undefined && !(Array.isArray(groups) && groups.every((group) => typeof group === 'string'))) {
+    return undefined;
+  }
   return {
     iss: p.iss as string,
     sub: p.sub as string,
@@ -183,6 +230,7 @@ function claimsOf(payload: unknown): TokenClaims | undefined {
     username: p.username as string,
     client_id: p.client_id as string,
     sid: p.sid as string,
+    ...(groups ? { groups: groups as string[] } : {}),
   };
 }
 
@@ -191,4 +239,22 @@ function reasonOf(err: unknown): string {
   if (err instanceof jwt.NotBeforeError) return 'token not yet valid';
   if (err instanceof jwt.JsonWebTokenError) return err.message;
   return 'token could not be verified';
+}
+
+/** Who kapi says issued its tokens, and which issuers it accepts: the configured one, and the default 'kapi'. */
+export interface TokenPolicy {
+  issuer: string;
+  acceptance: TokenAcceptance;
+}
+
+/**
+ * `issuerUrl` (an https URL, for OIDC consumers such as kube-apiserver) becomes the `iss` of new tokens. Tokens that
+ * say 'kapi', issued before it was set, stay valid until they expire: setting it logs nobody out.
+ */
+export function tokenPolicy(issuerUrl?: string): TokenPolicy {
+  const issuer = issuerUrl || TOKEN_ISSUER;
+  return {
+    issuer,
+    acceptance: { issuers: issuer === TOKEN_ISSUER ? [TOKEN_ISSUER] : [issuer, TOKEN_ISSUER] },
+  };
 }

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import jwt from 'jsonwebtoken';
 import { BAD_CREDENTIALS, BAD_REFRESH_TOKEN } from '../../../src/auth/oauth/oauth-error.js';
+import { hmacKeySet } from '../../../src/auth/tokens/key-set.js';
 import { buildClaims, signToken } from '../../../src/auth/tokens/tokens.js';
 import { client, login, refresh, testIdentity, tokenRequest, whoami, type TestIdentity } from '../identity-app.js';
 
@@ -257,7 +258,7 @@ describe('POST /oauth/token, the error table (RFC 6749 §5.2)', () => {
             { username: 'alice', clientId: 'kapi', sessionId: 'f'.repeat(32) },
             { id: 'j', issuedAt: t.clock.now / 1000, expiresAt: t.clock.now / 1000 + 60 },
           ),
-          Buffer.alloc(32, 7),
+          hmacKeySet(Buffer.alloc(32, 7)).active,
         );
         return refresh(t.app, access);
       },
@@ -375,7 +376,7 @@ describe('POST /oauth/token, the request itself', () => {
   });
 
   test('when the signing key is not loaded yet, then 503 temporarily_unavailable', async () => {
-    const t = testIdentity({ keys: { key: () => undefined } });
+    const t = testIdentity({ keys: { keys: () => undefined } });
     t.users.add('alice', { password: 'alice-pw' });
     const res = await tokenRequest(t.app, {
       grant_type: 'password',
@@ -432,7 +433,7 @@ describe('bearer authentication', () => {
         { username: 'alice', clientId: 'kapi', sessionId: 'a'.repeat(32) },
         { id: 'x', issuedAt: t.clock.now / 1000, expiresAt: t.clock.now / 1000 + 60 },
       ),
-      Buffer.alloc(32, 1),
+      hmacKeySet(Buffer.alloc(32, 1)).active,
     );
     await whoami(t.app, forged).expect(401);
   });

@@ -1,18 +1,26 @@
 import { generateKeyPairSync, createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import {
+  hmacKey,
+  hmacKeySet,
+  keySetOf,
+  privateKey as privateKeyOf,
+  type SigningKey,
+} from '../../../src/auth/tokens/key-set.js';
+import {
   buildClaims,
   CLOCK_TOLERANCE_SECONDS,
   newTokenId,
   signToken,
+  tokenPolicy,
   VerifiedTokenCache,
   verifyToken,
   type TokenClaims,
   type TokenType,
 } from '../../../src/auth/tokens/tokens.js';
 
-const KEY = Buffer.alloc(32, 1);
-const OTHER_KEY = Buffer.alloc(32, 2);
+const KEY = hmacKeySet(Buffer.alloc(32, 1));
+const OTHER_KEY = hmacKeySet(Buffer.alloc(32, 2));
 const NOW = 2_000_000_000;
 const subject = { username: 'alice', clientId: 'kapi', sessionId: '0123456789abcdef0123456789abcdef' };
 
@@ -39,16 +47,20 @@ describe('verifyToken', () => {
     ok: boolean;
     reason?: RegExp;
   }> = [
-    { name: 'when the token is ours and current, then it verifies', token: () => signToken(claims(), KEY), ok: true },
+    {
+      name: 'when the token is ours and current, then it verifies',
+      token: () => signToken(claims(), KEY.active),
+      ok: true,
+    },
     {
       name: 'when alg is none (no signature), then it is refused',
       token: () => forged({ alg: 'none', typ: 'JWT' }, claims(), () => ''),
       ok: false,
-      reason: /signature is required|invalid/,
+      reason: /algorithm none is not that of the key/,
     },
     {
       name: 'when the header says HS256 but another key signed it, then it is refused',
-      token: () => signToken(claims(), OTHER_KEY),
+      token: () => signToken(claims(), OTHER_KEY.active),
       ok: false,
       reason: /invalid signature/,
     },
@@ -56,7 +68,7 @@ describe('verifyToken', () => {
       name: 'when the token is RS256 (asymmetric), then it is refused by the allow-list',
       token: () => jwt.sign(claims(), privateKey, { algorithm: 'RS256', noTimestamp: true }),
       ok: false,
-      reason: /invalid algorithm/,
+      reason: /algorithm \w+ is not that of the key \(HS256\)/,
     },
     {
       name: 'when an attacker HMACs with the public key (algorithm confusion), then it is refused',
@@ -69,25 +81,25 @@ describe('verifyToken', () => {
     },
     {
       name: 'when the header asks for HS512, then it is refused by the allow-list',
-      token: () => jwt.sign(claims(), KEY, { algorithm: 'HS512', noTimestamp: true }),
+      token: () => jwt.sign(claims(), Buffer.alloc(32, 1), { algorithm: 'HS512', noTimestamp: true }),
       ok: false,
-      reason: /invalid algorithm/,
+      reason: /algorithm \w+ is not that of the key \(HS256\)/,
     },
     {
       name: 'when it expired more than the tolerance ago, then it is refused',
-      token: () => signToken(claims('access_token', { exp: NOW - 11 }), KEY),
+      token: () => signToken(claims('access_token', { exp: NOW - 11 }), KEY.active),
       ok: false,
       reason: /expired/,
     },
     {
       name: 'when it expired within the 10 s tolerance, then it still verifies',
-      token: () => signToken(claims('access_token', { exp: NOW - 9 }), KEY),
+      token: () => signToken(claims('access_token', { exp: NOW - 9 }), KEY.active),
       ok: true,
     },
     {
       name: 'when the payload was changed after signing, then it is refused',
       token: () => {
-        const [header, , signature] = signToken(claims(), KEY).split('.');
+        const [header, , signature] = signToken(claims(), KEY.active).split('.');
         return `${header}.${b64(claims('access_token', { username: 'admin', sub: 'admin' }))}.${signature}`;
       },
       ok: false,
@@ -97,47 +109,47 @@ describe('verifyToken', () => {
       name: 'when exp is missing, then it is refused',
       token: () => {
         const { exp: _exp, ...rest } = claims();
-        return jwt.sign(rest, KEY, { algorithm: 'HS256', noTimestamp: true });
+        return jwt.sign(rest, KEY.active.signWith, { algorithm: 'HS256', noTimestamp: true });
       },
       ok: false,
       reason: /claims/,
     },
     {
       name: 'when a refresh token is presented where an access token is expected, then it is refused',
-      token: () => signToken(claims('refresh_token'), KEY),
+      token: () => signToken(claims('refresh_token'), KEY.active),
       expected: 'access_token',
       ok: false,
       reason: /refresh_token where a access_token/,
     },
     {
       name: 'when an access token is presented where a refresh token is expected, then it is refused',
-      token: () => signToken(claims('access_token'), KEY),
+      token: () => signToken(claims('access_token'), KEY.active),
       expected: 'refresh_token',
       ok: false,
       reason: /access_token where a refresh_token/,
     },
     {
       name: 'when the audience is not kapi, then it is refused',
-      token: () => signToken(claims('access_token', { aud: 'other' }), KEY),
+      token: () => signToken(claims('access_token', { aud: 'other' }), KEY.active),
       ok: false,
       reason: /audience/,
     },
     {
       name: 'when the issuer is not kapi, then it is refused',
-      token: () => signToken(claims('access_token', { iss: 'someone' }), KEY),
+      token: () => signToken(claims('access_token', { iss: 'someone' }), KEY.active),
       ok: false,
       reason: /issuer/,
     },
     {
       name: 'when token_type is unknown, then it is refused',
-      token: () => signToken(claims('access_token', { token_type: 'id_token' as TokenType }), KEY),
+      token: () => signToken(claims('access_token', { token_type: 'id_token' as TokenType }), KEY.active),
       expected: 'any',
       ok: false,
       reason: /claims/,
     },
     {
       name: 'when sub and username disagree, then it is refused',
-      token: () => signToken(claims('access_token', { sub: 'bob' }), KEY),
+      token: () => signToken(claims('access_token', { sub: 'bob' }), KEY.active),
       ok: false,
       reason: /claims/,
     },
@@ -150,7 +162,7 @@ describe('verifyToken', () => {
     { name: 'when the token is empty, then it is refused', token: () => '', ok: false, reason: /malformed/ },
     {
       name: 'when either type is acceptable (revocation), then a refresh token verifies',
-      token: () => signToken(claims('refresh_token'), KEY),
+      token: () => signToken(claims('refresh_token'), KEY.active),
       expected: 'any',
       ok: true,
     },
@@ -163,7 +175,7 @@ describe('verifyToken', () => {
   });
 
   test('when a token verifies, then its claims are all there with the session id', () => {
-    const result = verifyToken(signToken(claims(), KEY), KEY, 'access_token', NOW);
+    const result = verifyToken(signToken(claims(), KEY.active), KEY, 'access_token', NOW);
     expect(result).toEqual({ ok: true, claims: claims() });
     if (result.ok)
       expect(Object.keys(result.claims).sort()).toEqual([
@@ -183,11 +195,11 @@ describe('verifyToken', () => {
 
 describe('signToken', () => {
   test('when the same claims are signed twice, then the tokens are identical (refresh grace relies on it)', () => {
-    expect(signToken(claims('refresh_token'), KEY)).toBe(signToken(claims('refresh_token'), KEY));
+    expect(signToken(claims('refresh_token'), KEY.active)).toBe(signToken(claims('refresh_token'), KEY.active));
   });
 
   test('when a token is signed, then its header names HS256 and iat is the one the claims give', () => {
-    const token = signToken(claims(), KEY);
+    const token = signToken(claims(), KEY.active);
     const decoded = jwt.decode(token, { complete: true });
     expect(decoded?.header.alg).toBe('HS256');
     expect((decoded?.payload as TokenClaims).iat).toBe(NOW - 60);
@@ -205,7 +217,7 @@ describe('VerifiedTokenCache', () => {
 
   test('when a token verifies, then it is remembered and later answers carry the same, frozen claims', () => {
     const cache = new VerifiedTokenCache();
-    const token = signToken(claims(), KEY);
+    const token = signToken(claims(), KEY.active);
     const first = cache.verify(token, KEY, 'access_token', NOW);
     const again = cache.verify(token, KEY, 'access_token', NOW + 1);
     expect(first).toEqual({ ok: true, claims: claims() });
@@ -228,7 +240,7 @@ describe('VerifiedTokenCache', () => {
     },
   ])('$name', ({ now, ok }) => {
     const cache = new VerifiedTokenCache();
-    const token = signToken(claims(), KEY);
+    const token = signToken(claims(), KEY.active);
     expect(cache.verify(token, KEY, 'access_token', NOW).ok).toBe(true);
     const result = cache.verify(token, KEY, 'access_token', now);
     // the same answer jsonwebtoken gives for that instant
@@ -242,7 +254,7 @@ describe('VerifiedTokenCache', () => {
 
   test('when a remembered refresh token is presented as an access token, then it is refused', () => {
     const cache = new VerifiedTokenCache();
-    const token = signToken(claims('refresh_token'), KEY);
+    const token = signToken(claims('refresh_token'), KEY.active);
     expect(cache.verify(token, KEY, 'any', NOW).ok).toBe(true);
     const result = cache.verify(token, KEY, 'access_token', NOW);
     expect(result).toEqual({ ok: false, reason: 'a refresh_token where a access_token was expected' });
@@ -250,7 +262,7 @@ describe('VerifiedTokenCache', () => {
 
   test('when the signing key changes, then tokens verified with the old one are forgotten and refused', () => {
     const cache = new VerifiedTokenCache();
-    const token = signToken(claims(), KEY);
+    const token = signToken(claims(), KEY.active);
     expect(cache.verify(token, KEY, 'access_token', NOW).ok).toBe(true);
     const result = cache.verify(token, OTHER_KEY, 'access_token', NOW);
     expect(result.ok).toBe(false);
@@ -259,15 +271,15 @@ describe('VerifiedTokenCache', () => {
 
   test('when a token fails verification, then it is not remembered', () => {
     const cache = new VerifiedTokenCache();
-    expect(cache.verify(signToken(claims(), OTHER_KEY), KEY, 'access_token', NOW).ok).toBe(false);
-    expect(cache.verify(signToken(claims('refresh_token'), KEY), KEY, 'access_token', NOW).ok).toBe(false);
+    expect(cache.verify(signToken(claims(), OTHER_KEY.active), KEY, 'access_token', NOW).ok).toBe(false);
+    expect(cache.verify(signToken(claims('refresh_token'), KEY.active), KEY, 'access_token', NOW).ok).toBe(false);
     expect(cache.verify('not.a.token', KEY, 'access_token', NOW).ok).toBe(false);
     expect(cache.size).toBe(0);
   });
 
   test('when more tokens verify than it holds, then it stays at its capacity and still answers each correctly', () => {
     const cache = new VerifiedTokenCache(2);
-    const tokens = ['jti-a', 'jti-b', 'jti-c'].map((jti) => signToken(claims('access_token', { jti }), KEY));
+    const tokens = ['jti-a', 'jti-b', 'jti-c'].map((jti) => signToken(claims('access_token', { jti }), KEY.active));
     for (const token of [...tokens, ...tokens]) {
       const result = cache.verify(token, KEY, 'access_token', NOW);
       expect(result.ok && result.claims.jti).toBe(verifyToken(token, KEY, 'access_token', NOW).ok && claimsOf(token));
@@ -278,4 +290,123 @@ describe('VerifiedTokenCache', () => {
 
 function claimsOf(token: string): string {
   return (jwt.decode(token) as TokenClaims).jti;
+}
+
+describe('key sets: kid, algorithms and rotation', () => {
+  const pem = (type: 'ec' | 'rsa') =>
+    Buffer.from(
+      (type === 'ec'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('rsa', { modulusLength: 2048 })
+      ).privateKey
+        .export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+    );
+  const ecKey = expectKey(privateKeyOf('es-1', pem('ec')));
+  const rsaKey = expectKey(privateKeyOf('rs-1', pem('rsa')));
+  const oldHmac = expectKey(hmacKey('hs-old', Buffer.alloc(32, 3)));
+  const legacy = KEY.active;
+
+  test.each([
+    { name: 'an ES256 key', key: ecKey, alg: 'ES256' },
+    { name: 'an RS256 key', key: rsaKey, alg: 'RS256' },
+    { name: 'an HS256 key', key: oldHmac, alg: 'HS256' },
+  ])('when $name signs, then the header names its kid and algorithm and the set verifies it', ({ key, alg }) => {
+    const token = signToken(claims(), key);
+    const header = jwt.decode(token, { complete: true })?.header;
+    expect([header?.alg, header?.kid]).toEqual([alg, key.kid]);
+    expect(verifyToken(token, keySetOf([key]), 'access_token', NOW)).toEqual({ ok: true, claims: claims() });
+  });
+
+  test('when an attacker HMACs with the ES public key and names its kid (algorithm confusion), then it is refused', () => {
+    const publicText = ecKey.verifyWith.export({ type: 'spki', format: 'pem' }).toString();
+    const token = forged({ alg: 'HS256', typ: 'JWT', kid: ecKey.kid }, claims(), (input) =>
+      createHmac('sha256', publicText).update(input).digest('base64url'),
+    );
+    expect(verifyToken(token, keySetOf([ecKey]), 'access_token', NOW)).toEqual({
+      ok: false,
+      reason: 'algorithm HS256 is not that of the key (ES256)',
+    });
+  });
+
+  test('when an ES256 token names the kid of an HMAC key, then it is refused', () => {
+    const token = jwt.sign(claims(), ecKey.signWith, { algorithm: 'ES256', keyid: oldHmac.kid });
+    const result = verifyToken(token, keySetOf([oldHmac, ecKey]), 'access_token', NOW);
+    expect(result).toEqual({ ok: false, reason: 'algorithm ES256 is not that of the key (HS256)' });
+  });
+
+  test('when an RS256 token names the kid of an ES256 key, then it is refused', () => {
+    const token = jwt.sign(claims(), rsaKey.signWith, { algorithm: 'RS256', keyid: ecKey.kid });
+    expect(verifyToken(token, keySetOf([ecKey, rsaKey]), 'access_token', NOW).ok).toBe(false);
+  });
+
+  test.each([
+    { name: 'a kid outside the set', header: { alg: 'HS256', kid: 'nobody' }, reason: 'unknown key id' },
+    { name: 'a kid that is not a string', header: { alg: 'HS256', kid: 7 }, reason: 'malformed key id' },
+    { name: 'no kid, and no legacy key in the set', header: { alg: 'HS256' }, reason: 'no key id, and no legacy key' },
+  ])('when the token has $name, then it is refused', ({ header, reason }) => {
+    const token = forged(header, claims(), (input) =>
+      createHmac('sha256', Buffer.alloc(32, 3)).update(input).digest('base64url'),
+    );
+    expect(verifyToken(token, keySetOf([oldHmac, ecKey]), 'access_token', NOW)).toEqual({ ok: false, reason });
+  });
+
+  test('when a token has no kid (issued before key sets), then the legacy key verifies it', () => {
+    const token = jwt.sign(claims(), Buffer.alloc(32, 1), { algorithm: 'HS256' });
+    expect(verifyToken(token, keySetOf([ecKey, legacy]), 'access_token', NOW).ok).toBe(true);
+  });
+
+  test('when the key rotates (add, activate, remove), then old tokens verify until their key is removed', () => {
+    const before = keySetOf([oldHmac]);
+    const oldToken = signToken(claims(), before.active);
+    const added = keySetOf([oldHmac, ecKey], oldHmac.kid);
+    const activated = keySetOf([oldHmac, ecKey], ecKey.kid);
+    const newToken = signToken(claims(), activated.active);
+    expect(jwt.decode(newToken, { complete: true })?.header.kid).toBe(ecKey.kid);
+    for (const set of [added, activated]) {
+      expect(verifyToken(oldToken, set, 'access_token', NOW).ok).toBe(true);
+    }
+    expect(verifyToken(newToken, activated, 'access_token', NOW).ok).toBe(true);
+    const removed = keySetOf([ecKey]);
+    expect(verifyToken(oldToken, removed, 'access_token', NOW)).toEqual({ ok: false, reason: 'unknown key id' });
+    expect(verifyToken(newToken, removed, 'access_token', NOW).ok).toBe(true);
+  });
+
+  test('when the set changes, then the verified-token memory forgets tokens of a removed key', () => {
+    const cache = new VerifiedTokenCache();
+    const token = signToken(claims(), oldHmac);
+    expect(cache.verify(token, keySetOf([oldHmac, ecKey]), 'access_token', NOW).ok).toBe(true);
+    expect(cache.verify(token, keySetOf([ecKey]), 'access_token', NOW).ok).toBe(false);
+  });
+});
+
+describe('issuer and groups', () => {
+  const subjectWithGroups = { ...subject, groups: ['ops', 'dev'] };
+  const lifetime = { id: 'jti-1', issuedAt: NOW - 60, expiresAt: NOW + 3600 };
+
+  test('when an access token is built, then it carries the groups; a refresh token never does', () => {
+    expect(buildClaims('access_token', subjectWithGroups, lifetime).groups).toEqual(['ops', 'dev']);
+    expect(buildClaims('refresh_token', subjectWithGroups, lifetime)).not.toHaveProperty('groups');
+  });
+
+  test('when the claim groups is not a list of strings, then the token is refused', () => {
+    const token = signToken({ ...claims(), groups: [1] as unknown as string[] }, KEY.active);
+    expect(verifyToken(token, KEY, 'access_token', NOW)).toEqual({ ok: false, reason: 'claims missing or malformed' });
+  });
+
+  test('when an issuer URL is set, then new tokens carry it, and tokens of the default issuer still verify', () => {
+    const policy = tokenPolicy('https://kapi.example.com');
+    const issued = signToken(buildClaims('access_token', subject, lifetime, policy.issuer), KEY.active);
+    expect((jwt.decode(issued) as TokenClaims).iss).toBe('https://kapi.example.com');
+    expect(verifyToken(issued, KEY, 'access_token', NOW, policy.acceptance).ok).toBe(true);
+    expect(verifyToken(signToken(claims(), KEY.active), KEY, 'access_token', NOW, policy.acceptance).ok).toBe(true);
+    const foreign = signToken(buildClaims('access_token', subject, lifetime, 'https://other'), KEY.active);
+    expect(verifyToken(foreign, KEY, 'access_token', NOW, policy.acceptance).ok).toBe(false);
+    expect(verifyToken(issued, KEY, 'access_token', NOW, tokenPolicy().acceptance).ok).toBe(false);
+  });
+});
+
+function expectKey(key: SigningKey | { problem: string }): SigningKey {
+  if ('problem' in key) throw new Error(key.problem);
+  return key;
 }

@@ -1,0 +1,80 @@
+import { Router, type Response } from 'express';
+import { NotFoundError, ServiceUnavailableError } from '../../server/errors.js';
+import { publicJwks } from './key-set.js';
+import type { SigningKeyProvider } from './signing-key.js';
+import { TOKEN_AUDIENCE, type TokenPolicy } from './tokens.js';
+
+/** Fixed paths, public: other services (kube-apiserver's OIDC authenticator among them) verify kapi's tokens here. */
+export const OIDC_DISCOVERY_PATH = '/.well-known/openid-configuration';
+export const JWKS_PATH = '/.well-known/jwks.json';
+/** Short enough that a new key is seen soon after it is added; verifiers also refetch on an unknown kid. */
+const MAX_AGE_SECONDS = 60;
+
+export interface DiscoveryDeps {
+  keys: SigningKeyProvider;
+  policy: TokenPolicy;
+}
+
+/**
+ * The JWKS (public keys of the asymmetric keys in the set; an HMAC key is never published) and, once an https
+ * issuer URL is configured, the OpenID Provider metadata pointing at it. kapi is an OAuth token issuer, not a full
+ * OpenID Provider: there is no authorization endpoint, and the metadata lists only what it does.
+ */
+export function discoveryRoutes(deps: DiscoveryDeps): Router {
+  const router = Router();
+  router.get(JWKS_PATH, (_req, res) => {
+    const keys = deps.keys.keys();
+    if (!keys) throw new ServiceUnavailableError('the token signing keys are not loaded yet');
+    cacheable(res)
+      .type('application/jwk-set+json')
+      .send(JSON.stringify(publicJwks(keys)));
+  });
+  router.get(OIDC_DISCOVERY_PATH, (_req, res) => {
+    const issuer = deps.policy.issuer;
+    if (!issuer.startsWith('https://')) {
+      throw new NotFoundError(
+        'OpenID discovery needs an https issuer URL: start kapi-apiserver with --issuer-url (chart: oidc.issuerURL)',
+      );
+    }
+    const keys = deps.keys.keys();
+    if (!keys) throw new ServiceUnavailableError('the token signing keys are not loaded yet');
+    cacheable(res).json(providerMetadata(issuer, [...new Set(publicJwks(keys).keys.map((key) => key.alg))]));
+  });
+  return router;
+}
+
+/** Pure: the metadata document for an issuer and the algorithms of its published keys. */
+export function providerMetadata(issuer: string, algorithms: readonly string[]) {
+  const base = issuer.replace(/\/+$/, '');
+  return {
+    issuer,
+    jwks_uri: `${base}${JWKS_PATH}`,
+    token_endpoint: `${base}/oauth/token`,
+    revocation_endpoint: `${base}/oauth/revoke`,
+    grant_types_supported: ['password', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: [],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: algorithms,
+    claims_supported: [
+      'iss',
+      'sub',
+      'aud',
+      'iat',
+      'exp',
+      'jti',
+      'username',
+      'groups',
+      'client_id',
+      'sid',
+      'token_type',
+    ],
+    // not standard metadata: what a verifier needs beside the keys (kube-apiserver's --oidc-client-id)
+    audience: TOKEN_AUDIENCE,
+  };
+}
+
+function cacheable(res: Response): Response {
+  return res.set('Cache-Control', `public, max-age=${MAX_AGE_SECONDS}`);
+}

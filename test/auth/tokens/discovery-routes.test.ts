@@ -1,0 +1,119 @@
+/**
+ * Published keys and OpenID discovery, checked the way another service would use them: a standard JOSE library
+ * (jose) fetches nothing but the JWKS served here and verifies a token kapi issued, with the issuer and audience
+ * kube-apiserver's OIDC authenticator would be configured with.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import request from 'supertest';
+import { hmacKeySet, keySetFromSecretData, type KeySet } from '../../../src/auth/tokens/key-set.js';
+import { JWKS_PATH, OIDC_DISCOVERY_PATH } from '../../../src/auth/tokens/discovery-routes.js';
+import { TOKEN_AUDIENCE, tokenPolicy } from '../../../src/auth/tokens/tokens.js';
+import { login, testIdentity } from '../identity-app.js';
+
+const ISSUER = 'https://kapi.example.com:9443';
+const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64');
+const pem = (type: 'ec' | 'rsa') =>
+  (type === 'ec'
+    ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    : generateKeyPairSync('rsa', { modulusLength: 2048 })
+  ).privateKey
+    .export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+
+function keySet(data: Record<string, string>): KeySet {
+  const result = keySetFromSecretData(data, 'test');
+  if (!('keys' in result)) throw new Error(result.problems.join('; '));
+  return result.keys;
+}
+
+function identityWith(keys: KeySet | undefined, issuer: string | undefined = ISSUER) {
+  const t = testIdentity({ keys: { keys: () => keys }, policy: tokenPolicy(issuer) });
+  t.users.add('alice', { password: 'alice-pw', groups: ['ops'] });
+  return t;
+}
+
+describe.each([
+  { alg: 'ES256', type: 'ec' as const },
+  { alg: 'RS256', type: 'rsa' as const },
+])('when the active key is $alg', ({ alg, type }) => {
+  const keys = keySet({ 'old.key': b64(Buffer.alloc(48, 1)), 'new.pem': b64(pem(type)), active: b64('new') });
+
+  test('then a token kapi issued verifies against the published JWKS with jose, with the claims kube-apiserver reads', async () => {
+    const t = identityWith(keys);
+    const jwks = await request(t.app).get(JWKS_PATH).expect(200);
+    expect(jwks.headers['content-type']).toMatch(/^application\/jwk-set\+json/);
+    expect(jwks.headers['cache-control']).toBe('public, max-age=60');
+    const published = JSON.parse(jwks.text) as JSONWebKeySet;
+    expect(published.keys.map((key) => [key.kid, key.alg])).toEqual([['new', alg]]);
+
+    const { access_token, refresh_token } = await login(t.app, 'alice', 'alice-pw');
+    const verified = await jwtVerify(access_token, createLocalJWKSet(published), {
+      issuer: ISSUER,
+      audience: TOKEN_AUDIENCE,
+      algorithms: [alg],
+      requiredClaims: ['exp', 'iat', 'sub'],
+      currentDate: new Date(t.clock.now),
+    });
+    expect(verified.protectedHeader).toMatchObject({ alg, kid: 'new' });
+    // --oidc-username-claim=username (or sub), --oidc-groups-claim=groups, --oidc-required-claim=token_type=access_token
+    expect(verified.payload).toMatchObject({
+      iss: ISSUER,
+      aud: 'kapi',
+      sub: 'alice',
+      username: 'alice',
+      groups: ['ops'],
+      token_type: 'access_token',
+    });
+    // a refresh token verifies too (same key), which is why verifiers must require token_type=access_token
+    const asRefresh = await jwtVerify(refresh_token, createLocalJWKSet(published), {
+      issuer: ISSUER,
+      audience: TOKEN_AUDIENCE,
+      currentDate: new Date(t.clock.now),
+    });
+    expect(asRefresh.payload.token_type).toBe('refresh_token');
+    expect(asRefresh.payload).not.toHaveProperty('groups');
+  });
+
+  test('then OpenID discovery names the issuer, the JWKS, the token endpoint, the grants and the algorithm', async () => {
+    const t = identityWith(keys);
+    const res = await request(t.app).get(OIDC_DISCOVERY_PATH).expect(200);
+    expect(res.body).toMatchObject({
+      issuer: ISSUER,
+      jwks_uri: `${ISSUER}${JWKS_PATH}`,
+      token_endpoint: `${ISSUER}/oauth/token`,
+      revocation_endpoint: `${ISSUER}/oauth/revoke`,
+      grant_types_supported: ['password', 'refresh_token'],
+      id_token_signing_alg_values_supported: [alg],
+      subject_types_supported: ['public'],
+    });
+  });
+});
+
+test('when the set holds only an HMAC key, then the JWKS is empty: a shared secret is never published', async () => {
+  const t = identityWith(hmacKeySet(Buffer.alloc(32, 5)));
+  const res = await request(t.app).get(JWKS_PATH).expect(200);
+  expect(JSON.parse(res.text)).toEqual({ keys: [] });
+  expect(res.text).not.toContain(Buffer.alloc(32, 5).toString('base64url'));
+});
+
+test('when no https issuer URL is configured, then discovery is a 404 Status saying how to enable it', async () => {
+  const t = identityWith(hmacKeySet(Buffer.alloc(32, 5)), '');
+  const res = await request(t.app).get(OIDC_DISCOVERY_PATH).expect(404);
+  expect(res.body).toMatchObject({ kind: 'Status', code: 404, message: expect.stringMatching(/--issuer-url/) });
+});
+
+test('when the keys are not loaded yet, then both answer 503 Status', async () => {
+  const t = identityWith(undefined);
+  for (const path of [JWKS_PATH, OIDC_DISCOVERY_PATH]) {
+    const res = await request(t.app).get(path).expect(503);
+    expect(res.body).toMatchObject({ kind: 'Status', code: 503 });
+  }
+});
+
+test('when asked without a token, then the JWKS and discovery answer (they are public)', async () => {
+  const t = identityWith(keySet({ 'e.pem': b64(pem('ec')) }));
+  await request(t.app).get(JWKS_PATH).expect(200);
+  await request(t.app).get(OIDC_DISCOVERY_PATH).expect(200);
+  await request(t.app).get('/whoami').expect(401);
+});
