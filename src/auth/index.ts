@@ -69,7 +69,10 @@ export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
   const users = new ClusterUserStore(client, logger);
-  const sessions = new ClusterSessionStore(client, logger, clock);
+  const sessions = new ClusterSessionStore(client, logger, clock, () => {
+    const settings = config.settings();
+    return settings.multipleLogin ? settings.maxSessionsPerUser : 1;
+  });
   const keys = new SecretSigningKey({
     client,
     logger,

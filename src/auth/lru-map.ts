@@ -35,6 +35,11 @@ export class LruMap<K, V> {
     }
   }
 
+  /** The values, least recently used first, without marking them used. */
+  values(): IterableIterator<V> {
+    return this.entries.values();
+  }
+
   delete(key: K): boolean {
     return this.entries.delete(key);
   }

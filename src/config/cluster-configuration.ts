@@ -34,6 +34,8 @@ export interface AuthSettings {
   refreshTokenMaxAgeSeconds: number;
   /** False: a new login ends the user's other sessions. */
   multipleLogin: boolean;
+  /** Login sessions one user may hold; a login beyond it ends the user's oldest sessions. */
+  maxSessionsPerUser: number;
   /** Failed logins allowed per user and per client address within the window. */
   loginLimit: { maxFailures: number; windowSeconds: number };
   clients: readonly OAuthClient[];
@@ -43,6 +45,7 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
   accessTokenMaxAgeSeconds: 7200,
   refreshTokenMaxAgeSeconds: 14400,
   multipleLogin: true,
+  maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 10, windowSeconds: 600 },
   clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
 });
@@ -55,6 +58,7 @@ export type ParseResult = { settings: AuthSettings } | { error: string };
 /** Limits the CRD schema also enforces; checked here too in case the object predates the CRD or bypassed it. */
 export const MAX_CLIENTS = 16;
 export const MAX_LOGIN_FAILURES = 100;
+export const MAX_SESSIONS_PER_USER = 1000;
 const MAX_SECRET_LENGTH = 512;
 const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,252}$/;
 
@@ -83,11 +87,22 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
     else problems.push(`${BASE}.multipleLogin: must be true or false, not ${describe(auth.multipleLogin)}`);
   }
 
+  let maxSessionsPerUser = defaults.maxSessionsPerUser;
+  if (auth?.maxSessionsPerUser !== undefined) {
+    const value = auth.maxSessionsPerUser;
+    if (isWholeNumberIn(value, 1, MAX_SESSIONS_PER_USER)) maxSessionsPerUser = value;
+    else {
+      problems.push(
+        `${BASE}.maxSessionsPerUser: must be a whole number from 1 to ${MAX_SESSIONS_PER_USER}, not ${describe(value)}`,
+      );
+    }
+  }
+
   const limit = optionalObject(auth?.loginLimit, `${BASE}.loginLimit`, problems);
   let maxFailures = defaults.loginLimit.maxFailures;
   if (limit?.maxFailures !== undefined) {
     const value = limit.maxFailures;
-    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_LOGIN_FAILURES) {
+    if (isWholeNumberIn(value, 1, MAX_LOGIN_FAILURES)) {
       maxFailures = value;
     } else {
       problems.push(
@@ -106,6 +121,7 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
       accessTokenMaxAgeSeconds: accessSeconds,
       refreshTokenMaxAgeSeconds: refreshSeconds,
       multipleLogin,
+      maxSessionsPerUser,
       loginLimit: { maxFailures, windowSeconds: window ?? defaults.loginLimit.windowSeconds },
       clients: clients.map((c) => ({ name: c.name, secret: c.secret, grantTypes: [...c.grantTypes] })),
     }),
@@ -125,6 +141,10 @@ export function referencedSecretNames(object: unknown): Set<string> {
     if (typeof name === 'string' && name !== '') names.add(name);
   }
   return names;
+}
+
+function isWholeNumberIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
 
 function field(value: unknown, key: string): unknown {

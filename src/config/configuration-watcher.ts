@@ -302,6 +302,7 @@ function summary(settings: AuthSettings): Record<string, unknown> {
     accessTokenMaxAgeSeconds: settings.accessTokenMaxAgeSeconds,
     refreshTokenMaxAgeSeconds: settings.refreshTokenMaxAgeSeconds,
     multipleLogin: settings.multipleLogin,
+    maxSessionsPerUser: settings.maxSessionsPerUser,
     loginLimit: settings.loginLimit,
   };
 }

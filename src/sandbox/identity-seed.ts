@@ -48,6 +48,7 @@ export async function seedIdentity(
             accessTokenMaxAge: '2h',
             refreshTokenMaxAge: '4h',
             multipleLogin: true,
+            maxSessionsPerUser: 20,
             loginLimit: { maxFailures: 10, window: '10m' },
             oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
           },

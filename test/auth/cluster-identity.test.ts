@@ -7,6 +7,7 @@ import express from 'express';
 import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { createIdentity, type Identity } from '../../src/auth/index.js';
+import type { LoginSession } from '../../src/auth/sessions/session-record.js';
 import { ClusterSessionStore } from '../../src/auth/sessions/sessions.js';
 import { ClusterUserStore } from '../../src/auth/users/users.js';
 import { statusAfterFailure } from '../../src/auth/users/login-limits.js';
@@ -40,6 +41,7 @@ const settings: { current: AuthSettings } = {
     accessTokenMaxAgeSeconds: 7200,
     refreshTokenMaxAgeSeconds: 14400,
     multipleLogin: true,
+    maxSessionsPerUser: 20,
     loginLimit: { maxFailures: 3, windowSeconds: 600 },
     clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
   },
@@ -115,6 +117,17 @@ const whoami = (app: express.Express, token: string) =>
   request(app).get('/whoami').set('Authorization', `Bearer ${token}`);
 const refresh = (app: express.Express, token: string) =>
   tokenRequest(app, { grant_type: 'refresh_token', refresh_token: token, ...client });
+
+const SESSIONS = '/apis/iam.kapi.io/v1beta1/loginsessions';
+
+/** The login session a token belongs to (its `sid` claim). */
+function sessionOf(token: string): string {
+  return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { sid: string }).sid;
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
 
 /** Polls until `check` passes or the time is up; watches deliver in milliseconds, the bound is the SPEC's 2 s. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
@@ -260,6 +273,33 @@ describe('two replicas on one cluster', () => {
       settings.current = { ...settings.current, multipleLogin: true };
     }
   });
+
+  test('when a user logs in 3 more times than the cap on alternating replicas, then the cluster keeps the newest sessions', async () => {
+    const name = await createUser('pw-cap');
+    settings.current = { ...settings.current, maxSessionsPerUser: 2 };
+    try {
+      const logins = [];
+      for (let i = 0; i < 5; i++) {
+        logins.push(await login(i % 2 ? two() : one(), name, 'pw-cap'));
+        clock.advance(0.001);
+      }
+      const held = async () =>
+        (
+          await admin.request<{ items: Array<{ metadata: { name: string } }> }>({
+            path: SESSIONS,
+            query: { labelSelector: `iam.kapi.io/username=${name}` },
+          })
+        ).items.map((item) => item.metadata.name);
+      const newest = logins.slice(-2).map((tokens) => sessionOf(tokens.access_token));
+      expect(await within(2000, async () => sameSet(await held(), newest))).toBe(true);
+      for (const app of [one(), two()]) {
+        const answers = await Promise.all(logins.map((tokens) => whoami(app, tokens.access_token)));
+        expect(answers.map((res) => res.status)).toEqual([401, 401, 401, 200, 200]);
+      }
+    } finally {
+      settings.current = { ...settings.current, maxSessionsPerUser: 20 };
+    }
+  });
 });
 
 describe('authorization by SubjectAccessReview', () => {
@@ -335,6 +375,42 @@ describe('the cluster stores', () => {
       await store.delete(live.id);
       expect(await store.find(live.id)).toBeUndefined();
     } finally {
+      await store.stop();
+      connection.close();
+    }
+  });
+
+  test('when a user holds more sessions than the cap (logins on replicas that missed each other), then the sweep ends the oldest', async () => {
+    const { client: kube, connection } = await kapiClient();
+    const store = new ClusterSessionStore(kube, logger, clock.read, () => 2);
+    store.start();
+    try {
+      await store.waitForSync(5000);
+      const expiresAt = Math.floor(clock.now / 1000) + 3600;
+      const created: LoginSession[] = [];
+      for (let i = 0; i < 4; i++) {
+        created.push(
+          await store.create({
+            username: 'over-cap',
+            clientId: 'kapi',
+            expiresAt,
+            refreshTokenId: `r${i}`,
+            loginTime: clock.now + i,
+          }),
+        );
+      }
+      const ids = async () => (await store.listForUser('over-cap')).map((session) => session.id);
+      expect(
+        await within(2000, async () => (await ids()).length === 4 && (await store.find(created[3]!.id)) !== undefined),
+      ).toBe(true);
+      expect(
+        await within(
+          2000,
+          async () => (await store.sweep()) >= 0 && sameSet(await ids(), [created[2]!.id, created[3]!.id]),
+        ),
+      ).toBe(true);
+    } finally {
+      await Promise.all((await store.listForUser('over-cap')).map((session) => store.delete(session.id)));
       await store.stop();
       connection.close();
     }

@@ -95,6 +95,25 @@ describe('ClusterSessionStore', () => {
   });
 });
 
+describe('ClusterSessionStore session cap', () => {
+  test('when sessions created here are not in the watch yet, then the cap still counts them and ends the first', async () => {
+    const client = stubClient((req) => (req.method === 'POST' ? req.body : {}));
+    const store = new ClusterSessionStore(client, logger);
+    const spec = { username: 'alice', clientId: 'kapi', expiresAt: 2_000_000_000, refreshTokenId: 'r' };
+    const created = [];
+    for (let i = 0; i < 3; i++) created.push(await store.create({ ...spec, loginTime: 1_000 + i }));
+    await store.create({ ...spec, username: 'bob', loginTime: 1 });
+    const ended = await store.endBeyondCap('alice', 2, created[2]!.id);
+    expect(ended).toEqual([created[0]!.id]);
+    expect(client.requests.filter((req) => req.method === 'DELETE').map((req) => req.path)).toEqual([
+      `/apis/iam.kapi.io/v1beta1/loginsessions/${created[0]!.id}`,
+    ]);
+    // ended here: refused at once, and no longer counted
+    expect(await store.find(created[0]!.id)).toBeUndefined();
+    expect(await store.endBeyondCap('alice', 2, created[2]!.id)).toEqual([]);
+  });
+});
+
 describe('ClusterUserStore', () => {
   const userJson = (failures: number, resourceVersion: string) => ({
     metadata: { name: 'alice', uid: 'u', resourceVersion },

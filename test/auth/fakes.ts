@@ -8,7 +8,7 @@ import bcrypt from 'bcrypt';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import type { UserStatusPatch } from '../../src/auth/users/login-limits.js';
 import type { LoginSession, SessionSpec } from '../../src/auth/sessions/session-record.js';
-import { newSessionId } from '../../src/auth/sessions/session-record.js';
+import { newSessionId, sessionsBeyondCap } from '../../src/auth/sessions/session-record.js';
 import type { SessionStore } from '../../src/auth/sessions/sessions.js';
 import { hmacKeySet } from '../../src/auth/tokens/key-set.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
@@ -21,6 +21,7 @@ export const TEST_SETTINGS: AuthSettings = {
   accessTokenMaxAgeSeconds: 7200,
   refreshTokenMaxAgeSeconds: 14400,
   multipleLogin: true,
+  maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 3, windowSeconds: 600 },
   clients: [
     { name: 'kapi', secret: 'kapi-secret', grantTypes: ['password', 'refresh_token'] },
@@ -132,6 +133,13 @@ export class InMemorySessionStore implements SessionStore {
 
   async listForUser(username: string): Promise<LoginSession[]> {
     return [...this.sessions.values()].filter((s) => s.username === username);
+  }
+
+  async endBeyondCap(username: string, cap: number, keep: string): Promise<string[]> {
+    const others = (await this.listForUser(username)).filter((session) => session.id !== keep);
+    const beyond = sessionsBeyondCap(others, cap - 1);
+    for (const session of beyond) this.sessions.delete(session.id);
+    return beyond.map((session) => session.id);
   }
 }
 

@@ -39,6 +39,7 @@ const defaults: AuthSettings = {
   accessTokenMaxAgeSeconds: 7200,
   refreshTokenMaxAgeSeconds: 14400,
   multipleLogin: true,
+  maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 10, windowSeconds: 600 },
   clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
 };

@@ -6,6 +6,7 @@ interface ClusterConfiguration extends KubeObject {
       accessTokenMaxAge?: string;
       refreshTokenMaxAge?: string;
       multipleLogin?: boolean;
+      maxSessionsPerUser?: number;
       loginLimit?: { maxFailures?: number; window?: string };
       oauth?: { clients?: { name: string; secret?: string; secretRef?: { name: string; key: string }; grantTypes?: string[] }[] };
     };
@@ -21,6 +22,7 @@ describe('chart ClusterConfiguration', () => {
       accessTokenMaxAge: '2h',
       refreshTokenMaxAge: '4h',
       multipleLogin: true,
+      maxSessionsPerUser: 20,
       loginLimit: { maxFailures: 10, window: '10m' },
       oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
     });
@@ -31,6 +33,7 @@ describe('chart ClusterConfiguration', () => {
       setValues({
         'clusterConfiguration.authentication.accessTokenMaxAge': '30m',
         'clusterConfiguration.authentication.multipleLogin': false,
+        'clusterConfiguration.authentication.maxSessionsPerUser': 3,
         'clusterConfiguration.authentication.oauth.clients[0].name': 'console',
         'clusterConfiguration.authentication.oauth.clients[0].secretRef.name': 'console-client',
         'clusterConfiguration.authentication.oauth.clients[0].secretRef.key': 'secret',
@@ -39,6 +42,7 @@ describe('chart ClusterConfiguration', () => {
     const { authentication } = findObject<ClusterConfiguration>(objects, 'ClusterConfiguration', 'kapi').spec;
     expect(authentication.accessTokenMaxAge).toBe('30m');
     expect(authentication.multipleLogin).toBe(false);
+    expect(authentication.maxSessionsPerUser).toBe(3);
     expect(authentication.oauth!.clients).toEqual([{ name: 'console', secretRef: { name: 'console-client', key: 'secret' } }]);
   });
 

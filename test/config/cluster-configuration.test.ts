@@ -53,6 +53,7 @@ describe('parseClusterConfiguration', () => {
         accessTokenMaxAge: '1h30m',
         refreshTokenMaxAge: '12h',
         multipleLogin: false,
+        maxSessionsPerUser: 3,
         loginLimit: { maxFailures: 5, window: '15m' },
         oauth: {
           clients: [
@@ -66,6 +67,7 @@ describe('parseClusterConfiguration', () => {
       accessTokenMaxAgeSeconds: 5400,
       refreshTokenMaxAgeSeconds: 43200,
       multipleLogin: false,
+      maxSessionsPerUser: 3,
       loginLimit: { maxFailures: 5, windowSeconds: 900 },
       clients: [
         { name: 'kapi', secret: 's3cr3t-inline', grantTypes: ['password'] },
@@ -163,6 +165,26 @@ describe('parseClusterConfiguration', () => {
       'multipleLogin is a string',
       withAuth({ multipleLogin: 'false' }),
       `${A}.multipleLogin: must be true or false, not "false"`,
+    ],
+    [
+      'maxSessionsPerUser is zero',
+      withAuth({ maxSessionsPerUser: 0 }),
+      `${A}.maxSessionsPerUser: must be a whole number from 1 to 1000, not 0`,
+    ],
+    [
+      'maxSessionsPerUser is a fraction',
+      withAuth({ maxSessionsPerUser: 1.5 }),
+      `${A}.maxSessionsPerUser: must be a whole number from 1 to 1000, not 1.5`,
+    ],
+    [
+      'maxSessionsPerUser is too large',
+      withAuth({ maxSessionsPerUser: 1001 }),
+      `${A}.maxSessionsPerUser: must be a whole number from 1 to 1000, not 1001`,
+    ],
+    [
+      'maxSessionsPerUser is a string',
+      withAuth({ maxSessionsPerUser: '5' }),
+      `${A}.maxSessionsPerUser: must be a whole number from 1 to 1000, not "5"`,
     ],
     ['loginLimit is a number', withAuth({ loginLimit: 10 }), `${A}.loginLimit: must be an object, not 10`],
     [

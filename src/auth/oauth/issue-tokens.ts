@@ -147,8 +147,10 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
     clientId: client.name,
     expiresAt: nowSeconds + settings.refreshTokenMaxAgeSeconds,
     refreshTokenId: newTokenId(),
+    loginTime: now,
   });
   if (!settings.multipleLogin) await endOtherSessions(deps, user.name, session.id);
+  else await endSessionsBeyondCap(deps, user.name, settings.maxSessionsPerUser, session.id);
   return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
 }
 
@@ -208,6 +210,25 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
 async function endOtherSessions(deps: TokenIssuerDeps, username: string, keep: string): Promise<void> {
   const sessions = await deps.sessions.listForUser(username);
   await Promise.all(sessions.filter((s) => s.id !== keep).map((s) => deps.sessions.delete(s.id)));
+}
+
+/**
+ * A user holds at most `cap` sessions: this login's is the newest, the oldest end. Failing to end them leaves the
+ * login standing (the sweep ends them later).
+ */
+async function endSessionsBeyondCap(deps: TokenIssuerDeps, username: string, cap: number, keep: string): Promise<void> {
+  try {
+    const ended = await deps.sessions.endBeyondCap(username, cap, keep);
+    if (ended.length > 0) {
+      deps.logger.info('session limit reached: the oldest sessions of the user ended', {
+        user: username,
+        ended: ended.length,
+        maxSessionsPerUser: cap,
+      });
+    }
+  } catch (err) {
+    deps.logger.warn('could not end login sessions beyond the limit', { user: username, error: String(err) });
+  }
 }
 
 /**

@@ -23,6 +23,8 @@ export interface SessionSpec {
   previousRefreshTokenId?: string;
   /** When `refreshTokenId` was issued by a rotation: the `iat` of the current refresh token and the grace start. */
   rotatedAt?: number;
+  /** When the user logged in, in milliseconds (the oldest sessions end first); absent in sessions of older versions. */
+  loginTime?: number;
   /** Kept in an annotation (not part of the CRD's spec). */
   userUid?: string;
 }
@@ -61,6 +63,7 @@ export function loginSessionFrom(raw: unknown): LoginSession {
     refreshTokenId: spec.refreshTokenId,
     previousRefreshTokenId: typeof spec.previousRefreshTokenId === 'string' ? spec.previousRefreshTokenId : undefined,
     rotatedAt: seconds(spec.rotatedAt),
+    loginTime: milliseconds(spec.loginTime) ?? milliseconds(metadata.creationTimestamp),
     userUid: typeof userUid === 'string' && userUid !== '' ? userUid : undefined,
   };
 }
@@ -81,6 +84,7 @@ export function loginSessionObject(id: string, spec: SessionSpec, existing?: Log
   };
   if (spec.previousRefreshTokenId !== undefined) body.previousRefreshTokenId = spec.previousRefreshTokenId;
   if (spec.rotatedAt !== undefined) body.rotatedAt = timestamp(spec.rotatedAt * 1000);
+  if (spec.loginTime !== undefined) body.loginTime = new Date(spec.loginTime).toISOString();
   return { apiVersion: 'iam.kapi.io/v1beta1', kind: 'LoginSession', metadata, spec: body };
 }
 
@@ -145,13 +149,31 @@ export function rotatedSpec(
     refreshTokenId: nextTokenId,
     previousRefreshTokenId: session.refreshTokenId,
     rotatedAt: nowSeconds,
+    loginTime: session.loginTime,
   };
 }
 
+/**
+ * The sessions to end so that a user keeps at most `cap`: those that logged in first (a session without a login time,
+ * from an older version, counts as the oldest). Ties are broken by id, so every replica picks the same ones.
+ */
+export function sessionsBeyondCap<S extends LoginSession>(sessions: readonly S[], cap: number): S[] {
+  if (sessions.length <= cap) return [];
+  const newestFirst = [...sessions].sort(
+    (a, b) => (b.loginTime ?? 0) - (a.loginTime ?? 0) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+  );
+  return newestFirst.slice(Math.max(0, cap));
+}
+
 function seconds(value: unknown): number | undefined {
+  const ms = milliseconds(value);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
+}
+
+function milliseconds(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
   const ms = Date.parse(value);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 function asObject(value: unknown): Record<string, unknown> {

@@ -12,6 +12,7 @@ import {
   loginSessionFrom,
   loginSessionObject,
   newSessionId,
+  sessionsBeyondCap,
   usernameLabelValue,
   type LoginSession,
   type SessionSpec,
@@ -30,6 +31,11 @@ export interface SessionStore {
   delete(id: string): Promise<void>;
   /** Read from the cluster (not the cache), so a login a moment ago on another replica is included. */
   listForUser(username: string): Promise<LoginSession[]>;
+  /**
+   * Ends the user's sessions beyond `cap`, those that logged in first, as this replica knows them (its watch, and
+   * the sessions it created itself), never `keep` (the login that asks); the ids ended.
+   */
+  endBeyondCap(username: string, cap: number, keep: string): Promise<string[]>;
 }
 
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -43,13 +49,17 @@ interface KubeList {
 /**
  * LoginSessions in the cluster, watched by every replica. A session is alive when the cache holds it or, on a
  * miss, when a direct read finds it (created a moment ago on another replica). Deleted ids go to a bounded set of
- * tombstones, so revoked tokens never cause a read. Expired sessions are deleted periodically by any replica.
+ * tombstones, so revoked tokens never cause a read. Expired sessions, and those beyond a user's cap (logins on two
+ * replicas at once may each have missed the other's), are deleted periodically by any replica.
  * Every way a session ends — deleted here, or seen deleted by the watch — is reported to `onRevoked` listeners.
  */
 export class ClusterSessionStore implements SessionStore {
   private readonly reflector: Reflector<LoginSession>;
   private readonly deleted = new LruMap<string, true>(50_000);
   private readonly reading = new Map<string, Promise<LoginSession | undefined>>();
+  /** Session ids by user name, from the watch; and sessions created here that the watch has not delivered yet. */
+  private readonly byUser = new Map<string, Set<string>>();
+  private readonly createdHere = new LruMap<string, LoginSession>(10_000);
   private sweeper: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly revocations: RevocationEvents;
@@ -58,6 +68,8 @@ export class ClusterSessionStore implements SessionStore {
     private readonly client: KubeClient,
     logger: Logger,
     private readonly clock: () => number = Date.now,
+    /** The sessions a user may hold, read at each sweep (the current configuration). */
+    private readonly maxSessionsPerUser: () => number = () => Infinity,
   ) {
     this.log = logger.child({ component: 'sessions' });
     this.revocations = new RevocationEvents(this.log);
@@ -68,7 +80,14 @@ export class ClusterSessionStore implements SessionStore {
       listPath: SESSIONS_PATH,
       transform: loginSessionFrom,
     });
-    this.reflector.on('deleted', (session) => this.ended(session.id));
+    this.reflector.on('added', (session) => {
+      this.createdHere.delete(session.id);
+      this.index(session);
+    });
+    this.reflector.on('deleted', (session) => {
+      this.unindex(session);
+      this.ended(session.id);
+    });
   }
 
   /** Sessions ended on this replica (at once) or on any other (when the watch reports it). */
@@ -102,7 +121,9 @@ export class ClusterSessionStore implements SessionStore {
       body: loginSessionObject(newSessionId(), spec),
       timeoutMs: REQUEST_TIMEOUT_MS,
     });
-    return loginSessionFrom(created);
+    const session = loginSessionFrom(created);
+    if (!this.reflector.get(session.id)) this.createdHere.set(session.id, session);
+    return session;
   }
 
   async find(id: string): Promise<LoginSession | undefined> {
@@ -177,12 +198,37 @@ export class ClusterSessionStore implements SessionStore {
     return sessions;
   }
 
-  /** Deletes sessions past their end. Every replica may run it; losing a race to another is a harmless 404. */
+  async endBeyondCap(username: string, cap: number, keep: string): Promise<string[]> {
+    const ids = this.byUser.get(username) ?? new Set<string>();
+    const sessions = [...ids].flatMap((id) => this.reflector.get(id) ?? []);
+    for (const session of this.createdHere.values()) {
+      if (session.username === username && !ids.has(session.id)) sessions.push(session);
+    }
+    const others = sessions.filter((session) => session.id !== keep && !this.deleted.has(session.id));
+    const beyond = sessionsBeyondCap(others, cap - 1);
+    await Promise.all(beyond.map((session) => this.delete(session.id)));
+    return beyond.map((session) => session.id);
+  }
+
+  /**
+   * Deletes sessions past their end, and those beyond their user's cap. Every replica may run it; losing a race to
+   * another is a harmless 404.
+   */
   async sweep(): Promise<number> {
     const nowSeconds = Math.floor(this.clock() / 1000);
+    const cap = this.maxSessionsPerUser();
+    const overCap = [...this.byUser.entries()]
+      .filter(([, ids]) => ids.size > cap)
+      .flatMap(([, ids]) =>
+        sessionsBeyondCap(
+          [...ids].flatMap((id) => this.reflector.get(id) ?? []),
+          cap,
+        ),
+      );
     const expired = this.reflector
       .list()
       .filter((session) => !isSessionAlive(session, nowSeconds))
+      .concat(overCap)
       .slice(0, SWEEP_BATCH);
     let removed = 0;
     for (const session of expired) {
@@ -193,14 +239,27 @@ export class ClusterSessionStore implements SessionStore {
         this.log.warn('could not delete an expired login session', { session: session.id, error: String(err) });
       }
     }
-    if (removed > 0) this.log.info('deleted expired login sessions', { count: removed });
+    if (removed > 0) this.log.info('deleted expired login sessions and those beyond the cap', { count: removed });
     return removed;
   }
 
   /** Repeats (the watch confirming a local delete) are harmless: ending what is already ended does nothing. */
   private ended(id: string): void {
     this.deleted.set(id, true);
+    this.createdHere.delete(id);
     this.revocations.emit({ kind: 'session', sessionId: id });
+  }
+
+  private index(session: LoginSession): void {
+    let ids = this.byUser.get(session.username);
+    if (!ids) this.byUser.set(session.username, (ids = new Set()));
+    ids.add(session.id);
+  }
+
+  private unindex(session: LoginSession): void {
+    const ids = this.byUser.get(session.username);
+    ids?.delete(session.id);
+    if (ids?.size === 0) this.byUser.delete(session.username);
   }
 
   private pathOf(id: string): string {

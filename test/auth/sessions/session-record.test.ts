@@ -9,7 +9,9 @@ import {
   loginSessionObject,
   newSessionId,
   rotatedSpec,
+  sessionsBeyondCap,
   usernameLabelValue,
+  type LoginSession,
   type SessionSpec,
 } from '../../../src/auth/sessions/session-record.js';
 
@@ -152,5 +154,63 @@ describe('session ids and labels', () => {
     expect(value).toMatch(/^sha256-[0-9a-f]{56}$/);
     expect(value.length).toBeLessThanOrEqual(63);
     expect(usernameLabelValue(long)).toBe(value);
+  });
+});
+
+describe('sessionsBeyondCap', () => {
+  const session = (id: string, loginTime?: number): LoginSession => ({
+    id,
+    resourceVersion: '1',
+    username: 'alice',
+    clientId: 'kapi',
+    expiresAt: NOW + 3600,
+    refreshTokenId: `jti-${id}`,
+    loginTime,
+  });
+  const ids = (sessions: LoginSession[]) => sessions.map((s) => s.id);
+
+  test.each([
+    ['fewer sessions than the cap', [session('a', 1), session('b', 2)], 3, []],
+    ['exactly the cap', [session('a', 1), session('b', 2), session('c', 3)], 3, []],
+    [
+      'two beyond the cap: the first two logins end',
+      [session('c', 3), session('a', 1), session('e', 5), session('b', 2), session('d', 4)],
+      3,
+      ['b', 'a'],
+    ],
+    [
+      'logins within one millisecond: the id decides, the same on every replica',
+      [session('x', 7), session('y', 7)],
+      1,
+      ['x'],
+    ],
+    ['a session of an older version without a login time: the oldest', [session('old'), session('new', 1)], 1, ['old']],
+    ['a cap of one: only the newest stays', [session('a', 1), session('b', 2), session('c', 3)], 1, ['b', 'a']],
+  ])('when %s, then those ended are %j', (_case, sessions, cap, ended) => {
+    expect(ids(sessionsBeyondCap(sessions as LoginSession[], cap as number))).toEqual(ended);
+  });
+});
+
+describe('login time', () => {
+  test('when a session is written and read back, then its login time keeps the millisecond', () => {
+    const loginTime = Date.parse('2033-05-18T03:33:20.123Z');
+    const object = loginSessionObject(newSessionId(), { ...rotated, loginTime });
+    expect((object.spec as Record<string, unknown>).loginTime).toBe('2033-05-18T03:33:20.123Z');
+    expect(
+      loginSessionFrom({ ...object, metadata: { ...(object.metadata as object), resourceVersion: '1' } }).loginTime,
+    ).toBe(loginTime);
+  });
+
+  test('when a session of an older version has no login time, then its creation time stands in', () => {
+    const object = loginSessionObject(newSessionId(), rotated);
+    const read = loginSessionFrom({
+      ...object,
+      metadata: { ...(object.metadata as object), creationTimestamp: '2033-05-18T03:33:20Z' },
+    });
+    expect(read.loginTime).toBe(Date.parse('2033-05-18T03:33:20Z'));
+  });
+
+  test('when a session rotates, then its login time stays', () => {
+    expect(rotatedSpec({ ...rotated, loginTime: 42 }, 'next', NOW, 3600).loginTime).toBe(42);
   });
 });
