@@ -63,7 +63,7 @@ typecheck: node_modules ## tsc --noEmit over src, test and bench
 	$(NPM) run typecheck
 
 .PHONY: test
-test: lint typecheck build chart-check ## everything CI checks: lint, types, build, chart checks, every jest suite (unit, e2e, charts)
+test: lint typecheck build check-api-docs chart-check ## everything CI checks: lint, types, build, API documents, chart checks, every jest suite
 	$(NPM) test
 
 .PHONY: e2e
@@ -73,6 +73,16 @@ e2e: node_modules tools ## the e2e suite: against the sandbox, or the cluster KU
 .PHONY: bench
 bench: build ## SPEC §11 performance figures
 	$(NPM) run bench
+
+# --- API documents ------------------------------------------------------------------------------------------
+
+.PHONY: api-docs
+api-docs: build ## regenerate api/: the platform and CRD OpenAPI documents (from the route definitions and crds/)
+	$(NPM) run --silent api-docs
+
+.PHONY: check-api-docs
+check-api-docs: build
+	$(NPM) run --silent api-docs:check
 
 # --- chart and manifests --------------------------------------------------------------------------------------
 

@@ -16,7 +16,10 @@ export interface ResponseDefinition {
   readonly body?: z.ZodType;
   /** Defaults to application/json when there is a body. */
   readonly contentType?: string;
-  readonly headers?: Readonly<Record<string, { readonly description: string; readonly schema: z.ZodType }>>;
+  /** Response headers; `required` when every answer of this status carries it. */
+  readonly headers?: Readonly<
+    Record<string, { readonly description: string; readonly schema: z.ZodType; readonly required?: boolean }>
+  >;
 }
 
 export interface OperationDefinition {
@@ -27,8 +30,11 @@ export interface OperationDefinition {
   readonly tags: readonly string[];
   readonly summary: string;
   readonly description?: string;
-  /** `bearer`: an access token in `Authorization: Bearer …`; `public`: none (OAuth endpoints authenticate clients). */
-  readonly security: 'bearer' | 'public';
+  /**
+   * `bearer`: an access token in `Authorization: Bearer …`; `client`: an OAuth client, in the form or by HTTP Basic
+   * (RFC 6749 §2.3.1); `public`: nothing.
+   */
+  readonly security: 'bearer' | 'client' | 'public';
   readonly pathParameters?: ParameterSchemas;
   readonly query?: ParameterSchemas;
   readonly headers?: ParameterSchemas;

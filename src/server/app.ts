@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import { accessLog } from '../observability/access-log.js';
 import { allowAll, type AccessGuard } from '../auth/identity.js';
 import { nodeRoutes } from '../apis/resources/v1alpha3/routes.js';
+import { apiDocsRoutes } from '../apidocs/routes.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { healthRoutes } from './health.js';
 import { requestId } from './request-id.js';
@@ -36,7 +37,7 @@ const FORWARDED_PATH = /^(?=\/(?:api|apis|version|openapi)(?:\/|$))/;
 
 /**
  * The request pipeline, in order, in one place: id → metrics → audit log → then either forwarded paths (authn →
- * kube-apiserver) or kapi's own (security headers → public → authn → features → 404); errors → Status.
+ * kube-apiserver) or kapi's own (security headers → public: health, API documents, OAuth → authn → features → 404); errors → Status.
  */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
@@ -54,6 +55,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(helmet({ contentSecurityPolicy: false, strictTransportSecurity: false }));
   app.use(healthRoutes(deps.readiness));
+  app.use(apiDocsRoutes());
   for (const router of deps.publicRoutes ?? []) app.use(router);
 
   if (deps.authenticate) app.use(deps.authenticate);

@@ -46,10 +46,14 @@ const TokenResponseSchema = apiComponent(
 );
 
 const noStore = {
-  'Cache-Control': { description: 'Always `no-store`.', schema: z.literal('no-store') },
-  Pragma: { description: 'Always `no-cache`.', schema: z.literal('no-cache') },
+  'Cache-Control': { description: 'Always `no-store`.', schema: z.literal('no-store'), required: true },
+  Pragma: { description: 'Always `no-cache`.', schema: z.literal('no-cache'), required: true },
 } as const;
-const retryAfter = { description: 'Seconds to wait before trying again.', schema: z.string().regex(/^\d+$/) };
+const retryAfter = {
+  description: 'Seconds to wait before trying again.',
+  schema: z.string().regex(/^\d+$/),
+  required: true,
+};
 
 function oauthError(description: string, headers: ResponseDefinition['headers'] = {}): ResponseDefinition {
   return { description, body: OAuthErrorSchema, headers: { ...noStore, ...headers } };
@@ -63,7 +67,12 @@ const unavailable = oauthError(
 );
 const badClient = oauthError(
   'invalid_client: unknown client or wrong secret (with `WWW-Authenticate: Basic` when Basic was used).',
-  { 'WWW-Authenticate': { description: 'Present when the client used HTTP Basic.', schema: z.string() } },
+  {
+    'WWW-Authenticate': {
+      description: 'Present when the client used HTTP Basic.',
+      schema: z.string().regex(/^Basic /),
+    },
+  },
 );
 
 /** Client authentication, RFC 6749 §2.3.1: in the form, or HTTP Basic instead (never both). */
@@ -71,12 +80,6 @@ const clientFields = {
   client_id: z.string().optional().describe('The OAuth client (default client: `kapi`), unless HTTP Basic is used.'),
   client_secret: z.string().optional().describe('The client’s secret, unless HTTP Basic is used.'),
 };
-const basicAuthorization = z.object({
-  Authorization: z
-    .string()
-    .optional()
-    .describe('`Basic base64(client_id:client_secret)`: the other way to authenticate the client.'),
-});
 
 export const TokenRequestSchema = apiComponent(
   'TokenRequest',
@@ -100,8 +103,7 @@ export const issueToken = defineOperation({
   description:
     'RFC 6749 §4.3 and §6. Failed logins are limited per user and per client address (429 with Retry-After ' +
     'while the limit holds). Wrong password, unknown user and disabled user get the same answer.',
-  security: 'public',
-  headers: basicAuthorization,
+  security: 'client',
   form: TokenRequestSchema,
   responses: {
     200: { description: 'The token pair.', body: TokenResponseSchema, headers: noStore },
@@ -136,8 +138,7 @@ export const revokeToken = defineOperation({
   tags: ['oauth'],
   summary: 'Revoke a token: its whole login session ends on every replica (RFC 7009)',
   description: 'An unknown, invalid or expired token is still a 200, as RFC 7009 §2.2 asks.',
-  security: 'public',
-  headers: basicAuthorization,
+  security: 'client',
   form: RevokeRequestSchema,
   responses: {
     200: { description: 'Revoked, or nothing to revoke. Empty body.', headers: noStore },
@@ -152,7 +153,11 @@ export const revokeToken = defineOperation({
 const logoutResponses = {
   200: { description: 'The login session ended on every replica. Empty body.', headers: noStore },
   401: oauthError('invalid_token: no valid access token in the Authorization header.', {
-    'WWW-Authenticate': { description: '`Bearer realm="kapi", error="invalid_token"`.', schema: z.string() },
+    'WWW-Authenticate': {
+      description: '`Bearer realm="kapi", error="invalid_token"`.',
+      schema: z.string().regex(/^Bearer /),
+      required: true,
+    },
   }),
   503: unavailable,
 } as const;

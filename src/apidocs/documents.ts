@@ -1,0 +1,70 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
+import { oauthOperations } from '../auth/oauth/operations.js';
+import { buildCrdDocument, type CustomResourceDefinition } from '../openapi/crd-document.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
+import type { OperationDefinition } from '../openapi/operation.js';
+
+/**
+ * kapi's two API documents: the platform APIs (/oauth, /kapis), generated from the operations the routes mount,
+ * and the custom-resource APIs, generated from crds/*.yaml. `api/` holds the committed copies (`make api-docs`);
+ * the server serves the same documents, built in-process.
+ */
+export const PLATFORM_DOCUMENT_FILE = 'api/platform.openapi.json';
+export const CRD_DOCUMENT_FILE = 'api/crds.openapi.json';
+
+/** Every operation of kapi's own API, in document order. */
+export const platformOperations: readonly OperationDefinition[] = [...oauthOperations, ...nodeOperations];
+
+/** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */
+export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+function packageVersion(root: string): string {
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export function platformDocument(root = packageRoot()): Record<string, unknown> {
+  return buildOpenApiDocument(
+    {
+      title: 'kapi platform API',
+      version: packageVersion(root),
+      description:
+        'The APIs only kapi provides: OAuth2 tokens (/oauth) and the platform APIs (/kapis). Errors are RFC 6749 ' +
+        'JSON under /oauth and a Kubernetes Status elsewhere. Generated from the route definitions; the ' +
+        'Kubernetes APIs kapi forwards (/api, /apis) are described by the cluster itself (/openapi/v3).',
+    },
+    platformOperations,
+  );
+}
+
+export function crdDocument(root = packageRoot()): Record<string, unknown> {
+  const directory = join(root, 'crds');
+  const crds = readdirSync(directory)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .map((file) => parseYaml(readFileSync(join(directory, file), 'utf8')) as CustomResourceDefinition);
+  return buildCrdDocument(
+    {
+      title: 'kapi custom resources',
+      version: packageVersion(root),
+      description:
+        'The custom-resource APIs kapi defines (ClusterConfiguration, User, LoginSession), served by ' +
+        'kube-apiserver and forwarded by kapi under /apis. Generated from crds/*.yaml the way kube-apiserver ' +
+        'publishes CRD schemas.',
+    },
+    crds,
+  );
+}
+
+/** The bytes of a committed document: two-space JSON and a final newline. */
+export function documentText(document: unknown): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

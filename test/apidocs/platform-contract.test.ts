@@ -1,0 +1,325 @@
+/**
+ * Every platform operation's real answers — successes and each kind of error — held to api/platform.openapi.json
+ * by a response-validation library (openapi-backend + Ajv). Most come from a real kapi on the sandbox (or the
+ * KUBECONFIG cluster); the answers a healthy cluster cannot give (signing key not loaded, a login lockout within a
+ * test's time) come from the same request pipeline (createApp) over in-memory identity stores.
+ */
+import request from 'supertest';
+import type { Express } from 'express';
+import { createApp } from '../../src/server/app.js';
+import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
+import { startE2E, silentLogger, type E2E } from '../e2e/harness.js';
+import { testIdentity } from '../auth/identity-app.js';
+import { ContractChecker, type Answer } from './contract.js';
+
+const PASSWORD = 'Contract-pw-1';
+const FORM = 'application/x-www-form-urlencoded';
+const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
+
+type Method = 'get' | 'post';
+interface Call {
+  method: Method;
+  url: string;
+  headers?: Record<string, string>;
+  form?: Record<string, string> | string;
+  json?: unknown;
+}
+
+let checker: ContractChecker;
+let e2e: E2E;
+let reader: string;
+let stranger: string;
+let nodeName: string;
+
+beforeAll(async () => {
+  checker = await ContractChecker.load(PLATFORM_DOCUMENT_FILE);
+  e2e = await startE2E();
+  reader = await e2e.createUser('contract-reader', PASSWORD);
+  stranger = await e2e.createUser('contract-stranger', PASSWORD);
+  await e2e.grant(reader, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }]);
+  const nodes = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
+    method: 'GET',
+    path: '/api/v1/nodes',
+  });
+  nodeName = nodes.items[0]!.metadata.name;
+}, 60_000);
+
+afterAll(async () => {
+  await e2e?.stop();
+});
+
+/** Sends the call, checks the answer against the document, and returns it. */
+async function send(target: string | Express, call: Call): Promise<Answer & { json: () => unknown }> {
+  let req = request(target)[call.method](call.url);
+  for (const [name, value] of Object.entries(call.headers ?? {})) req = req.set(name, value);
+  if (call.form !== undefined) {
+    req = req.type(FORM).send(typeof call.form === 'string' ? call.form : new URLSearchParams(call.form).toString());
+  } else if (call.json !== undefined) req = req.type('application/json').send(JSON.stringify(call.json));
+  const res = await req.buffer(true).parse((r, done) => {
+    let text = '';
+    r.setEncoding('utf8');
+    r.on('data', (chunk: string) => (text += chunk));
+    r.on('end', () => done(null, text));
+  });
+  const answer: Answer = { status: res.status, headers: res.headers as Answer['headers'], text: res.body as string };
+  expect(checker.problems(call.method, call.url, answer)).toEqual([]);
+  return { ...answer, json: () => JSON.parse(answer.text) as unknown };
+}
+
+const password = (username: string, extra: Record<string, string> = {}) => ({
+  grant_type: 'password',
+  username,
+  password: PASSWORD,
+  client_id: 'kapi',
+  client_secret: 'kapi',
+  ...extra,
+});
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+async function tokens(username = reader): Promise<{ access_token: string; refresh_token: string }> {
+  const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', form: password(username) });
+  expect(res.status).toBe(200);
+  return res.json() as { access_token: string; refresh_token: string };
+}
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+describe('POST /oauth/token', () => {
+  test('when a user logs in and refreshes, then both token pairs match the document', async () => {
+    const pair = await tokens();
+    const refreshed = await send(e2e.kapiUrl, {
+      method: 'post',
+      url: '/oauth/token',
+      form: {
+        grant_type: 'refresh_token',
+        refresh_token: pair.refresh_token,
+        client_id: 'kapi',
+        client_secret: 'kapi',
+      },
+    });
+    expect(refreshed.status).toBe(200);
+  });
+
+  test.each([
+    ['grant_type is missing', { client_id: 'kapi', client_secret: 'kapi' }, 'invalid_request'],
+    [
+      'the grant type is unknown',
+      { grant_type: 'client_credentials', client_id: 'kapi', client_secret: 'kapi' },
+      'unsupported_grant_type',
+    ],
+    ['the password is wrong', { ...password('nobody'), password: 'wrong' }, 'invalid_grant'],
+    [
+      'a parameter is repeated',
+      'grant_type=password&grant_type=password&client_id=kapi&client_secret=kapi',
+      'invalid_request',
+    ],
+    [
+      'the refresh token is garbage',
+      { grant_type: 'refresh_token', refresh_token: 'x.y.z', client_id: 'kapi', client_secret: 'kapi' },
+      'invalid_grant',
+    ],
+  ])('when %s, then a 400 RFC 6749 error matches the document', async (_case, form, error) => {
+    const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', form });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ error });
+  });
+
+  test('when the client secret is wrong (HTTP Basic), then 401 invalid_client with a Basic challenge', async () => {
+    const res = await send(e2e.kapiUrl, {
+      method: 'post',
+      url: '/oauth/token',
+      headers: { Authorization: basic('kapi', 'wrong') },
+      form: { grant_type: 'password', username: reader, password: PASSWORD },
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+  });
+
+  test('when the body is larger than 16 KiB, then 413', async () => {
+    const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', form: `pad=${'x'.repeat(17 * 1024)}` });
+    expect(res.status).toBe(413);
+  });
+
+  test('when the body is JSON, then 415', async () => {
+    const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', json: password(reader) });
+    expect(res.status).toBe(415);
+  });
+});
+
+describe('POST /oauth/revoke', () => {
+  test('when a client revokes a refresh token, then 200 with an empty body, and the token is dead', async () => {
+    const pair = await tokens();
+    const res = await send(e2e.kapiUrl, {
+      method: 'post',
+      url: '/oauth/revoke',
+      form: { token: pair.refresh_token, client_id: 'kapi', client_secret: 'kapi' },
+    });
+    expect(res.status).toBe(200);
+    const list = await send(e2e.kapiUrl, { method: 'get', url: NODES, headers: bearer(pair.access_token) });
+    expect(list.status).toBe(401);
+  });
+
+  test.each([
+    ['the token is missing', { client_id: 'kapi', client_secret: 'kapi' }, 400],
+    ['the client secret is wrong', { token: 'x', client_id: 'kapi', client_secret: 'wrong' }, 401],
+    ['the body is too large', `token=${'x'.repeat(17 * 1024)}`, 413],
+  ])('when %s, then the error matches the document', async (_case, form, status) => {
+    const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/revoke', form });
+    expect(res.status).toBe(status);
+  });
+
+  test('when the body is JSON, then 415', async () => {
+    const res = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/revoke', json: { token: 'x' } });
+    expect(res.status).toBe(415);
+  });
+});
+
+describe('GET and POST /oauth/logout', () => {
+  test.each(['get', 'post'] as const)(
+    'when %s carries a valid access token, then 200 and an empty body',
+    async (method) => {
+      const pair = await tokens();
+      const res = await send(e2e.kapiUrl, { method, url: '/oauth/logout', headers: bearer(pair.access_token) });
+      expect(res.status).toBe(200);
+    },
+  );
+
+  test.each(['get', 'post'] as const)(
+    'when %s has no token, then 401 invalid_token with a Bearer challenge',
+    async (method) => {
+      const res = await send(e2e.kapiUrl, { method, url: '/oauth/logout' });
+      expect(res.status).toBe(401);
+      expect(res.json()).toMatchObject({ error: 'invalid_token' });
+    },
+  );
+});
+
+describe('GET /kapis/resources.kapi.io/v1alpha3/nodes and /nodes/{name}', () => {
+  test.each([
+    ['everything', ''],
+    ['a page sorted by name', '?limit=1&page=2&sortBy=name&ascending=true'],
+    ['filters', '?labelSelector=kubernetes.io/os%3Dlinux&status=running&names=a,b'],
+    ['only the count', '?limit=0'],
+  ])('when a reader lists %s, then the NodeList matches the document', async (_case, query) => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, { method: 'get', url: `${NODES}${query}`, headers: bearer(access_token) });
+    expect(res.status).toBe(200);
+  });
+
+  test('when a reader reads a node, then the Node matches the document', async () => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, { method: 'get', url: `${NODES}/${nodeName}`, headers: bearer(access_token) });
+    expect(res.status).toBe(200);
+  });
+
+  test.each([
+    ['page=0', 'page'],
+    ['limit=ten', 'limit'],
+    ['sortBy=size', 'sortBy'],
+    ['labelSelector=a%20in%20(b', 'labelSelector'],
+  ])('when the query has %s, then a 400 Status names the parameter', async (query, parameter) => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, { method: 'get', url: `${NODES}?${query}`, headers: bearer(access_token) });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ details: { causes: [{ field: parameter }] } });
+  });
+
+  test('when the node does not exist, then 404 Status', async () => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, { method: 'get', url: `${NODES}/ghost`, headers: bearer(access_token) });
+    expect(res.status).toBe(404);
+  });
+
+  test.each([NODES, `${NODES}/any`])('when %s is asked without a token, then 401 Status', async (url) => {
+    const res = await send(e2e.kapiUrl, { method: 'get', url });
+    expect(res.status).toBe(401);
+  });
+
+  test.each([NODES, `${NODES}/any`])('when %s is asked by a user without RBAC rights, then 403 Status', async (url) => {
+    const { access_token } = await tokens(stranger);
+    const res = await send(e2e.kapiUrl, { method: 'get', url, headers: bearer(access_token) });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('answers a healthy cluster does not give in a test', () => {
+  /** The server's own pipeline over in-memory identity stores. */
+  function pipeline(options: Parameters<typeof testIdentity>[0]): Express {
+    const { identity } = testIdentity(options);
+    return createApp({
+      logger: silentLogger,
+      readiness: [],
+      nodes: { list: () => [], get: () => undefined, revision: 0 },
+      allocations: {
+        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+      },
+      publicRoutes: [identity.oauthRouter],
+      authenticate: identity.authenticate,
+      guard: identity.guard,
+    });
+  }
+
+  test('when the signing key is not loaded, then every operation answers 503 as documented', async () => {
+    const app = pipeline({ keys: { key: () => undefined } });
+    const client = { client_id: 'kapi', client_secret: 'kapi-secret' };
+    const calls: Call[] = [
+      {
+        method: 'post',
+        url: '/oauth/token',
+        form: { grant_type: 'password', username: 'a', password: 'b', ...client },
+      },
+      { method: 'post', url: '/oauth/revoke', form: { token: 'x', ...client } },
+      { method: 'post', url: '/oauth/logout', headers: bearer('x') },
+      { method: 'get', url: '/oauth/logout', headers: bearer('x') },
+      { method: 'get', url: NODES, headers: bearer('x') },
+      { method: 'get', url: `${NODES}/n1`, headers: bearer('x') },
+    ];
+    for (const call of calls) expect((await send(app, call)).status).toBe(503);
+  });
+
+  test('when a user has failed too often, then 429 with Retry-After as documented', async () => {
+    const identity = testIdentity({ settings: { loginLimit: { maxFailures: 1, windowSeconds: 600 } } });
+    identity.users.add('alice', { password: 'alice-pw' });
+    const app = pipeline({ users: identity.users, settings: { loginLimit: { maxFailures: 1, windowSeconds: 600 } } });
+    const form = {
+      grant_type: 'password',
+      username: 'alice',
+      password: 'wrong',
+      client_id: 'kapi',
+      client_secret: 'kapi-secret',
+    };
+    expect((await send(app, { method: 'post', url: '/oauth/token', form })).status).toBe(400);
+    const locked = await send(app, { method: 'post', url: '/oauth/token', form });
+    expect(locked.status).toBe(429);
+  });
+});
+
+describe('the contract itself', () => {
+  test('when an answer differs from the document, then the checker reports it', () => {
+    const status = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'x',
+      reason: 'BadRequest',
+      code: 400,
+    });
+    const asJson = { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' };
+    expect(checker.problems('post', '/oauth/token', { status: 400, headers: asJson, text: status })).not.toEqual([]);
+    expect(checker.problems('post', '/oauth/token', { status: 418, headers: asJson, text: '{}' })).toEqual([
+      'issueToken 418: status not documented',
+    ]);
+    expect(checker.problems('delete', NODES, { status: 405, headers: asJson, text: status })[0]).toMatch(
+      /no operation/,
+    );
+    const noCacheHeaders = { 'content-type': 'application/json' };
+    const body = JSON.stringify({ error: 'invalid_request', error_description: 'x' });
+    expect(checker.problems('post', '/oauth/revoke', { status: 400, headers: noCacheHeaders, text: body })).toContain(
+      'revokeToken 400: required header Cache-Control is missing',
+    );
+  });
+
+  test('when the suite has run, then every documented operation and status was answered for real', () => {
+    expect(checker.unseen()).toEqual([]);
+  });
+});
