@@ -259,7 +259,7 @@ describe('answers a healthy cluster does not give in a test', () => {
   }
 
   test('when the signing key is not loaded, then every operation answers 503 as documented', async () => {
-    const app = pipeline({ keys: { key: () => undefined } });
+    const app = pipeline({ keys: { keys: () => undefined } });
     const client = { client_id: 'kapi', client_secret: 'kapi-secret' };
     const calls: Call[] = [
       {
