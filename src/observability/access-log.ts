@@ -14,6 +14,7 @@ export function accessLog(logger: Logger) {
       logger.info('request', {
         audit: true,
         requestId: req.requestId,
+        clientRequestId: req.clientRequestId,
         user: req.user?.username,
         verb: req.method,
         path: req.path,

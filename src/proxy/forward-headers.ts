@@ -21,7 +21,8 @@ const HOP_BY_HOP = new Set([
  * Request headers never passed on: the caller's credentials (kapi adds its own), cookies (kube-apiserver ignores them
  * and a browser session must not travel further), `Expect` (kapi's server already answered it), `Host` (set to
  * kube-apiserver's), forwarding headers (rewritten from what kapi saw: a client must not forge kube's audit
- * `sourceIPs`), and `Audit-ID` (set to kapi's request id, so both audit trails share one id).
+ * `sourceIPs`), and `Audit-ID` and `X-Request-Id` (kapi sends its own request id as Audit-ID, so both audit trails
+ share one id that no client chose).
  */
 const DROPPED_REQUEST_HEADERS = new Set([
   'authorization',
@@ -36,6 +37,7 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'x-forwarded-port',
   'x-real-ip',
   'audit-id',
+  'x-request-id',
 ]);
 
 const IMPERSONATE_PREFIX = /^impersonate-/i;

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
+import { clientRequestIdOf, newRequestId } from '../observability/request-id.js';
 import { ApiError, BadRequestError, ForbiddenError, statusBody, type KubeStatus } from '../server/errors.js';
 import { backendFailure, isRedirect, redirectRefused, type Backend } from './backend.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
@@ -26,9 +26,6 @@ export interface UpgradeRelayDeps {
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
-/** A caller-supplied request id is kept only when it looks like one (as the HTTP pipeline's request-id step). */
-const ACCEPTABLE_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 /**
  * Relays exec / attach / port-forward upgrades (WebSocket, including v5.channel.k8s.io, and SPDY/3.1): authenticate,
  * refuse impersonation, ask kube-apiserver as the caller, and splice the two sockets only on its 101. Any other answer
@@ -48,13 +45,13 @@ export function createUpgradeRelay(deps: UpgradeRelayDeps): UpgradeHandler {
 
 async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   const started = process.hrtime.bigint();
-  const given = req.headers['x-request-id'];
-  const requestId = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+  const requestId = newRequestId();
   let user: UserInfo | undefined;
   const audit = (status: number) =>
     deps.logger.info('request', {
       audit: true,
       requestId,
+      clientRequestId: clientRequestIdOf(req.headers['x-request-id']),
       user: user?.username,
       verb: req.method,
       path: pathOf(req.url),

@@ -1,18 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-
-/** A caller-supplied id is kept only when it looks like one (no header injection into logs). */
-const ACCEPTABLE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+import { clientRequestIdOf, newRequestId } from '../observability/request-id.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
+    /** kapi's id for this request (audit line, X-Request-Id answer header, kube-apiserver's Audit-ID). */
     requestId: string;
+    /** The client's own X-Request-Id when it sent a plausible one: logged beside kapi's id, never used as it. */
+    clientRequestId?: string;
   }
 }
 
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const given = req.get('x-request-id');
-  req.requestId = given && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+  req.requestId = newRequestId();
+  const given = clientRequestIdOf(req.headers['x-request-id']);
+  if (given !== undefined) req.clientRequestId = given;
   res.setHeader('X-Request-Id', req.requestId);
   next();
 }

@@ -96,6 +96,7 @@ describe('forwardRequestHeaders: removing what must not reach kube-apiserver', (
     ['a forged X-Forwarded-Proto', ['X-Forwarded-Proto', 'http'], 'x-forwarded-proto', ['https']],
     ['the client Host', ['Host', 'kapi.example.com'], 'host', ['10.0.0.1:6443']],
     ['a client Audit-ID', ['Audit-ID', 'forged'], 'audit-id', ['req-1']],
+    ['a client X-Request-Id', ['X-Request-Id', 'forged'], 'x-request-id', []],
     ['a front-proxy X-Remote-User', ['X-Remote-User', 'admin'], 'x-remote-user', []],
     ['a front-proxy X-Remote-Group', ['x-remote-group', 'system:masters'], 'x-remote-group', []],
     ['a front-proxy X-Remote-Extra-*', ['X-Remote-Extra-Scopes', 'all'], 'x-remote-extra-scopes', []],

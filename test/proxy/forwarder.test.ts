@@ -68,6 +68,30 @@ describe('headers arriving at kube-apiserver', () => {
     expect(headerValues(seen.rawHeaders, 'audit-id')).toHaveLength(1);
   });
 
+  it.each([
+    ['a GET', 'GET', '/api/v1/nodes', undefined],
+    ['a POST with a body', 'POST', '/api/v1/namespaces/ns/configmaps', '{"kind":"ConfigMap"}'],
+    ['a watch', 'GET', '/api/v1/nodes?watch=1', undefined],
+  ])(
+    'when %s carries a client X-Request-Id and Audit-ID, then kube-apiserver sees only kapi’s own id as Audit-ID',
+    async (_case, method, path, body) => {
+      backend.onRequest = (_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+      const answer = await send(kapi.url, {
+        method,
+        path,
+        headers: [...auth, 'X-Request-Id', 'client-chosen-id', 'Audit-ID', 'client-chosen-audit'],
+        body,
+      });
+      expect(answer.status).toBe(200);
+      const seen = backend.requests[0]!;
+      const kapiId = answer.headers['x-request-id'];
+      expect(kapiId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(headerValues(seen.rawHeaders, 'audit-id')).toEqual([kapiId]);
+      expect(headerValues(seen.rawHeaders, 'x-request-id')).toEqual([]);
+      expect(seen.rawHeaders.join('\n')).not.toContain('client-chosen');
+    },
+  );
+
   it('when the client names headers in Connection, then neither they nor hop-by-hop headers arrive', async () => {
     await send(kapi.url, {
       path: '/api/v1/pods',

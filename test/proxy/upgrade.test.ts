@@ -180,6 +180,23 @@ describe('SPDY/3.1 upgrades (raw sockets)', () => {
     await until(() => backend.sockets.size === 0, 3_000, 'the backend side to close');
   });
 
+  it('when the upgrade carries a client X-Request-Id and Audit-ID, then kube-apiserver sees only kapi’s id, which the audit line logs', async () => {
+    echoUpgrades('SPDY/3.1');
+    const socket = net.connect(kapi.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.write(spdyUpgrade(['X-Request-Id', 'client-chosen-id', 'Audit-ID', 'client-chosen-audit']));
+    await until(() => received.includes(' 101 '), 3_000, 'the 101');
+    socket.destroy();
+    const seen = backend.requests[0]!.rawHeaders;
+    const [auditId] = headerValues(seen, 'audit-id');
+    expect(auditId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(headerValues(seen, 'x-request-id')).toEqual([]);
+    expect(seen.join('\n')).not.toContain('client-chosen');
+    const line = kapi.logs.lines.map((text) => JSON.parse(text) as Record<string, unknown>).find((l) => l.audit);
+    expect(line).toMatchObject({ requestId: auditId, clientRequestId: 'client-chosen-id', status: 101 });
+  });
+
   it('when the client disconnects abruptly, then the backend connection is closed too', async () => {
     echoUpgrades('SPDY/3.1');
     const socket = net.connect(kapi.port, '127.0.0.1');

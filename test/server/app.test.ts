@@ -76,7 +76,8 @@ describe('createApp: forwarded paths', () => {
     expect(forwarded).toEqual(['/api/v1/nodes/node-1?labelSelector=a%3Db']);
     expect(audit(lines)).toEqual([
       expect.objectContaining({
-        requestId: 'req-forwarded-1',
+        requestId: res.headers['x-request-id'],
+        clientRequestId: 'req-forwarded-1',
         user: 'alice',
         verb: 'GET',
         path: '/api/v1/nodes/node-1',
@@ -130,6 +131,26 @@ describe('createApp: the audit line', () => {
     const { app, lines } = setup('info');
     await request(app).get('/healthz').expect(200);
     expect(audit(lines)).toEqual([expect.objectContaining({ verb: 'GET', path: '/healthz', status: 200 })]);
+  });
+
+  test('when two requests carry the same client X-Request-Id, then each gets its own kapi id and the client’s is kept apart', async () => {
+    const { app, lines } = setup('info');
+    const answers = [];
+    for (let i = 0; i < 2; i++)
+      answers.push(await request(app).get('/healthz').set('X-Request-Id', 'chosen-by-client'));
+    const ids = answers.map((res) => res.headers['x-request-id'] as string);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(ids).not.toContain('chosen-by-client');
+    expect(audit(lines).map((line) => [line.requestId, line.clientRequestId])).toEqual([
+      [ids[0], 'chosen-by-client'],
+      [ids[1], 'chosen-by-client'],
+    ]);
+  });
+
+  test('when a client X-Request-Id could forge a log line, then it is not logged at all', async () => {
+    const { app, lines } = setup('info');
+    await request(app).get('/healthz').set('X-Request-Id', 'a b"c');
+    expect(audit(lines)[0]).not.toHaveProperty('clientRequestId');
   });
 
   test('when the log level drops info lines, then the audit line is not even formatted', async () => {
