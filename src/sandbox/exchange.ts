@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestEntityTooLarge, StatusError, type Status } from './status.js';
 
 /** kube-apiserver's request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** Go's net/http rstAvoidanceDelay: how long a connection closed for writing waits before it is closed for good. */
+const RST_AVOIDANCE_DELAY_MS = 500;
 
 /**
  * One request and its response. Every answer goes through here, so the status code is reported exactly once (for the
@@ -17,6 +18,8 @@ export class Exchange {
     readonly res: ServerResponse,
     readonly url: URL,
     private readonly onResponse: (code: number) => void,
+    /** Sent back as `Audit-Id`, as kube-apiserver does. */
+    private readonly auditId: string,
   ) {}
 
   get isHead(): boolean {
@@ -28,7 +31,7 @@ export class Exchange {
       this.responded = true;
       this.onResponse(code);
     }
-    this.res.writeHead(code, { 'Audit-Id': randomUUID(), 'Cache-Control': 'no-cache, private', ...headers });
+    this.res.writeHead(code, { 'Audit-Id': this.auditId, 'Cache-Control': 'no-cache, private', ...headers });
   }
 
   sendJson(code: number, json: string): void {
@@ -96,25 +99,32 @@ export class Exchange {
     this.res.socket?.setNoDelay(true);
   }
 
-  /** Reads the whole body, refusing more than kube's limit with 413. */
+  /**
+   * Reads the whole body, refusing more than kube's limit with 413, declared or chunked alike. Then, as Go's server
+   * does after an answer that left much of the body unread, the connection is closed for writing and cut a moment
+   * later, so the client can read the answer before any reset.
+   */
   readBody(): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const declared = Number(this.req.headers['content-length'] ?? 0);
-      if (declared > MAX_BODY_BYTES) {
+      const tooLarge = () => {
+        this.req.off('data', take);
+        this.req.resume();
+        const socket = this.req.socket;
+        this.res.once('finish', () => {
+          socket.end();
+          setTimeout(() => socket.destroy(), RST_AVOIDANCE_DELAY_MS).unref();
+        });
         reject(requestEntityTooLarge(MAX_BODY_BYTES));
-        return;
-      }
+      };
       const chunks: Buffer[] = [];
       let size = 0;
-      this.req.on('data', (chunk: Buffer) => {
+      const take = (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_BODY_BYTES) {
-          reject(requestEntityTooLarge(MAX_BODY_BYTES));
-          this.req.destroy();
-          return;
-        }
+        if (size > MAX_BODY_BYTES) return tooLarge();
         chunks.push(chunk);
-      });
+      };
+      if (Number(this.req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge();
+      this.req.on('data', take);
       this.req.on('end', () => resolve(Buffer.concat(chunks)));
       this.req.on('error', reject);
     });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
 import { authenticate, authorize, type Identity } from './access.js';
-import type { AuditTrail } from './audit.js';
+import { auditIdOf, type AuditTrail } from './audit.js';
 import { SANDBOX_VERSION, type Discovery } from './discovery.js';
 import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
@@ -55,12 +55,13 @@ function requestInfoOf(deps: RouterDeps, req: IncomingMessage, url: URL): Reques
   );
 }
 
-function auditor(deps: RouterDeps, info: RequestInfo, path: string) {
+function auditor(deps: RouterDeps, info: RequestInfo, path: string, auditId: string) {
   const state: { identity: Identity } = { identity: { user: ANONYMOUS } };
   const record = (code: number): void => {
     const { user, impersonatedBy } = state.identity;
     deps.audit.record({
       time: new Date().toISOString(),
+      auditId,
       user: user.username,
       groups: [...user.groups],
       ...(impersonatedBy ? { impersonatedBy: impersonatedBy.username } : {}),
@@ -86,8 +87,9 @@ export function requestHandler(deps: RouterDeps) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const info = requestInfoOf(deps, req, url);
-    const audit = auditor(deps, info, url.pathname);
-    const x = new Exchange(req, res, url, audit.record);
+    const auditId = auditIdOf(req.headers);
+    const audit = auditor(deps, info, url.pathname, auditId);
+    const x = new Exchange(req, res, url, audit.record, auditId);
     res.on('error', () => res.destroy());
     const run = async (): Promise<void> => {
       audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
@@ -197,7 +199,7 @@ export function upgradeHandler(deps: RouterDeps) {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const info = requestInfoOf(deps, req, url);
-    const audit = auditor(deps, info, url.pathname);
+    const audit = auditor(deps, info, url.pathname, auditIdOf(req.headers));
     try {
       audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
       authorize(audit.state.identity.user, info, deps.authorizer);

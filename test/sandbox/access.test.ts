@@ -384,4 +384,13 @@ describe('over HTTP', () => {
     expect(sandbox.audit.length).toBe(1000);
     expect(JSON.stringify(sandbox.audit)).not.toContain(sandbox.adminToken);
   });
+
+  test('when a request carries an Audit-ID, then kube’s audit event and answer use it; otherwise each gets a new one', async () => {
+    const given = await call(sandbox, 'GET', '/version', { headers: { 'Audit-ID': 'proxy-chosen-id' } });
+    expect(given.headers.get('audit-id')).toBe('proxy-chosen-id');
+    expect(sandbox.audit.at(-1)).toMatchObject({ auditId: 'proxy-chosen-id', path: '/version' });
+    const fresh = await call(sandbox, 'GET', '/version');
+    expect(fresh.headers.get('audit-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sandbox.audit.at(-1)!.auditId).toBe(fresh.headers.get('audit-id'));
+  });
 });

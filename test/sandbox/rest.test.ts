@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { call, configMap, testSandbox, type Json } from './helpers.js';
 
@@ -355,5 +356,25 @@ describe('methods and scope', () => {
   test('when a request body exceeds 3 MiB, then it is 413', async () => {
     const res = await call(sandbox, 'POST', cms, { body: configMap('huge', { a: 'x'.repeat(3 * 1024 * 1024 + 10) }) });
     expect(res.status).toBe(413);
+  });
+
+  test('when a chunked request body exceeds 3 MiB, then it is the same 413 Status, readable before the connection closes', async () => {
+    const body = Buffer.from(JSON.stringify(configMap('huge-chunked', { a: 'x'.repeat(4 * 1024 * 1024) })));
+    const answer = await new Promise<{ status: number; body: Json }>((resolve, reject) => {
+      const req = http.request(`${sandbox.url}${cms}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${sandbox.adminToken}`, 'Content-Type': 'application/json' },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Json }));
+      });
+      req.on('error', reject);
+      for (let at = 0; at < body.length; at += 65536) req.write(body.subarray(at, at + 65536));
+      req.end();
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
   });
 });
