@@ -217,17 +217,31 @@ function framedAsEmpty(method: string, headers: string[]): string[] {
   return [...headers, 'Content-Length', '0'];
 }
 
+/** Requests whose connection to kube-apiserver was established (TCP and TLS), so their failure is not an outage. */
+const connected = new WeakSet<http.ClientRequest>();
+
+/** Whether a failed request had reached kube-apiserver (a pooled socket, or a new one that connected). */
+export function reachedBackend(req: http.ClientRequest): boolean {
+  return req.reusedSocket || connected.has(req);
+}
+
 /** A new socket must connect (and finish its TLS handshake) in time; a pooled socket is already connected. */
 function limitConnect(req: http.ClientRequest, socket: Socket, timeoutMs: number): void {
   const tls = socket instanceof TLSSocket;
-  if (req.reusedSocket || (!tls && !socket.connecting)) return;
+  if (req.reusedSocket || (!tls && !socket.connecting)) {
+    connected.add(req);
+    return;
+  }
   const timer = setTimeout(() => {
     const error = Object.assign(new Error(`no connection within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
     req.destroy(error);
   }, timeoutMs);
   timer.unref();
   const done = () => clearTimeout(timer);
-  socket.once(tls ? 'secureConnect' : 'connect', done);
+  socket.once(tls ? 'secureConnect' : 'connect', () => {
+    connected.add(req);
+    done();
+  });
   socket.once('close', done);
 }
 
@@ -247,12 +261,21 @@ export function backendFailure(error: unknown): ApiError {
   if (error instanceof ResponseTimeoutError) {
     return new ApiError(504, 'Timeout', 'kube-apiserver did not answer in time');
   }
+  return new ServiceUnavailableError(`kube-apiserver is unavailable${namedCode(error)}`);
+}
+
+/** ` (ECONNREFUSED)`: a system error's code, never its message (which may name internal addresses). */
+function namedCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
-  return new ServiceUnavailableError(
-    typeof code === 'string' && /^[A-Z_]+$/.test(code)
-      ? `kube-apiserver is unavailable (${code})`
-      : 'kube-apiserver is unavailable',
-  );
+  return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? ` (${code})` : '';
+}
+
+/**
+ * kube-apiserver took the connection and closed it without an answer (mid-request, or a pooled connection it had
+ * dropped): a 502, not the 503 of an unreachable kube-apiserver.
+ */
+export function closedBeforeAnswering(error: unknown): ApiError {
+  return new ApiError(502, 'InternalError', `kube-apiserver closed the connection before answering${namedCode(error)}`);
 }
 
 /** The 502 that replaces a redirect from kube-apiserver. */

@@ -6,12 +6,15 @@ import type { Logger } from '../observability/logger.js';
 import { BadRequestError, ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
 import {
   backendFailure,
+  closedBeforeAnswering,
   createBackend,
   isRedirect,
+  reachedBackend,
   redirectRefused,
   type BackendOptions,
   type Exchange,
 } from './backend.js';
+import { declaresBodyOver, DEFAULT_MAX_REQUEST_BODY_BYTES, limitBody, requestEntityTooLarge } from './body-limit.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
 import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget } from './request-kind.js';
@@ -28,6 +31,8 @@ export interface ForwarderDeps {
   /** Long-running streams are registered here, so a revoked session or user cuts them. */
   streamRegistry?: StreamRegistry;
   backend?: BackendOptions;
+  /** The largest body of an ordinary request, as kube-apiserver's --max-resource-write-bytes (3 MiB by default). */
+  maxRequestBodyBytes?: number;
 }
 
 export interface Forwarder {
@@ -54,6 +59,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   const backend = createBackend(deps.connection, deps.backend);
   const credentials = () => deps.connection.authHeaders();
   const streams = deps.metrics?.activeWatches;
+  const maxBody = deps.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES;
 
   const forward = (
     req: Request,
@@ -76,9 +82,12 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     const longRunning = isLongRunning(target);
     const withBody = hasRequestBody(req.headers);
     if (!longRunning && !withBody) return exchange(req, res, next, target, headers.headers);
+    const limited = withBody && !longRunning;
+    if (limited && declaresBodyOver(req.headers, maxBody)) return refuseBody(req, res, next, maxBody);
     let upstream: ClientRequest;
     let answered = false;
     let clientGone = false;
+    let bodyRefused = false;
 
     res.once('close', () => {
       if (res.writableFinished) return;
@@ -99,15 +108,31 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         relayResponse(upstreamRes);
       });
       upstream.on('error', (error: NodeJS.ErrnoException) => {
-        if (clientGone) return;
-        if (answered) {
-          res.destroy();
-          return;
-        }
+        if (clientGone || bodyRefused) return;
+        // kube-apiserver answered and closed before taking the whole body (as it does past its own limit): its answer
+        // still goes out whole, and the rest of the body is dropped. A cut answer is cut by the response's own error.
+        if (answered) return void discardBody(req, upstream);
         if (retry && upstream.reusedSocket && STALE_SOCKET_ERRORS.has(error.code ?? '')) return send(false);
+        if (reachedBackend(upstream)) {
+          deps.logger.warn('kube-apiserver closed the connection before answering', {
+            requestId: req.requestId,
+            error: error.message,
+          });
+          return next(closedBeforeAnswering(error));
+        }
         deps.logger.warn('kube-apiserver unreachable', { requestId: req.requestId, error: error.message });
         next(backendFailure(error));
       });
+      if (limited) {
+        limitBody(req, maxBody, () => {
+          discardBody(req, upstream);
+          if (answered) return;
+          // What was sent ends without its last chunk: kube-apiserver never sees a complete request.
+          bodyRefused = true;
+          upstream.destroy();
+          refuseBody(req, res, next, maxBody);
+        });
+      }
       if (withBody) req.pipe(upstream);
       else upstream.end();
     };
@@ -144,6 +169,16 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     // A request that may have reached kube-apiserver before a stale socket failed is retried only when repeating it
     // is harmless.
     send(!withBody && SAFE_METHODS.has(req.method));
+  };
+
+  /**
+   * A 413 Status, then the connection closes; the rest of the body is read and dropped meanwhile, so a client still
+   * sending it is not cut off before it can read the answer.
+   */
+  const refuseBody = (req: Request, res: Response, next: NextFunction, limit: number) => {
+    res.setHeader('Connection', 'close');
+    req.resume();
+    next(requestEntityTooLarge(limit));
   };
 
   /** A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. */
@@ -232,4 +267,10 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     shouldUpgrade: (req) => isRelayedUpgrade(req.url ?? '', req.headers.upgrade),
     close: () => backend.close(),
   };
+}
+
+/** Stops sending the client's body to kube-apiserver; what else the client sends is read and dropped. */
+function discardBody(req: IncomingMessage, upstream: ClientRequest): void {
+  req.unpipe(upstream);
+  req.resume();
 }

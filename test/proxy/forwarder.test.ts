@@ -290,7 +290,7 @@ describe('kube-apiserver unavailable', () => {
     expect(backend.requests).toHaveLength(3);
   });
 
-  it('when that happens to a request with a body, then it is not sent twice: 503', async () => {
+  it('when that happens to a request with a body, then it is not sent twice: a 502, not an outage', async () => {
     const served = new WeakMap<net.Socket, number>();
     backend.onRequest = (req, res) => {
       const count = (served.get(req.socket) ?? 0) + 1;
@@ -302,8 +302,14 @@ describe('kube-apiserver unavailable', () => {
     const create = { method: 'POST', headers: [...auth, 'Content-Type', 'application/json'], body: '{}' };
     expect((await send(kapi.url, { ...create, path: '/api/v1/namespaces/ns/configmaps' })).status).toBe(200);
     const post = await send(kapi.url, { ...create, path: '/api/v1/namespaces/ns/configmaps' });
-    expect(post.status).toBe(503);
+    expect(post.status).toBe(502);
+    expect(JSON.parse(post.body)).toMatchObject({
+      kind: 'Status',
+      code: 502,
+      message: expect.stringContaining('kube-apiserver closed the connection before answering') as unknown,
+    });
     expect(backend.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+    expect(kapi.logs.lines.join('\n')).not.toContain('unreachable');
   });
 });
 

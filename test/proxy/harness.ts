@@ -145,6 +145,7 @@ export async function startKapi(
     streamRegistry?: ForwarderDeps['streamRegistry'];
     /** Who the known token authenticates as; alice by default. */
     user?: UserInfo;
+    maxRequestBodyBytes?: number;
   } = {},
 ): Promise<Kapi> {
   const logs = new CapturedLogs();
@@ -156,6 +157,7 @@ export async function startKapi(
     authenticateRequest: authenticate,
     backend: options.backend,
     streamRegistry: options.streamRegistry,
+    maxRequestBodyBytes: options.maxRequestBodyBytes,
   });
   const app = express();
   app.use(requestId);
