@@ -29,6 +29,8 @@ export interface Options {
   trustedProxies: string[];
   /** The `iss` of tokens and the OpenID discovery issuer: an https URL clients reach kapi at. */
   issuerUrl: string | undefined;
+  /** The largest body of an ordinary forwarded request (kube-apiserver's --max-resource-write-bytes). */
+  maxRequestBodyBytes: number;
 }
 
 interface Spec {
@@ -115,6 +117,12 @@ const SPECS = {
     help: 'https URL kapi is reached at, used as the tokens\' iss and for OpenID discovery (empty: iss "kapi")',
     fallback: '',
   },
+  maxRequestBodyBytes: {
+    flag: 'max-request-body-bytes',
+    env: 'MAX_REQUEST_BODY_BYTES',
+    help: "largest body of a forwarded request other than a stream, in bytes: larger ones get 413 (as kube-apiserver's --max-resource-write-bytes)",
+    fallback: '3145728',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -180,6 +188,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
+    maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),
   };
 }
 
@@ -193,6 +202,13 @@ function port(text: string, flag: string): number {
 function count(text: string, flag: string): number {
   if (!/^\d+$/.test(text)) throw new OptionsError(`--${flag} must be a whole number, not "${text}"`);
   return Number(text);
+}
+
+function positive(text: string, flag: string): number {
+  const n = count(text, flag);
+  if (n === 0 || !Number.isSafeInteger(n))
+    throw new OptionsError(`--${flag} must be a positive whole number, not "${text}"`);
+  return n;
 }
 
 function addressList(text: string, flag: string): string[] {

@@ -14,7 +14,10 @@ import { createApp } from './app.js';
 import { listen, type Listener } from './listener.js';
 import { loadServingCertificate } from './tls.js';
 
-/** As `Options`, except that listener ports are `undefined` when off and 0 when any free port will do (tests). */
+/**
+ * As `Options`, except that listener ports are `undefined` when off and 0 when any free port will do (tests), and
+ * that limits left out take their defaults.
+ */
 export type ServerOptions = Pick<
   Options,
   | 'port'
@@ -27,7 +30,10 @@ export type ServerOptions = Pick<
   | 'tlsCaOut'
   | 'trustedProxies'
 > &
-  Partial<Pick<Options, 'issuerUrl'>> & { tlsPort: number | undefined; metricsPort: number | undefined };
+  Partial<Pick<Options, 'issuerUrl' | 'maxRequestBodyBytes'>> & {
+    tlsPort: number | undefined;
+    metricsPort: number | undefined;
+  };
 
 export interface KapiServerConfig {
   options: ServerOptions;
@@ -85,6 +91,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     metrics,
     authenticateRequest: identity.authenticateRequest,
     streamRegistry,
+    maxRequestBodyBytes: options.maxRequestBodyBytes,
   });
 
   const watched = [nodes, allocations];

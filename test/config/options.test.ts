@@ -13,6 +13,7 @@ describe('parseOptions', () => {
       configuration: { namespace: 'kapi-system', name: 'kapi' },
       signingKeySecret: { namespace: 'kapi-system', name: 'kapi-apiserver-jwt' },
       sandboxNodes: 6,
+      maxRequestBodyBytes: 3 * 1024 * 1024,
     });
   });
 
@@ -41,6 +42,8 @@ describe('parseOptions', () => {
     [['--log-level', 'loud'], /--log-level must be/],
     [['--cluster-configuration', 'kapi'], /namespace\/name/],
     [['--sandbox-nodes=-3'], /whole number/],
+    [['--max-request-body-bytes', '0'], /--max-request-body-bytes must be a positive whole number/],
+    [['--max-request-body-bytes', '3Mi'], /--max-request-body-bytes must be a whole number/],
   ])('when given %j, then it is refused with a message naming the flag', (argv, message) => {
     expect(() => parseOptions(argv, {})).toThrow(OptionsError);
     expect(() => parseOptions(argv, {})).toThrow(message);

@@ -136,7 +136,7 @@ describe('a body refused before kube-apiserver sees it whole (a fake kube-apiser
       method: 'PUT',
       path: `${CONFIGMAPS}/x`,
       headers: [...auth, ...json],
-      body: Buffer.alloc(1025, 'x'),
+      body: Buffer.alloc(1025, 'x').toString(),
     });
     expect(answer.status).toBe(413);
     expect(backend.requests).toEqual([]);
