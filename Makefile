@@ -42,6 +42,22 @@ tools: $(HELM) $(KUBECTL) ## fetch helm v4.1 and kubectl v1.35 into .cache/tools
 $(HELM) $(KUBECTL) &:
 	scripts/fetch-tools.sh $(TOOLS_DIR)
 
+# Debian binaries the suites run for real: headless Chromium (the API documents page), Prometheus (a real scrape of
+# kapi) and promtool (the alert-rule unit tests). Installed only when missing.
+SYSTEM_BINARIES := chromium prometheus promtool
+SYSTEM_PACKAGES := chromium prometheus
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: system-deps
+system-deps: ## apt-get install chromium and prometheus (+promtool) when missing (CI runs it before make test)
+	@missing=$$(for bin in $(SYSTEM_BINARIES); do command -v $$bin >/dev/null || echo $$bin; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "system-deps: missing $$missing; installing $(SYSTEM_PACKAGES)"; \
+	  $(SUDO) apt-get update; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $(SYSTEM_PACKAGES); \
+	fi
+	@for bin in $(SYSTEM_BINARIES); do command -v $$bin >/dev/null || { echo "system-deps: $$bin still missing" >&2; exit 1; }; done
+
 # --- build and run --------------------------------------------------------------------------------------------
 
 .PHONY: build
@@ -74,15 +90,22 @@ e2e: node_modules tools ## the e2e suite: against the sandbox, or the cluster KU
 bench: build ## SPEC §11 performance figures
 	$(NPM) run bench
 
+PLATFORM_DOCUMENT := api/platform.openapi.json
+CLIENT_TYPES := examples/platform-client/platform-api.d.ts
+
 # --- API documents ------------------------------------------------------------------------------------------
 
 .PHONY: api-docs
-api-docs: build ## regenerate api/: the platform and CRD OpenAPI documents (from the route definitions and crds/)
+api-docs: build ## regenerate api/ (platform and CRD OpenAPI documents) and the example client's generated types
 	$(NPM) run --silent api-docs
+	npx openapi-typescript $(PLATFORM_DOCUMENT) -o $(CLIENT_TYPES)
 
 .PHONY: check-api-docs
 check-api-docs: build
 	$(NPM) run --silent api-docs:check
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	npx openapi-typescript $(PLATFORM_DOCUMENT) -o "$$tmp/types.d.ts" >/dev/null 2>&1; \
+	diff -q $(CLIENT_TYPES) "$$tmp/types.d.ts" >/dev/null || { echo '$(CLIENT_TYPES) is stale: run `make api-docs`' >&2; exit 1; }
 
 # --- chart and manifests --------------------------------------------------------------------------------------
 
