@@ -1,0 +1,65 @@
+/**
+ * The client-go exec credential protocol (client.authentication.k8s.io/v1), pure: what kubectl tells the plugin in
+ * KUBERNETES_EXEC_INFO, what the plugin prints back, and when a cached token must be refreshed.
+ */
+export const EXEC_API_VERSION = 'client.authentication.k8s.io/v1';
+
+export interface ExecInfo {
+  /** kubectl's verdict under `interactiveMode`: may the plugin prompt on the terminal? */
+  interactive: boolean;
+  /** With `provideClusterInfo: true`: the cluster kubectl is talking to. */
+  server?: string;
+  caPem?: string;
+}
+
+/** KUBERNETES_EXEC_INFO, or `undefined` when not run by kubectl (or by a version that sends none). */
+export function parseExecInfo(text: string | undefined): ExecInfo | undefined {
+  if (!text) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('KUBERNETES_EXEC_INFO is not JSON');
+  }
+  const spec = (parsed as { spec?: Record<string, unknown> } | null)?.spec ?? {};
+  const cluster = (spec.cluster ?? {}) as Record<string, unknown>;
+  const caData = cluster['certificate-authority-data'];
+  return {
+    interactive: spec.interactive === true,
+    server: typeof cluster.server === 'string' ? cluster.server : undefined,
+    caPem: typeof caData === 'string' && caData ? Buffer.from(caData, 'base64').toString('utf8') : undefined,
+  };
+}
+
+/** What the plugin prints on stdout for kubectl. */
+export function execCredential(token: string, expiresAtMs: number): string {
+  return JSON.stringify({
+    apiVersion: EXEC_API_VERSION,
+    kind: 'ExecCredential',
+    status: { token, expirationTimestamp: new Date(expiresAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+  });
+}
+
+export interface CachedTokens {
+  server: string;
+  username: string;
+  clientId: string;
+  accessToken: string;
+  refreshToken: string;
+  /** When the access token was obtained and when it expires, ms since the epoch (the client's clock). */
+  obtainedAt: number;
+  expiresAt: number;
+}
+
+/** Refresh this long before expiry at most: a request started now must not carry a token that dies on the way. */
+const MAX_REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * The cached access token is used while it has more than a quarter of its life (at most a minute) left; after that
+ * the refresh grant runs. A short-lived token (tests, strict settings) is thus still used for most of its life.
+ */
+export function needsRefresh(tokens: Pick<CachedTokens, 'obtainedAt' | 'expiresAt'>, nowMs: number): boolean {
+  const lifetime = Math.max(0, tokens.expiresAt - tokens.obtainedAt);
+  const margin = Math.min(MAX_REFRESH_MARGIN_MS, lifetime / 4);
+  return nowMs >= tokens.expiresAt - margin;
+}

@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+/**
+ * kubectl-kapi: a client-go credential plugin for kapi (`kubectl kapi …` once it is on the PATH).
+ *
+ *   kubectl kapi login --server https://<kapi>:9443 [--certificate-authority ca.crt] [--username U]
+ *   kubectl get nodes            # kubectl runs `kubectl-kapi token …` and gets a fresh access token
+ *   kubectl kapi logout          # revokes the login session and deletes the cached tokens
+ *
+ * Light on purpose: node's own modules and `yaml`, nothing of the server (kubectl runs it for every command).
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { execCredential, needsRefresh, parseExecInfo, type CachedTokens } from './exec-credential.js';
+import { kubeconfigPath, loginOf, namesFor, readKubeconfig, withLogin, writeKubeconfig } from './kubeconfig-file.js';
+import {
+  OAuthRequestError,
+  passwordGrant,
+  refreshGrant,
+  revoke,
+  type OAuthTarget,
+  type TokenResponse,
+} from './oauth-client.js';
+import { canPrompt, promptLine, promptSecret, readStdin } from './terminal.js';
+import { cacheFile, deleteCache, readCache, writeCache } from './token-cache.js';
+
+const USAGE = `kubectl kapi: log in to kapi-apiserver with kubectl
+
+Commands:
+  login   --server https://<kapi>:9443 [--certificate-authority FILE] [--username NAME] [--password-stdin]
+          [--client-id ID] [--kubeconfig FILE] [--context NAME]
+          Logs in (password from KAPI_PASSWORD, stdin with --password-stdin, or the terminal), caches the tokens and
+          writes a kubeconfig context whose user runs this plugin; that context becomes current.
+  token   --server URL --username NAME [--client-id ID]
+          Run by kubectl (exec credential plugin): prints a valid access token, refreshing it when it is about to
+          expire; asks for the password only when the refresh fails and kubectl allows a prompt.
+  logout  [--context NAME] [--kubeconfig FILE] | --server URL --username NAME [--certificate-authority FILE]
+          Revokes the login session on the server and deletes the cached tokens.
+
+Environment: KAPI_USERNAME, KAPI_PASSWORD (scripts), KAPI_CLIENT_SECRET (default "kapi"), KUBECONFIG, KUBECACHEDIR.
+Tokens are cached in $KUBECACHEDIR/kapi or ~/.kube/cache/kapi (mode 0600), one file per server and user.`;
+
+const DEFAULT_CLIENT = 'kapi';
+
+class UsageError extends Error {}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'login':
+      return login(rest, env);
+    case 'token':
+    case 'get-token':
+      return token(rest, env);
+    case 'logout':
+      return logout(rest, env);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+async function login(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      server: { type: 'string' },
+      'certificate-authority': { type: 'string' },
+      username: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      'client-id': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+    },
+  });
+  const server = serverUrl(values.server);
+  const caPem = await caFile(values['certificate-authority']);
+  const target = oauthTarget(server, caPem, values['client-id'], env);
+  if (values['password-stdin'] && !(values.username ?? env.KAPI_USERNAME)) {
+    throw new UsageError('--password-stdin needs --username (or KAPI_USERNAME)');
+  }
+  const username = values.username ?? env.KAPI_USERNAME ?? (await ask(() => promptLine('Username: '), 'a username'));
+  const password = values['password-stdin']
+    ? await readStdin()
+    : (env.KAPI_PASSWORD ?? (await ask(() => promptSecret(`Password for ${username}: `), 'a password')));
+  const tokens = await passwordGrant(target, username, password);
+  await writeCache(cacheFile(env, server, username), cached(target, username, tokens));
+
+  const path = kubeconfigPath(values.kubeconfig, env);
+  const contextName = values.context ?? namesFor(server, username).context;
+  const secret = target.clientSecret === DEFAULT_CLIENT ? undefined : target.clientSecret;
+  const config = withLogin(await readKubeconfig(path), {
+    server,
+    caPem,
+    username,
+    clientId: target.clientId,
+    clientSecret: secret,
+    contextName,
+  });
+  await writeKubeconfig(path, config);
+  process.stdout.write(
+    `Logged in to ${server} as ${username}. Context "${contextName}" in ${path} is current: try kubectl get nodes.\n`,
+  );
+  return 0;
+}
+
+async function token(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      server: { type: 'string' },
+      username: { type: 'string' },
+      'client-id': { type: 'string' },
+      'certificate-authority': { type: 'string' },
+    },
+  });
+  const info = parseExecInfo(env.KUBERNETES_EXEC_INFO);
+  const server = serverUrl(values.server ?? info?.server);
+  if (!values.username) throw new UsageError('token needs --username (kubectl kapi login writes it)');
+  const username = values.username;
+  const caPem = info?.caPem ?? (await caFile(values['certificate-authority']));
+  const target = oauthTarget(server, caPem, values['client-id'], env);
+  const path = cacheFile(env, server, username);
+  const now = Date.now();
+
+  const current = await readCache(path);
+  const usable = current && current.clientId === target.clientId ? current : undefined;
+  if (usable && !needsRefresh(usable, now)) return printCredential(usable);
+  if (usable) {
+    try {
+      const tokens = await refreshGrant(target, usable.refreshToken);
+      const next = cached(target, username, tokens);
+      await writeCache(path, next);
+      return printCredential(next);
+    } catch (err) {
+      const ended = err instanceof OAuthRequestError && (err.error === 'invalid_grant' || err.status === 401);
+      // the server cannot be asked right now: a token that has not expired yet is still worth a try
+      if (!ended && now < usable.expiresAt) return printCredential(usable);
+      if (!ended) throw err;
+    }
+  }
+
+  // No usable refresh token: a new login, if kubectl allows a prompt or a script gave the password.
+  const interactive = info ? info.interactive : canPrompt();
+  const fromEnv = env.KAPI_PASSWORD !== undefined && (env.KAPI_USERNAME ?? username) === username;
+  if (!fromEnv && !(interactive && canPrompt())) {
+    process.stderr.write(
+      `kubectl-kapi: the kapi login of ${username} at ${server} has ended; log in again:\n` +
+        `  kubectl kapi login --server ${server} --username ${username}\n`,
+    );
+    return 1;
+  }
+  const password = fromEnv ? env.KAPI_PASSWORD! : await promptSecret(`Password for ${username} at ${server}: `);
+  const tokens = await passwordGrant(target, username, password);
+  const next = cached(target, username, tokens);
+  await writeCache(path, next);
+  return printCredential(next);
+}
+
+async function logout(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      context: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      server: { type: 'string' },
+      username: { type: 'string' },
+      'client-id': { type: 'string' },
+      'certificate-authority': { type: 'string' },
+    },
+  });
+  const login =
+    values.server && values.username
+      ? {
+          server: serverUrl(values.server),
+          username: values.username,
+          clientId: values['client-id'] ?? DEFAULT_CLIENT,
+          caPem: await caFile(values['certificate-authority']),
+        }
+      : loginOf(await readKubeconfig(kubeconfigPath(values.kubeconfig, env)), values.context);
+  const path = cacheFile(env, login.server, login.username);
+  const current = await readCache(path);
+  let code = 0;
+  if (current) {
+    try {
+      await revoke(oauthTarget(login.server, login.caPem, login.clientId, env), current.refreshToken);
+    } catch (err) {
+      process.stderr.write(
+        `kubectl-kapi: the server did not confirm the logout (${describe(err)}); ` +
+          `the session ends by itself when its refresh token expires\n`,
+      );
+      code = 1;
+    }
+  }
+  await deleteCache(path);
+  process.stdout.write(`Logged out ${login.username} at ${login.server}; cached tokens deleted.\n`);
+  return code;
+}
+
+function printCredential(tokens: CachedTokens): number {
+  process.stdout.write(`${execCredential(tokens.accessToken, tokens.expiresAt)}\n`);
+  return 0;
+}
+
+function cached(target: OAuthTarget, username: string, tokens: TokenResponse): CachedTokens {
+  const obtainedAt = Date.now();
+  return {
+    server: target.server,
+    username,
+    clientId: target.clientId,
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+    obtainedAt,
+    expiresAt: obtainedAt + tokens.expires_in * 1000,
+  };
+}
+
+function oauthTarget(
+  server: string,
+  caPem: string | undefined,
+  clientId: string | undefined,
+  env: NodeJS.ProcessEnv,
+): OAuthTarget {
+  return {
+    server,
+    caPem,
+    clientId: clientId ?? DEFAULT_CLIENT,
+    clientSecret: env.KAPI_CLIENT_SECRET ?? DEFAULT_CLIENT,
+  };
+}
+
+/** https only: a password or a token never crosses the network in clear text (kubectl refuses that too). */
+function serverUrl(text: string | undefined): string {
+  if (!text) throw new UsageError('--server https://<kapi>:9443 is required');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--server must be an https URL, not "${text}"`);
+  }
+  if (url.protocol !== 'https:') throw new UsageError(`--server must be an https URL, not "${text}"`);
+  return text.replace(/\/+$/, '');
+}
+
+async function caFile(path: string | undefined): Promise<string | undefined> {
+  if (!path) return undefined;
+  const pem = await readFile(path, 'utf8').catch((err: unknown) => {
+    throw new UsageError(`cannot read --certificate-authority ${path}: ${describe(err)}`);
+  });
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`${path} holds no PEM certificate`);
+  return pem;
+}
+
+async function ask(prompt: () => Promise<string>, what: string): Promise<string> {
+  if (!canPrompt()) throw new UsageError(`${what} is needed: no terminal to ask on (set KAPI_USERNAME/KAPI_PASSWORD)`);
+  return prompt();
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+main(process.argv.slice(2), process.env).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`kubectl-kapi: ${describe(err)}${usage ? '\nRun "kubectl kapi help" for usage.' : ''}\n`);
+    process.exitCode = usage ? 2 : 1;
+  },
+);

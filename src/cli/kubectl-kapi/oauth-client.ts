@@ -1,0 +1,104 @@
+import { request as httpsRequest } from 'node:https';
+
+/** kapi's OAuth endpoints over HTTPS, with the server's CA when one is given (else the system's trust store). */
+export interface OAuthTarget {
+  server: string;
+  caPem?: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+/** An RFC 6749 error answer: `invalid_grant` means the credentials or the refresh token are no longer good. */
+export class OAuthRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    description: string,
+  ) {
+    super(`${error}: ${description}`);
+    this.name = 'OAuthRequestError';
+  }
+}
+
+const TIMEOUT_MS = 30_000;
+
+export function passwordGrant(target: OAuthTarget, username: string, password: string): Promise<TokenResponse> {
+  return tokenRequest(target, { grant_type: 'password', username, password });
+}
+
+export function refreshGrant(target: OAuthTarget, refreshToken: string): Promise<TokenResponse> {
+  return tokenRequest(target, { grant_type: 'refresh_token', refresh_token: refreshToken });
+}
+
+/** RFC 7009: revoking the refresh token ends the whole login session on the server. */
+export async function revoke(target: OAuthTarget, token: string): Promise<void> {
+  await post(target, 'oauth/revoke', { token, token_type_hint: 'refresh_token' });
+}
+
+async function tokenRequest(target: OAuthTarget, form: Record<string, string>): Promise<TokenResponse> {
+  const body = (await post(target, 'oauth/token', form)) as Partial<TokenResponse>;
+  if (
+    typeof body?.access_token !== 'string' ||
+    typeof body.refresh_token !== 'string' ||
+    typeof body.expires_in !== 'number'
+  ) {
+    throw new Error('the token endpoint answered without access_token, refresh_token and expires_in');
+  }
+  return body as TokenResponse;
+}
+
+function post(target: OAuthTarget, path: string, form: Record<string, string>): Promise<unknown> {
+  const url = new URL(path, withSlash(target.server));
+  const body = new URLSearchParams({ ...form, client_id: target.clientId, client_secret: target.clientSecret });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      {
+        method: 'POST',
+        ca: target.caPem,
+        timeout: TIMEOUT_MS,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          const status = res.statusCode ?? 0;
+          if (status === 200) {
+            resolve(parsed);
+            return;
+          }
+          const answer = (parsed ?? {}) as { error?: unknown; error_description?: unknown };
+          reject(
+            new OAuthRequestError(
+              status,
+              typeof answer.error === 'string' ? answer.error : `HTTP ${status}`,
+              typeof answer.error_description === 'string' ? answer.error_description : `${url.pathname} failed`,
+            ),
+          );
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url.origin} within ${TIMEOUT_MS / 1000} s`)));
+    req.on('error', (err) => reject(new Error(`cannot reach ${url.origin}: ${err.message}`, { cause: err })));
+    req.end(body.toString());
+  });
+}
+
+function withSlash(server: string): string {
+  return server.endsWith('/') ? server : `${server}/`;
+}
