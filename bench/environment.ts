@@ -4,14 +4,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import bcrypt from 'bcrypt';
 import { stringify } from 'yaml';
-import { createLogger } from '../src/observability/logger.js';
-import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { bearer, sendJson } from './http.js';
+import { startSandboxProcess, type SandboxProcess } from './sandbox-process.js';
+import { setBackendTrust } from './tls.js';
 
-/** The cluster side of the bench: the sandbox (in this process), a kubeconfig for kapi, and the bench's users. */
+/**
+ * The cluster side of the bench: the sandbox (its own process, HTTPS with its own CA unless BENCH_SANDBOX_TLS=0), a
+ * kubeconfig for kapi that trusts that CA, and the bench's users.
+ */
 export interface Environment {
-  sandbox: Sandbox;
+  sandbox: SandboxProcess & { adminPassword: string };
   kubeconfig: string;
+  /** Processes besides kapi whose CPU each load run accounts (the sandbox), by role. */
+  backendPids: Record<string, number>;
   /** The admin User's bcrypt cost (work factor), read from its stored hash. */
   adminHashCost: number;
   /** A User made for the login storm, hashed at the admin's cost, so storms never touch the admin's sessions. */
@@ -27,18 +32,22 @@ interface UserObject {
 
 const LOGIN_USER = 'bench-login';
 
-export async function startEnvironment(options: { nodes: number; podsPerNode: number }): Promise<Environment> {
-  const sandbox = await startSandbox({
-    nodes: options.nodes,
-    podsPerNode: options.podsPerNode,
-    adminPassword: randomBytes(18).toString('base64url'),
-    logger: createLogger('error', { silent: true }),
-  });
+export async function startEnvironment(options: {
+  nodes: number;
+  podsPerNode: number;
+  tls: boolean;
+  timeoutMs: number;
+}): Promise<Environment> {
+  const adminPassword = randomBytes(18).toString('base64url');
+  const sandbox = { ...(await startSandboxProcess({ ...options, adminPassword })), adminPassword };
+  setBackendTrust(sandbox.caPem ? { ca: sandbox.caPem } : {});
   const dir = mkdtempSync(path.join(tmpdir(), 'kapi-bench-'));
   try {
     const kubeconfig = path.join(dir, 'kubeconfig.yaml');
-    // kapi's service-account token for the plain-http sandbox on loopback. The file holds a token: owner-only.
-    writeFileSync(kubeconfig, sandboxKubeconfig(sandbox.url, sandbox.serviceAccountToken), { mode: 0o600 });
+    // kapi's service-account token and the sandbox's CA, as in a pod. The file holds a token: owner-only.
+    writeFileSync(kubeconfig, sandboxKubeconfig(sandbox.url, sandbox.serviceAccountToken, sandbox.caPem), {
+      mode: 0o600,
+    });
 
     const admin = bearer(sandbox.adminToken);
     const adminUser = await sendJson<UserObject>(`${sandbox.url}/apis/iam.kapi.io/v1beta1/users/admin`, {
@@ -70,6 +79,7 @@ export async function startEnvironment(options: { nodes: number; podsPerNode: nu
     return {
       sandbox,
       kubeconfig,
+      backendPids: { sandbox: sandbox.pid },
       adminHashCost,
       loginUser: { name: LOGIN_USER, password, hash },
       nodeCount: await count('nodes'),
@@ -86,11 +96,15 @@ export async function startEnvironment(options: { nodes: number; podsPerNode: nu
   }
 }
 
-function sandboxKubeconfig(server: string, token: string): string {
+function sandboxKubeconfig(server: string, token: string, caPem: string | undefined): string {
+  // Plain http only on loopback (BENCH_SANDBOX_TLS=0), where kapi sends credentials only when told it may.
+  const cluster = caPem
+    ? { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') }
+    : { server, 'insecure-skip-tls-verify': true };
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'sandbox', cluster: { server, 'insecure-skip-tls-verify': true } }],
+    clusters: [{ name: 'sandbox', cluster }],
     users: [{ name: 'sandbox', user: { token } }],
     contexts: [{ name: 'sandbox', context: { cluster: 'sandbox', user: 'sandbox' } }],
     'current-context': 'sandbox',

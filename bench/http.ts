@@ -1,4 +1,5 @@
-import http from 'node:http';
+import type http from 'node:http';
+import { request } from './tls.js';
 
 export interface HttpAnswer {
   status: number;
@@ -13,12 +14,12 @@ export interface HttpCall {
   timeoutMs?: number;
 }
 
-/** One request over node:http; the whole body is read. No retries, no redirects: a benchmark sees what it gets. */
+/** One request over node:http(s) (the backend's trust for https); the whole body is read. No retries, no redirects: a benchmark sees what it gets. */
 export function send(url: string, call: HttpCall = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const headers = { ...call.headers };
     if (call.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(call.body));
-    const req = http.request(url, { method: call.method ?? 'GET', headers, agent: call.agent }, (res) => {
+    const req = request(url, { method: call.method ?? 'GET', headers, agent: call.agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));

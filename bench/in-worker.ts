@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Job, ResultOf, WorkerMessage } from './jobs.js';
+import { backendTrust } from './tls.js';
 
 /**
  * Runs a job on a fresh worker thread and resolves with its result. `onReady` runs when the worker reports its
@@ -7,7 +8,8 @@ import type { Job, ResultOf, WorkerMessage } from './jobs.js';
  */
 export function inWorker<J extends Job>(job: J, onReady?: () => Promise<void>): Promise<ResultOf<J>> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: job });
+    // The worker reaches the backend with this thread's trust (CA, client certificate).
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { job, trust: backendTrust() } });
     let settled = false;
     const finish = (outcome: () => void) => {
       if (settled) return;

@@ -6,6 +6,7 @@
 /** One HTTP request, repeated. `expect` is the status every answer must have (others count as errors). */
 export interface RequestOperation {
   kind: 'request';
+  /** http (kapi) or https (the backend, with the thread's backend trust). */
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
@@ -39,6 +40,8 @@ export interface LoadJob {
   /** Run, unmeasured, for this long first (connections opened, JIT warm, caches hot). */
   warmupMs: number;
   durationMs: number;
+  /** Processes whose CPU time is read at the start and end of the measured window, by role. */
+  cpuPids?: Record<string, number>;
 }
 
 export interface LoadResult {
@@ -48,6 +51,8 @@ export interface LoadResult {
   /** The first error seen, for the report (status code and a short body, or the socket error). */
   firstError?: string;
   elapsedMs: number;
+  /** CPU milliseconds each of `cpuPids` spent in the measured window (the window's operations are `latenciesNs`). */
+  cpuMs: Record<string, number>;
 }
 
 /**

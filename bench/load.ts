@@ -1,7 +1,8 @@
-import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { operationRunner } from './operations.js';
+import { cpuSince, cpuSnapshot, type CpuMs } from './process-cpu.js';
+import { agentFor } from './tls.js';
 
 const now = (): number => Number(process.hrtime.bigint());
 const MS = 1e6;
@@ -11,10 +12,12 @@ const ERROR_PAUSE_MS = 5;
 /**
  * A closed-loop load generator: `concurrency` callers over one keep-alive agent (one socket each), each timing its
  * own operations with hrtime. Operations that start in the measured window count; the window ends when the last of
- * them finishes, so slow operations are not cut off (or dropped) at the deadline.
+ * them finishes, so slow operations are not cut off (or dropped) at the deadline. The CPU of `job.cpuPids` is read
+ * when the window opens and when it closes.
  */
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency, maxFreeSockets: job.concurrency });
+  const url = job.operation.kind === 'request' ? job.operation.url : job.operation.server;
+  const agent = agentFor(url, { keepAlive: true, maxSockets: job.concurrency, maxFreeSockets: job.concurrency });
   const run = operationRunner(job.operation, agent);
   const measureFrom = now() + job.warmupMs * MS;
   const measureUntil = measureFrom + job.durationMs * MS;
@@ -22,6 +25,9 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   let errors = 0;
   let firstError: string | undefined;
   let lastEnd = measureUntil;
+  const pids = job.cpuPids ?? {};
+  let cpuAtStart: CpuMs | undefined;
+  const windowOpens = setTimeout(() => (cpuAtStart = cpuSnapshot(pids)), job.warmupMs);
 
   const caller = async (): Promise<void> => {
     for (;;) {
@@ -44,6 +50,8 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   };
 
   await Promise.all(Array.from({ length: job.concurrency }, caller));
+  clearTimeout(windowOpens);
+  const cpuMs = cpuAtStart ? cpuSince(pids, cpuAtStart) : {};
   agent.destroy();
-  return { latenciesNs, errors, firstError, elapsedMs: (lastEnd - measureFrom) / MS };
+  return { latenciesNs, errors, firstError, elapsedMs: (lastEnd - measureFrom) / MS, cpuMs };
 }

@@ -1,6 +1,8 @@
 import http from 'node:http';
+import https from 'node:https';
 import { bearer, describeAnswer, sendJson } from './http.js';
 import type { DirectNodePageOperation, Operation, RequestOperation } from './jobs.js';
+import { isHttps } from './tls.js';
 
 /** One operation, ready to run again and again over a shared keep-alive agent. Rejects on any unexpected answer. */
 export type OperationRunner = () => Promise<void>;
@@ -9,7 +11,7 @@ export function operationRunner(operation: Operation, agent: http.Agent): Operat
   return operation.kind === 'request' ? requestRunner(operation, agent) : () => directNodePage(operation, agent).then();
 }
 
-/** The URL is parsed once; each run only sends and drains. The body is read (not parsed) so timing includes it. */
+/** The URL is parsed once; each run only sends and drains (https agents carry the backend trust). The body is read (not parsed) so timing includes it. */
 function requestRunner(operation: RequestOperation, agent: http.Agent): OperationRunner {
   const url = new URL(operation.url);
   const headers: Record<string, string> = { ...operation.headers };
@@ -22,9 +24,10 @@ function requestRunner(operation: RequestOperation, agent: http.Agent): Operatio
     headers,
     agent,
   };
+  const send = isHttps(operation.url) ? https.request : http.request;
   return () =>
     new Promise<void>((resolve, reject) => {
-      const req = http.request(options, (res) => {
+      const req = send(options, (res) => {
         if (res.statusCode === operation.expect) {
           res.on('end', resolve);
           res.on('error', reject);

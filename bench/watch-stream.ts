@@ -1,5 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { describeAnswer } from './http.js';
+import { request } from './tls.js';
 
 export interface WatchEvent {
   type: string;
@@ -33,7 +34,7 @@ export function openWatch(
 ): Promise<WatchStream> {
   return new Promise((resolve, reject) => {
     let closed = false;
-    const req = http.request(url, { headers, agent });
+    const req = request(url, { headers, agent });
     const timer = setTimeout(() => req.destroy(new Error(`watch not opened within ${timeoutMs} ms`)), timeoutMs);
     req.on('error', (error) => {
       clearTimeout(timer);

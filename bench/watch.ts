@@ -1,6 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { bearer, sendJson } from './http.js';
 import type { WatchFanoutJob, WatchFanoutResult, WatchRelayJob, WatchRelayResult } from './jobs.js';
+import { agentFor } from './tls.js';
 import { openWatch, type WatchEvent, type WatchHandlers, type WatchStream } from './watch-stream.js';
 
 const now = (): number => Number(process.hrtime.bigint());
@@ -93,18 +94,22 @@ class Arrivals {
 }
 
 export async function runWatchRelay(job: WatchRelayJob): Promise<WatchRelayResult> {
-  const streamAgent = new http.Agent({ keepAlive: false });
-  const patchAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // One agent per scheme: kapi's listener is plain http, the backend https.
+  const streamAgents = {
+    kapi: agentFor(job.kapiUrl, { keepAlive: false }),
+    direct: agentFor(job.sandboxUrl, { keepAlive: false }),
+  };
+  const patchAgent = agentFor(job.sandboxUrl, { keepAlive: true, maxSockets: 1 });
   const arrivals = new Arrivals(true);
   const streams: WatchStream[] = [];
   const DIRECT = 0;
   const KAPI = 1;
   try {
     const rv = await currentVersion(job.sandboxUrl, job.patchToken, patchAgent);
-    const open = (base: string, token: string, stream: number, label: string) =>
-      openWatch(watchUrl(base, rv), bearer(token), streamAgent, arrivals.handlers(stream, label), job.timeoutMs);
-    streams.push(await open(job.sandboxUrl, job.sandboxToken, DIRECT, 'direct watch'));
-    streams.push(await open(job.kapiUrl, job.kapiToken, KAPI, 'watch through kapi'));
+    const open = (base: string, token: string, agent: http.Agent, stream: number, label: string) =>
+      openWatch(watchUrl(base, rv), bearer(token), agent, arrivals.handlers(stream, label), job.timeoutMs);
+    streams.push(await open(job.sandboxUrl, job.sandboxToken, streamAgents.direct, DIRECT, 'direct watch'));
+    streams.push(await open(job.kapiUrl, job.kapiToken, streamAgents.kapi, KAPI, 'watch through kapi'));
 
     const result: WatchRelayResult = { addedNs: [], directNs: [], missed: 0 };
     for (let i = 1; i <= job.patches; i++) {
@@ -129,14 +134,15 @@ export async function runWatchRelay(job: WatchRelayJob): Promise<WatchRelayResul
   } finally {
     for (const stream of streams) stream.close();
     patchAgent.destroy();
-    streamAgent.destroy();
+    streamAgents.kapi.destroy();
+    streamAgents.direct.destroy();
   }
 }
 
 /** Opens the watches, tells the main thread (`ready`, so it can read kapi's memory), waits for `go`, then patches. */
 export async function runWatchFanout(job: WatchFanoutJob, handshake: () => Promise<void>): Promise<WatchFanoutResult> {
-  const streamAgent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const patchAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const streamAgent = agentFor(job.kapiUrl, { keepAlive: false, maxSockets: Infinity });
+  const patchAgent = agentFor(job.sandboxUrl, { keepAlive: true, maxSockets: 1 });
   const arrivals = new Arrivals(false);
   const streams: WatchStream[] = [];
   const result: WatchFanoutResult = {

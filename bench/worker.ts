@@ -2,6 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Job, MainMessage, WorkerMessage } from './jobs.js';
 import { runLoad } from './load.js';
+import { setBackendTrust, type BackendTrust } from './tls.js';
 import { runWatchFanout, runWatchRelay } from './watch.js';
 
 const port = parentPort;
@@ -29,7 +30,9 @@ async function run(job: Job): Promise<unknown> {
   }
 }
 
-run(workerData as Job).then(
+const { job, trust } = workerData as { job: Job; trust: BackendTrust };
+setBackendTrust(trust);
+run(job).then(
   (result) => post({ type: 'result', result }),
   (error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }),
 );

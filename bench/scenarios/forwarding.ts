@@ -1,14 +1,19 @@
 import type { Scenario } from '../context.js';
 import { bearer, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
-import { errorNote, load, throughput } from '../measure.js';
+import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { detail, verdict } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 
 export const forwardingMetrics = {
   added: { metric: 'forwarding added p50 @c1', target: '≤ 0.3 ms', reference: '+0.35 ms' },
   ratio: { metric: 'forwarding throughput @c16', target: '≥ 0.8× direct', reference: '0.6–0.7×' },
+  cpu: { metric: 'kapi CPU per forwarded GET @c16', target: '≤ 150 µs', reference: '≈ 450 µs' },
+  backendCpu: { metric: 'backend CPU per GET @c16', target: '(info: through kapi vs direct)' },
 };
+
+const us = (value: number | undefined) =>
+  value !== undefined && Number.isFinite(value) ? `${Math.round(value)} µs` : 'n/a';
 
 /**
  * SPEC §11 forwarding row: `GET /api/v1/nodes/<name>` through kapi (the user's token; kapi impersonates them with
@@ -21,6 +26,7 @@ export const forwardingScenario: Scenario = {
   async run(ctx) {
     const path = `/api/v1/nodes/${ctx.nodeName}`;
     const kapiRequest = { url: `${ctx.kapi.url}${path}`, headers: bearer(ctx.kapiToken) };
+    // Over the backend's TLS, as kapi reaches it (the thread's backend trust).
     const directRequest = { url: `${ctx.sandboxUrl}${path}`, headers: bearer(ctx.env.sandbox.serviceAccountToken) };
     // The same object both ways, before anything is timed.
     const [a, b] = await Promise.all(
@@ -34,16 +40,23 @@ export const forwardingScenario: Scenario = {
     const k1 = await load(through, 1);
     const d1s = summarize(d1.latenciesNs);
     const k1s = summarize(k1.latenciesNs);
-    detail(`direct c1 : ${formatSummary(d1s)}${errorNote(d1)}`);
-    detail(`kapi   c1 : ${formatSummary(k1s)}${errorNote(k1)}`);
+    detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
+    detail(`kapi   c1 : ${formatSummary(k1s)}${cpuNote(k1)}${errorNote(k1)}`);
     const added = k1s.p50 - d1s.p50;
     detail(`added by kapi: p50 +${ms(added)}, p99 +${ms(k1s.p99 - d1s.p99)}`);
 
     const d16 = await load(direct, 16);
     const k16 = await load(through, 16);
     const ratio = throughput(k16) / throughput(d16);
-    detail(`direct c16: ${rate(throughput(d16))}, ${formatSummary(summarize(d16.latenciesNs))}${errorNote(d16)}`);
-    detail(`kapi   c16: ${rate(throughput(k16))}, ${formatSummary(summarize(k16.latenciesNs))}${errorNote(k16)}`);
+    detail(
+      `direct c16: ${rate(throughput(d16))}, ${formatSummary(summarize(d16.latenciesNs))}${cpuNote(d16)}${errorNote(d16)}`,
+    );
+    detail(
+      `kapi   c16: ${rate(throughput(k16))}, ${formatSummary(summarize(k16.latenciesNs))}${cpuNote(k16)}${errorNote(k16)}`,
+    );
+    const cpu16 = cpuPerOperation(k16);
+    const direct16 = cpuPerOperation(d16);
+    const backend = Object.keys(direct16).find((role) => role !== 'kapi');
     detail(
       `throughput ratio ${ratio.toFixed(2)}×: kapi, the sandbox and the load share 2 cores, and the direct side is`,
     );
@@ -64,11 +77,27 @@ export const forwardingScenario: Scenario = {
           value: `${ratio.toFixed(2)}× (${rate(throughput(k16))} vs ${rate(throughput(d16))})`,
           verdict: verdict(ratio >= 0.8 && errors === 0),
         },
+        {
+          ...forwardingMetrics.cpu,
+          value: `${us(cpu16.kapi)} (c1: ${us(cpuPerOperation(k1).kapi)})`,
+          verdict: verdict((cpu16.kapi ?? Infinity) <= 150 && errors === 0),
+        },
+        {
+          ...forwardingMetrics.backendCpu,
+          value: backend
+            ? `${backend}: ${us(cpu16[backend])} through kapi, ${us(direct16[backend])} direct`
+            : 'n/a (the backend runs elsewhere)',
+          verdict: 'info',
+        },
       ],
       figures: {
         path,
         direct: { c1: d1s, c16: { rps: throughput(d16), errors: d16.errors } },
         kapi: { c1: { ...k1s, errors: k1.errors }, c16: { rps: throughput(k16), errors: k16.errors } },
+        cpuUsPerRequest: {
+          direct: { c1: cpuPerOperation(d1), c16: direct16 },
+          kapi: { c1: cpuPerOperation(k1), c16: cpu16 },
+        },
         addedP50Ms: added,
         throughputRatio: ratio,
       },

@@ -1,7 +1,7 @@
 import type { BenchContext, Scenario } from '../context.js';
 import { bearer, sendJson } from '../http.js';
 import type { DirectNodePageOperation, Operation } from '../jobs.js';
-import { errorNote, load, throughput } from '../measure.js';
+import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { directNodePage } from '../operations.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
@@ -16,6 +16,7 @@ export const nodePageMetrics = {
   p99: { metric: 'node page p99 @c1', target: '≤ 5 ms', reference: '~20 ms' },
   throughput: { metric: 'node page @c16', target: '≥ 2,000 req/s', reference: '~230 req/s' },
   direct: { metric: 'direct path (list+sort) @c16', target: '(baseline)', reference: '~6 req/s' },
+  cpu: { metric: 'kapi CPU per node page @c16', target: '(info)' },
 };
 
 interface NodePage {
@@ -61,18 +62,18 @@ export const nodePageScenario: Scenario = {
     const kapiOperation = nodePageOperation(ctx);
     const c1 = await load(kapiOperation, 1);
     const c1s = summarize(c1.latenciesNs);
-    detail(`kapi   c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${errorNote(c1)}`);
+    detail(`kapi   c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${cpuNote(c1)}${errorNote(c1)}`);
     const c16 = await load(kapiOperation, 16);
     const c16s = summarize(c16.latenciesNs);
-    detail(`kapi   c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${errorNote(c16)}`);
+    detail(`kapi   c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16)}${errorNote(c16)}`);
 
     // The direct path takes hundreds of ms per operation: one warm-up operation, then the same window.
     const d1 = await load(direct, 1, 500);
     const d1s = summarize(d1.latenciesNs);
-    detail(`direct c1 : ${formatSummary(d1s)}, ${rate(throughput(d1))}${errorNote(d1)}`);
+    detail(`direct c1 : ${formatSummary(d1s)}, ${rate(throughput(d1))}${cpuNote(d1, 'page')}${errorNote(d1)}`);
     const d16 = await load(direct, 16, 1_000);
     const d16s = summarize(d16.latenciesNs);
-    detail(`direct c16: ${rate(throughput(d16))}, ${formatSummary(d16s)}${errorNote(d16)}`);
+    detail(`direct c16: ${rate(throughput(d16))}, ${formatSummary(d16s)}${cpuNote(d16, 'page')}${errorNote(d16)}`);
     const speedup = throughput(c16) / throughput(d16);
     detail(
       `kapi vs direct: p50 ${(d1s.p50 / c1s.p50).toFixed(0)}× lower at c1, ${speedup.toFixed(0)}× the throughput at c16`,
@@ -97,6 +98,11 @@ export const nodePageScenario: Scenario = {
         verdict: verdict(throughput(c16) >= 2_000 && errors === 0),
       },
       { ...nodePageMetrics.direct, value: `${rate(throughput(d16))} (c1 p50 ${ms(d1s.p50)})`, verdict: 'info' },
+      {
+        ...nodePageMetrics.cpu,
+        value: `${Math.round(cpuPerOperation(c16).kapi ?? Number.NaN)} µs (c1: ${Math.round(cpuPerOperation(c1).kapi ?? Number.NaN)} µs)`,
+        verdict: 'info',
+      },
     ];
     return {
       rows,
@@ -105,6 +111,7 @@ export const nodePageScenario: Scenario = {
         kapi: {
           c1: { ...c1s, rps: throughput(c1), errors: c1.errors },
           c16: { ...c16s, rps: throughput(c16), errors: c16.errors },
+          cpuUsPerRequest: { c1: cpuPerOperation(c1), c16: cpuPerOperation(c16) },
         },
         direct: {
           chunk: DIRECT_CHUNK,

@@ -2,6 +2,7 @@ import type { Scenario } from '../context.js';
 import { inWorker } from '../in-worker.js';
 import type { ProcessMemory } from '../kapi-process.js';
 import type { WatchFanoutJob, WatchRelayJob } from '../jobs.js';
+import { cpuSince, cpuSnapshot, formatCpu, perOperationUs } from '../process-cpu.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, summarize } from '../stats.js';
 
@@ -25,6 +26,9 @@ export const watchScenario: Scenario = {
   title: 'Watch relay: /api/v1/nodes?watch=1 through kapi vs direct; then 1,000 watches',
   planned: Object.values(watchMetrics),
   async run(ctx) {
+    // Over the relay run: kapi relays one event per patch; the backend serves the patch and both watches.
+    const pids = { kapi: ctx.kapi.pid, ...ctx.env.backendPids };
+    const cpuBefore = cpuSnapshot(pids);
     const relay = await inWorker<WatchRelayJob>({
       kind: 'watch-relay',
       kapiUrl: ctx.kapi.url,
@@ -36,11 +40,13 @@ export const watchScenario: Scenario = {
       patches: PATCHES,
       timeoutMs: TIMEOUT_MS,
     });
+    const relayCpu = perOperationUs(cpuSince(pids, cpuBefore), PATCHES);
     const added = summarize(relay.addedNs);
     const direct = summarize(relay.directNs);
     detail(`${PATCHES} label patches, one at a time; events missed on either stream: ${relay.missed}`);
     detail(`patch → direct watch: ${formatSummary(direct)}`);
     detail(`added by kapi (kapi arrival − direct arrival): ${formatSummary(added)}`);
+    detail(`${formatCpu(relayCpu, 'event')} (with the watches' set-up; the backend's includes the patch)`);
 
     let withWatches: ProcessMemory | undefined;
     const before = ctx.kapi.memory();
@@ -78,7 +84,7 @@ export const watchScenario: Scenario = {
     const rows: Row[] = [
       {
         ...watchMetrics.added,
-        value: `+${ms(added.p99)} (p50 +${ms(added.p50)}, max +${ms(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''})`,
+        value: `+${ms(added.p99)} (p50 +${ms(added.p50)}, max +${ms(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''}; kapi ${Math.round(relayCpu.kapi ?? Number.NaN)} µs CPU/event)`,
         verdict: verdict(added.p99 <= 1 && relay.missed === 0),
       },
       {
@@ -95,7 +101,13 @@ export const watchScenario: Scenario = {
     return {
       rows,
       figures: {
-        relay: { patches: PATCHES, missed: relay.missed, addedMs: added, patchToDirectMs: direct },
+        relay: {
+          patches: PATCHES,
+          missed: relay.missed,
+          addedMs: added,
+          patchToDirectMs: direct,
+          cpuUsPerEvent: relayCpu,
+        },
         fanout: {
           watches: WATCHES,
           opened: fanout.opened,

@@ -1,0 +1,43 @@
+/**
+ * The bench's backend as its own process: the sandbox over HTTPS with its own CA, as kube-apiserver serves, so its
+ * CPU time is its own (/proc/<pid>/stat) and kapi reaches it over the TLS hop a cluster has. Options come as one JSON
+ * argument; the first stdout line is the sandbox's address, CA and credentials for the parent (a pipe, never a log).
+ */
+import { createLogger } from '../src/observability/logger.js';
+import { startSandbox } from '../src/sandbox/index.js';
+
+export interface SandboxProcessOptions {
+  nodes: number;
+  podsPerNode: number;
+  adminPassword: string;
+  tls: boolean;
+}
+
+export interface SandboxProcessReady {
+  url: string;
+  caPem?: string;
+  serviceAccountToken: string;
+  adminToken: string;
+}
+
+const options = JSON.parse(process.argv[2] ?? '{}') as SandboxProcessOptions;
+const sandbox = await startSandbox({
+  nodes: options.nodes,
+  podsPerNode: options.podsPerNode,
+  adminPassword: options.adminPassword,
+  tls: options.tls,
+  logger: createLogger('error', { silent: true }),
+});
+const ready: SandboxProcessReady = {
+  url: sandbox.url,
+  caPem: sandbox.caPem,
+  serviceAccountToken: sandbox.serviceAccountToken,
+  adminToken: sandbox.adminToken,
+};
+process.stdout.write(`${JSON.stringify(ready)}\n`);
+
+const stop = () => void sandbox.stop().then(() => process.exit(0));
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
+// The parent went away without stopping it: no orphan sandbox keeps running.
+process.on('disconnect', stop);
