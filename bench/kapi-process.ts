@@ -49,10 +49,16 @@ export async function startKapiProcess(options: { kubeconfig: string; root: stri
     NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
   };
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
-  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(options.root, 'dist/src/main.js')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // BENCH_KAPI_NODE_ARGS adds Node flags for a look inside, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const extra = process.env.BENCH_KAPI_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(
+    process.execPath,
+    [...extra, '--inspect=127.0.0.1:0', path.join(options.root, 'dist/src/main.js')],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const output = keepLastLines(child);
   let inspector: string | undefined;
   child.stderr?.on('data', (chunk: Buffer) => (inspector ??= inspectorUrl(chunk.toString('utf8'))));

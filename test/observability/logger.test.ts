@@ -49,32 +49,56 @@ describe('createLogger', () => {
 });
 
 describe('stdout batching', () => {
-  test('when several lines are logged in one turn, then they reach stdout together, in order, by the next turn', async () => {
-    const { flushLogs } = await import('../../src/observability/logger.js');
+  async function capturedStdout(run: (written: string[]) => Promise<void>): Promise<void> {
     const written: string[] = [];
-    const original = process.stdout.write.bind(process.stdout);
     const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
       written.push(String(chunk));
       return true;
     }) as typeof process.stdout.write);
     try {
+      await run(written);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+  const messages = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).message);
+
+  test('when several info lines are logged, then they reach stdout together, in order, in one write', async () => {
+    await capturedStdout(async (written) => {
       const logger = createLogger('info');
       logger.info('first');
       logger.info('second');
       expect(written).toEqual([]);
-      await new Promise((resolve) => setImmediate(resolve));
+      for (let i = 0; i < 100 && written.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(written).toHaveLength(1);
-      const lines = written[0]!
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line).message);
-      expect(lines).toEqual(['first', 'second']);
-      logger.info('third');
-      flushLogs();
+      expect(messages(written[0]!)).toEqual(['first', 'second']);
+    });
+  });
+
+  test('when a warning or an error is logged, then it and the lines waiting before it are written at once', async () => {
+    await capturedStdout(async (written) => {
+      const logger = createLogger('info');
+      logger.info('routine');
+      logger.error('failure');
+      expect(written).toHaveLength(1);
+      expect(messages(written[0]!)).toEqual(['routine', 'failure']);
+      logger.warn('warning');
       expect(written).toHaveLength(2);
-    } finally {
-      spy.mockRestore();
-      void original;
-    }
+    });
+  });
+
+  test('when flushLogs is called (as on exit), then waiting lines are written at once', async () => {
+    const { flushLogs } = await import('../../src/observability/logger.js');
+    await capturedStdout(async (written) => {
+      createLogger('info').info('third');
+      expect(written).toEqual([]);
+      flushLogs();
+      expect(written).toHaveLength(1);
+      expect(messages(written[0]!)).toEqual(['third']);
+    });
   });
 });
