@@ -140,10 +140,18 @@ export function forwardRequestHeaders(raw: readonly string[], ctx: ForwardContex
   return { ok: true, headers: out };
 }
 
+/** kube-apiserver adds these to every impersonated user by itself (its impersonation filter), see below. */
+const AUTHENTICATED = 'system:authenticated';
+const UNAUTHENTICATED = 'system:unauthenticated';
+const ANONYMOUS = 'system:anonymous';
+
 /**
- * `Impersonate-User`, `Impersonate-Uid` and one `Impersonate-Group` per group, always with `system:authenticated`,
- * without duplicates. Non-ASCII text travels as UTF-8 bytes (as client-go sends it); control characters cannot travel
- * at all (undefined).
+ * `Impersonate-User`, `Impersonate-Uid` and one `Impersonate-Group` per group, without duplicates: no more than the
+ * caller's identity needs, because kube-apiserver makes one authorization check of kapi's right to impersonate per
+ * header value. `system:authenticated` is not sent: kube-apiserver adds it to every impersonated user other than
+ * `system:anonymous` unless `system:unauthenticated` is among the groups (k8s.io/apiserver's WithImpersonation, as
+ * in every supported version), so RBAC sees it all the same, one check cheaper. Non-ASCII text travels as UTF-8
+ * bytes (as client-go sends it); control characters cannot travel at all (undefined).
  */
 export function impersonationHeaders(user: UserInfo): string[] | undefined {
   const name = headerText(user.username);
@@ -155,7 +163,7 @@ export function impersonationHeaders(user: UserInfo): string[] | undefined {
     out.push('Impersonate-Uid', uid);
   }
   const groups = new Set(user.groups.filter((group) => group !== ''));
-  groups.add('system:authenticated');
+  if (user.username !== ANONYMOUS && !groups.has(UNAUTHENTICATED)) groups.delete(AUTHENTICATED);
   for (const group of groups) {
     const text = headerText(group);
     if (!text) return undefined;

@@ -173,6 +173,54 @@ describe('when an authenticated caller’s request is forwarded', () => {
     }
   });
 
+  it('then a user without groups is still in system:authenticated for RBAC, though kapi does not send that group', async () => {
+    // kube-apiserver adds system:authenticated to every impersonated user; kapi leaves it out to save kube one
+    // authorization check per request. A binding to the group must still apply (run namespace only).
+    const namespace = e2e.runId;
+    const name = e2e.name('authenticated-readers');
+    await e2e.admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      body: { metadata: { name, labels: { [RUN_LABEL]: e2e.runId } }, data: { seen: 'yes' } },
+    });
+    await e2e.admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
+      body: {
+        metadata: { name, labels: { [RUN_LABEL]: e2e.runId } },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [name], verbs: ['get'] }],
+      },
+    });
+    await e2e.admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+      body: {
+        metadata: { name, labels: { [RUN_LABEL]: e2e.runId } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+      },
+    });
+    const path = `/api/v1/namespaces/${namespace}/configmaps/${name}`;
+    // RBAC caches on a real cluster take a moment to see a new binding.
+    await waitFor(
+      async () => (await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) })).status === 200,
+      10_000,
+    );
+    const answer = await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) });
+    expect(JSON.parse(answer.body)).toMatchObject({ data: { seen: 'yes' } });
+    const review = await rawRequest(e2e.kapiUrl, {
+      method: 'POST',
+      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      headers: [...bearer(outsiderToken), 'Content-Type', 'application/json'],
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    });
+    expect(review.status).toBe(201);
+    const { userInfo } = (JSON.parse(review.body) as { status: { userInfo: { username: string; groups: string[] } } })
+      .status;
+    expect(userInfo.username).toBe(outsider);
+    expect(userInfo.groups).toEqual(['system:authenticated']);
+  });
+
   it('then kube-apiserver’s 403 for a user without rights comes back unchanged, naming the kapi user', async () => {
     const answer = await rawRequest(e2e.kapiUrl, { path: '/api/v1/nodes', headers: bearer(outsiderToken) });
     expect(answer.status).toBe(403);

@@ -155,12 +155,11 @@ describe('forwardRequestHeaders: removing what must not reach kube-apiserver', (
 
 describe('forwardRequestHeaders: identity', () => {
   it('when forwarding, then kapi’s Authorization and the caller’s identity are added after the client’s headers', () => {
-    expect(pairs(['Accept', '*/*']).slice(-5)).toEqual([
+    expect(pairs(['Accept', '*/*']).slice(-4)).toEqual([
       ['authorization', 'Bearer kapi-sa-token'],
       ['impersonate-user', 'alice'],
       ['impersonate-group', 'dev'],
       ['impersonate-group', 'ops'],
-      ['impersonate-group', 'system:authenticated'],
     ]);
   });
 
@@ -178,28 +177,39 @@ describe('forwardRequestHeaders: identity', () => {
 });
 
 describe('impersonationHeaders', () => {
+  // kube-apiserver authorizes each Impersonate-* value on its own: the list pins that no value is sent that the
+  // caller's identity does not need (system:authenticated is added by kube-apiserver itself).
   it.each<[string, UserInfo, string[]]>([
+    ['no groups', { username: 'bob', groups: [] }, ['Impersonate-User', 'bob']],
     [
-      'no groups',
-      { username: 'bob', groups: [] },
-      ['Impersonate-User', 'bob', 'Impersonate-Group', 'system:authenticated'],
-    ],
-    [
-      'system:authenticated already among the groups',
+      'system:authenticated among the groups (as the authenticator adds it)',
       { username: 'bob', groups: ['system:authenticated', 'dev'] },
-      ['Impersonate-User', 'bob', 'Impersonate-Group', 'system:authenticated', 'Impersonate-Group', 'dev'],
+      ['Impersonate-User', 'bob', 'Impersonate-Group', 'dev'],
     ],
     [
       'duplicated and empty groups',
-      { username: 'bob', groups: ['dev', '', 'dev'] },
-      ['Impersonate-User', 'bob', 'Impersonate-Group', 'dev', 'Impersonate-Group', 'system:authenticated'],
+      { username: 'bob', groups: ['dev', '', 'dev', 'system:authenticated'] },
+      ['Impersonate-User', 'bob', 'Impersonate-Group', 'dev'],
+    ],
+    ['a uid', { username: 'bob', uid: 'u-1', groups: [] }, ['Impersonate-User', 'bob', 'Impersonate-Uid', 'u-1']],
+    [
+      'system:unauthenticated among the groups (kube would then not add system:authenticated)',
+      { username: 'bob', groups: ['system:unauthenticated', 'system:authenticated'] },
+      [
+        'Impersonate-User',
+        'bob',
+        'Impersonate-Group',
+        'system:unauthenticated',
+        'Impersonate-Group',
+        'system:authenticated',
+      ],
     ],
     [
-      'a uid',
-      { username: 'bob', uid: 'u-1', groups: [] },
-      ['Impersonate-User', 'bob', 'Impersonate-Uid', 'u-1', 'Impersonate-Group', 'system:authenticated'],
+      'the anonymous name (kube adds system:unauthenticated to it, not system:authenticated)',
+      { username: 'system:anonymous', groups: ['system:authenticated'] },
+      ['Impersonate-User', 'system:anonymous', 'Impersonate-Group', 'system:authenticated'],
     ],
-  ])('when the caller has %s, then the headers are as kube-apiserver expects', (_case, user, expected) => {
+  ])('when the caller has %s, then the headers are as kube-apiserver needs them', (_case, user, expected) => {
     expect(impersonationHeaders(user)).toEqual(expected);
   });
 

@@ -59,7 +59,7 @@ describe('headers arriving at kube-apiserver', () => {
     expect(seen.url).toBe('/api/v1/nodes?limit=5');
     expect(headerValues(seen.rawHeaders, 'authorization')).toEqual([`Bearer ${KAPI_TOKEN}`]);
     expect(headerValues(seen.rawHeaders, 'impersonate-user')).toEqual(['alice']);
-    expect(headerValues(seen.rawHeaders, 'impersonate-group')).toEqual([...ALICE.groups, 'system:authenticated']);
+    expect(headerValues(seen.rawHeaders, 'impersonate-group')).toEqual(ALICE.groups);
     expect(headerValues(seen.rawHeaders, 'cookie')).toEqual([]);
     expect(headerValues(seen.rawHeaders, 'proxy-authorization')).toEqual([]);
     expect(headerValues(seen.rawHeaders, 'accept')).toEqual(['application/json']);

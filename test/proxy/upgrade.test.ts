@@ -94,7 +94,7 @@ describe('WebSocket upgrades', () => {
     expect(headerValues(seen.rawHeaders, 'sec-websocket-protocol')).toEqual(['v5.channel.k8s.io']);
     expect(headerValues(seen.rawHeaders, 'authorization')).toEqual([`Bearer ${KAPI_TOKEN}`]);
     expect(headerValues(seen.rawHeaders, 'impersonate-user')).toEqual([ALICE.username]);
-    expect(headerValues(seen.rawHeaders, 'impersonate-group')).toEqual([...ALICE.groups, 'system:authenticated']);
+    expect(headerValues(seen.rawHeaders, 'impersonate-group')).toEqual(ALICE.groups);
     expect(headerValues(seen.rawHeaders, 'upgrade')).toEqual(['websocket']);
 
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
