@@ -9,11 +9,23 @@ import { startSandboxProcess, type SandboxProcess } from './sandbox-process.js';
 import { setBackendTrust } from './tls.js';
 
 /**
- * The cluster side of the bench: the sandbox (its own process, HTTPS with its own CA unless BENCH_SANDBOX_TLS=0), a
- * kubeconfig for kapi that trusts that CA, and the bench's users.
+ * The cluster side of the bench: the sandbox (its own process, HTTPS with its own CA unless BENCH_SANDBOX_TLS=0) or
+ * a real cluster (BENCH_KUBECONFIG, see cluster-environment.ts), a kubeconfig for kapi, and the bench's users.
  */
 export interface Environment {
-  sandbox: SandboxProcess & { adminPassword: string };
+  target: 'sandbox' | 'cluster';
+  /** kube-apiserver's (or the sandbox's) base URL; requests to it use the thread's backend trust. */
+  backendUrl: string;
+  /** Who the direct path is: kapi's own identity (the sandbox's service account, or the kubeconfig's user). */
+  directHeaders: Record<string, string>;
+  /** Who the bench itself reads as (the direct node page, counts). */
+  adminHeaders: Record<string, string>;
+  /** The kapi User the bench logs in as (allowed to read nodes). */
+  kapiUser: { name: string; password: string };
+  /** Settings kapi needs for this cluster (environment variables). */
+  kapiEnv: Record<string, string>;
+  /** The sandbox, when that is the backend (watch relay and the login storm need it). */
+  sandbox?: SandboxProcess & { adminPassword: string };
   kubeconfig: string;
   /** Processes besides kapi whose CPU each load run accounts (the sandbox), by role. */
   backendPids: Record<string, number>;
@@ -77,6 +89,12 @@ export async function startEnvironment(options: {
       return list.items.length + (list.metadata.remainingItemCount ?? 0);
     };
     return {
+      target: 'sandbox',
+      backendUrl: sandbox.url,
+      directHeaders: bearer(sandbox.serviceAccountToken),
+      adminHeaders: admin,
+      kapiUser: { name: 'admin', password: adminPassword },
+      kapiEnv: {},
       sandbox,
       kubeconfig,
       backendPids: { sandbox: sandbox.pid },

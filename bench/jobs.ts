@@ -22,7 +22,7 @@ export interface DirectNodePageOperation {
   kind: 'direct-node-page';
   /** kube-apiserver base URL. */
   server: string;
-  token: string;
+  headers: Record<string, string>;
   labelSelector: string;
   pageSize: number;
   take: number;

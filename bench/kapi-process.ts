@@ -32,7 +32,11 @@ const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192'
 /** The last lines of kapi's output are kept to explain a failed start; nothing else of it is printed. */
 const KEPT_OUTPUT_LINES = 20;
 
-export async function startKapiProcess(options: { kubeconfig: string; root: string }): Promise<KapiProcess> {
+export async function startKapiProcess(options: {
+  kubeconfig: string;
+  root: string;
+  env?: Record<string, string>;
+}): Promise<KapiProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -47,6 +51,7 @@ export async function startKapiProcess(options: { kubeconfig: string; root: stri
     LOG_LEVEL: process.env.BENCH_KAPI_LOG_LEVEL ?? 'info',
     // As the image and the chart run it (Dockerfile ENV NODE_OPTIONS, values.yaml nodeOptions).
     NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
+    ...options.env,
   };
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
   // BENCH_KAPI_NODE_ARGS adds Node flags for a look inside, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { bearer, describeAnswer, sendJson } from './http.js';
+import { describeAnswer, sendJson } from './http.js';
 import type { DirectNodePageOperation, Operation, RequestOperation } from './jobs.js';
 import { isHttps } from './tls.js';
 
@@ -52,7 +52,7 @@ interface NodeList {
 
 /** Lists every matching Node (paged as asked), sorts by name and takes the page: the names, in order. */
 export async function directNodePage(operation: DirectNodePageOperation, agent?: http.Agent): Promise<string[]> {
-  const headers = bearer(operation.token);
+  const headers = operation.headers;
   const names: string[] = [];
   let next = '';
   do {

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { BenchContext, Scenario } from './context.js';
+import { startClusterEnvironment } from './cluster-environment.js';
 import { startEnvironment, type Environment } from './environment.js';
-import { bearer, sendJson } from './http.js';
+import { sendJson } from './http.js';
 import { startKapiProcess, type KapiProcess } from './kapi-process.js';
 import { accountCpuOf } from './measure.js';
 import { detail, notMeasured, printTable, section, writeJson, type Row } from './report.js';
@@ -30,20 +31,23 @@ const READY_TIMEOUT_MS = 180_000;
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 /** BENCH_SANDBOX_TLS=0: the sandbox on plain http (to see what the TLS hop costs); HTTPS by default. */
 const SANDBOX_TLS = process.env.BENCH_SANDBOX_TLS !== '0';
+/** BENCH_KUBECONFIG=<file>: a real cluster as the backend (forwarding, node page, memory rows; see cluster-environment.ts). */
+const CLUSTER_KUBECONFIG = process.env.BENCH_KUBECONFIG;
 
 /** Memory first (an idle kapi with synced caches), the login storm last (it leaves sessions behind). */
-const SCENARIOS: { key: string; scenario: Scenario; needsToken: boolean }[] = [
+const SCENARIOS: { key: string; scenario: Scenario; needsToken: boolean; sandboxOnly?: boolean }[] = [
   { key: 'memory', scenario: memoryScenario, needsToken: false },
   { key: 'nodePage', scenario: nodePageScenario, needsToken: true },
   { key: 'forwarding', scenario: forwardingScenario, needsToken: true },
-  { key: 'watch', scenario: watchScenario, needsToken: true },
-  { key: 'tokenIssue', scenario: tokenScenario, needsToken: true },
+  // These write to the backend (node patches, a login storm): the sandbox only.
+  { key: 'watch', scenario: watchScenario, needsToken: true, sandboxOnly: true },
+  { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },
 ];
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** The admin's access token from kapi's own password grant, or why there is none. */
+/** The bench user's access token from kapi's own password grant, or why there is none. */
 async function adminToken(kapi: KapiProcess, env: Environment): Promise<string | Error> {
   try {
     const answer = await sendJson<{ access_token: string }>(`${kapi.url}/oauth/token`, {
@@ -51,8 +55,8 @@ async function adminToken(kapi: KapiProcess, env: Environment): Promise<string |
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'password',
-        username: 'admin',
-        password: env.sandbox.adminPassword ?? '',
+        username: env.kapiUser.name,
+        password: env.kapiUser.password,
         client_id: 'kapi',
         client_secret: 'kapi',
       }).toString(),
@@ -78,18 +82,23 @@ async function main(): Promise<void> {
   );
 
   section('Set-up');
-  const env = await startEnvironment({
-    nodes: NODES,
-    podsPerNode: PODS_PER_NODE,
-    tls: SANDBOX_TLS,
-    timeoutMs: READY_TIMEOUT_MS,
-  });
+  const env = CLUSTER_KUBECONFIG
+    ? await startClusterEnvironment(CLUSTER_KUBECONFIG)
+    : await startEnvironment({
+        nodes: NODES,
+        podsPerNode: PODS_PER_NODE,
+        tls: SANDBOX_TLS,
+        timeoutMs: READY_TIMEOUT_MS,
+      });
+  const backend = env.sandbox
+    ? `sandbox (child process ${env.sandbox.pid}, ${SANDBOX_TLS ? 'HTTPS, its own CA' : 'plain http'})`
+    : `cluster ${env.backendUrl} (BENCH_KUBECONFIG; CPU of ${Object.keys(env.backendPids).join(', ') || 'no backend process'} accounted)`;
   detail(
-    `sandbox (child process ${env.sandbox.pid}, ${SANDBOX_TLS ? 'HTTPS, its own CA' : 'plain http'}): ${env.nodeCount.toLocaleString('en-US')} nodes, ${env.podCount.toLocaleString('en-US')} pods, seeded in ${seconds(Date.now() - started)}`,
+    `${backend}: ${env.nodeCount.toLocaleString('en-US')} nodes, ${env.podCount.toLocaleString('en-US')} pods, ready in ${seconds(Date.now() - started)}`,
   );
   let kapi: KapiProcess | undefined;
   try {
-    kapi = await startKapiProcess({ kubeconfig: env.kubeconfig, root: ROOT });
+    kapi = await startKapiProcess({ kubeconfig: env.kubeconfig, root: ROOT, env: env.kapiEnv });
     const readyMs = await kapi.ready(READY_TIMEOUT_MS);
     detail(
       `kapi-apiserver (child process ${kapi.pid}, KAPI_CLUSTER=kubeconfig): /readyz 200 after ${seconds(readyMs)}`,
@@ -99,24 +108,27 @@ async function main(): Promise<void> {
     const token = await adminToken(kapi, env);
     if (token instanceof Error) detail(`WARNING: ${token.message}`);
     const nodes = await sendJson<{ items: { metadata: { name: string } }[] }>(
-      `${env.sandbox.url}/api/v1/nodes?limit=1`,
-      { headers: bearer(env.sandbox.adminToken) },
+      `${env.backendUrl}/api/v1/nodes?limit=1`,
+      {
+        headers: env.adminHeaders,
+      },
     );
     const ctx: BenchContext = {
       cores,
       env,
       kapi,
-      sandboxUrl: env.sandbox.url,
+      sandboxUrl: env.backendUrl,
       kapiToken: token instanceof Error ? '' : token,
       nodeName: nodes.items[0]?.metadata.name ?? 'node-1',
     };
 
     const rows: Row[] = [];
     const figures: Record<string, unknown> = {};
-    for (const { key, scenario, needsToken } of SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.key))) {
+    for (const { key, scenario, needsToken, sandboxOnly } of SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.key))) {
       section(scenario.title);
       const scenarioStarted = Date.now();
       try {
+        if (sandboxOnly && !env.sandbox) throw new Error('runs against the sandbox only');
         if (needsToken && token instanceof Error) throw token;
         const result = await scenario.run(ctx);
         rows.push(...result.rows);

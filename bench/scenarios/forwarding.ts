@@ -27,7 +27,7 @@ export const forwardingScenario: Scenario = {
     const path = `/api/v1/nodes/${ctx.nodeName}`;
     const kapiRequest = { url: `${ctx.kapi.url}${path}`, headers: bearer(ctx.kapiToken) };
     // Over the backend's TLS, as kapi reaches it (the thread's backend trust).
-    const directRequest = { url: `${ctx.sandboxUrl}${path}`, headers: bearer(ctx.env.sandbox.serviceAccountToken) };
+    const directRequest = { url: `${ctx.sandboxUrl}${path}`, headers: ctx.env.directHeaders };
     // The same object both ways, before anything is timed.
     const [a, b] = await Promise.all(
       [kapiRequest, directRequest].map(({ url, headers }) => sendJson<{ metadata: { uid: string } }>(url, { headers })),

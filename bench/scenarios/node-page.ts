@@ -40,7 +40,7 @@ export const nodePageScenario: Scenario = {
     const direct: DirectNodePageOperation = {
       kind: 'direct-node-page',
       server: ctx.sandboxUrl,
-      token: ctx.env.sandbox.adminToken,
+      headers: ctx.env.adminHeaders,
       labelSelector: WORKER_LABEL,
       pageSize: DIRECT_CHUNK,
       take: PAGE_SIZE,

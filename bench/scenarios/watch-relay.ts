@@ -26,6 +26,8 @@ export const watchScenario: Scenario = {
   title: 'Watch relay: /api/v1/nodes?watch=1 through kapi vs direct; then 1,000 watches',
   planned: Object.values(watchMetrics),
   async run(ctx) {
+    const sandbox = ctx.env.sandbox;
+    if (!sandbox) throw new Error('runs against the sandbox only (it patches nodes)');
     // Over the relay run: kapi relays one event per patch; the backend serves the patch and both watches.
     const pids = { kapi: ctx.kapi.pid, ...ctx.env.backendPids };
     const cpuBefore = cpuSnapshot(pids);
@@ -34,8 +36,8 @@ export const watchScenario: Scenario = {
       kapiUrl: ctx.kapi.url,
       kapiToken: ctx.kapiToken,
       sandboxUrl: ctx.sandboxUrl,
-      sandboxToken: ctx.env.sandbox.serviceAccountToken,
-      patchToken: ctx.env.sandbox.adminToken,
+      sandboxToken: sandbox.serviceAccountToken,
+      patchToken: sandbox.adminToken,
       nodeName: ctx.nodeName,
       patches: PATCHES,
       timeoutMs: TIMEOUT_MS,
@@ -56,7 +58,7 @@ export const watchScenario: Scenario = {
         kapiUrl: ctx.kapi.url,
         kapiToken: ctx.kapiToken,
         sandboxUrl: ctx.sandboxUrl,
-        patchToken: ctx.env.sandbox.adminToken,
+        patchToken: sandbox.adminToken,
         nodeName: ctx.nodeName,
         watches: WATCHES,
         timeoutMs: TIMEOUT_MS,
