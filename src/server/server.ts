@@ -1,3 +1,4 @@
+import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import type { Options } from '../config/options.js';
 import { ConfigurationWatcher } from '../config/configuration-watcher.js';
@@ -12,7 +13,7 @@ import { createForwarder } from '../proxy/forwarder.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
 import { listen, type Listener } from './listener.js';
-import { loadServingCertificate } from './tls.js';
+import { loadServingCertificate, watchServingCertificate, type CertificateWatch } from './tls.js';
 
 /**
  * As `Options`, except that listener ports are `undefined` when off and 0 when any free port will do (tests), and
@@ -124,23 +125,30 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
 
   let https: Listener | undefined;
   let caFile: string | undefined;
+  let certificateWatch: CertificateWatch | undefined;
   if (options.tlsPort !== undefined) {
-    const certificate = await loadServingCertificate({
+    const certificateOptions = {
       certFile: options.tlsCertFile,
       keyFile: options.tlsKeyFile,
       secret: options.tlsSecret,
       client,
       caOut: options.tlsCaOut,
       hosts: [hostname()],
-    });
+    };
+    const certificate = await loadServingCertificate(certificateOptions);
     caFile = certificate.caFile;
-    https = await listen(app, {
+    const served = await listen(app, {
       port: options.tlsPort,
       host: options.bindAddress,
       tls: { key: certificate.key, cert: certificate.cert },
       upgrade,
     });
-    listeners.push(https);
+    https = served;
+    listeners.push(served);
+    // A renewed certificate (files or Secret) is served to new connections; open ones keep theirs.
+    certificateWatch = watchServingCertificate({ ...certificateOptions, logger }, certificate, (pair) =>
+      (served.server as HttpsServer).setSecureContext({ minVersion: 'TLSv1.2', ...pair }),
+    );
   }
 
   let metricsListener: Listener | undefined;
@@ -177,6 +185,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       }
     },
     async stop(graceMs = 10_000) {
+      await certificateWatch?.stop();
       await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
       forwarder.close();
       await Promise.all([...watched.map((cache) => cache.stop()), configuration.stop(), identity.stop()]);

@@ -1,10 +1,13 @@
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import { generate } from 'selfsigned';
 import type { KubeClient } from '../kube/client.js';
+import { Reflector } from '../kube/reflector.js';
+import type { Logger } from '../observability/logger.js';
 
 /** The HTTPS listener's key and certificate chain (PEM), and where they came from. */
 export interface ServingCertificate {
@@ -146,4 +149,137 @@ function checkPair(cert: string, key: string, where: string): void {
     throw new Error(`${where}: the key is not a PEM private key`, { cause: error });
   }
   if (!certificate.checkPrivateKey(privateKey)) throw new Error(`${where}: the key does not match the certificate`);
+}
+
+/** A key and certificate chain to serve, after a change was seen and checked. */
+export interface CertificatePair {
+  key: string;
+  cert: string;
+}
+
+export interface CertificateWatch {
+  stop(): Promise<void>;
+}
+
+/** Files are also re-read this often, in case a change event is missed (some volume types send none). */
+const FILE_POLL_MS = 30_000;
+/** Editors and kubelet's atomic swap make several events for one change: they settle first. */
+const SETTLE_MS = 100;
+
+/**
+ * Follows the serving certificate where it came from — the files (watched, and re-read every 30 s) or the Secret
+ * (watched) — and calls `apply` with each new pair that is valid. The listener swaps its secure context
+ * (`tls.Server#setSecureContext`): new handshakes get the new certificate; open connections, watches and exec
+ * sessions keep theirs. A half-written or mismatched pair is skipped (logged), and the pair served stays. A
+ * generated certificate lives as long as the process and is never reloaded.
+ */
+export function watchServingCertificate(
+  options: ServingCertificateOptions & { logger: Logger },
+  served: ServingCertificate,
+  apply: (pair: CertificatePair) => void,
+): CertificateWatch | undefined {
+  const log = options.logger.child({ component: 'serving-certificate' });
+  let fingerprint = fingerprintOf(served);
+  const offer = (pair: CertificatePair, where: string) => {
+    const next = fingerprintOf(pair);
+    if (next === fingerprint) return;
+    try {
+      checkPair(pair.cert, pair.key, where);
+    } catch (err) {
+      log.warn('serving certificate changed but is unusable; the current one stays', { reason: messageOf(err) });
+      return;
+    }
+    fingerprint = next;
+    apply(pair);
+    const leaf = new X509Certificate(pair.cert);
+    log.info('serving certificate reloaded', { from: where, subject: leaf.subject, validTo: leaf.validTo });
+  };
+  if (served.source === 'files' && options.certFile && options.keyFile) {
+    return watchFiles(options.certFile, options.keyFile, offer, log);
+  }
+  if (served.source === 'secret' && options.secret && options.client) {
+    return watchSecret(options.client, options.secret, options.logger, offer);
+  }
+  return undefined;
+}
+
+function watchFiles(
+  certFile: string,
+  keyFile: string,
+  offer: (pair: CertificatePair, where: string) => void,
+  log: Logger,
+): CertificateWatch {
+  const where = `${certFile} and ${keyFile}`;
+  let settle: NodeJS.Timeout | undefined;
+  const reread = () => {
+    Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]).then(
+      ([cert, key]) => offer({ cert, key }, where),
+      (err: unknown) =>
+        log.warn('serving certificate files unreadable; the current one stays', { error: messageOf(err) }),
+    );
+  };
+  const changed = () => {
+    clearTimeout(settle);
+    settle = setTimeout(reread, SETTLE_MS);
+  };
+  // Directories, not the files: a mounted Secret is updated by swapping a symlink, which replaces the files.
+  const watchers: FSWatcher[] = [...new Set([dirname(certFile), dirname(keyFile)])].flatMap((directory) => {
+    try {
+      const watcher = watch(directory, changed);
+      watcher.on('error', (err) =>
+        log.warn('watching certificate files failed; polling only', { error: messageOf(err) }),
+      );
+      return [watcher];
+    } catch (err) {
+      log.warn('watching certificate files failed; polling only', { error: messageOf(err) });
+      return [];
+    }
+  });
+  const poll = setInterval(reread, FILE_POLL_MS);
+  poll.unref();
+  return {
+    async stop() {
+      clearTimeout(settle);
+      clearInterval(poll);
+      for (const watcher of watchers) watcher.close();
+    },
+  };
+}
+
+function watchSecret(
+  client: KubeClient,
+  ref: { namespace: string; name: string },
+  logger: Logger,
+  offer: (pair: CertificatePair, where: string) => void,
+): CertificateWatch {
+  const where = `Secret ${ref.namespace}/${ref.name}`;
+  const secretWatch = new Reflector<CertificatePair | undefined>({
+    client,
+    logger,
+    name: `secret:${ref.namespace}/${ref.name}`,
+    listPath: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets`,
+    fieldSelector: `metadata.name=${ref.name}`,
+    transform: (raw: V1Secret) => {
+      const cert = raw?.data?.['tls.crt'];
+      const key = raw?.data?.['tls.key'];
+      return cert && key
+        ? { cert: Buffer.from(cert, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8') }
+        : undefined;
+    },
+  });
+  const changed = (pair: CertificatePair | undefined) => {
+    if (pair) offer(pair, where);
+  };
+  secretWatch.on('added', changed);
+  secretWatch.on('modified', changed);
+  secretWatch.start();
+  return { stop: () => secretWatch.stop() };
+}
+
+function fingerprintOf(pair: CertificatePair): string {
+  return createHash('sha256').update(pair.cert).update('\0').update(pair.key).digest('hex');
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
