@@ -10,6 +10,7 @@ import { authenticate, requestAuthenticator } from './authenticate.js';
 import { SubjectAccessReviewAuthorizer } from './authorization/authorizer.js';
 import type { AccessGuard, Authorizer, UserInfo } from './identity.js';
 import { loginAudit } from './oauth/login-audit.js';
+import type { TokenEvents } from './oauth/issue-tokens.js';
 import { LoginLimiter } from './users/login-limiter.js';
 import { oauthRoutes } from './oauth/oauth-routes.js';
 import { PasswordCheckPool } from './users/password-pool.js';
@@ -79,7 +80,13 @@ export function createIdentity(config: IdentityConfig): Identity {
     secret: config.signingKeySecret,
     allowGenerated: config.allowGeneratedKey,
   });
-  const authorizer = new SubjectAccessReviewAuthorizer({ client, logger, clock });
+  const metrics = config.metrics;
+  const authorizer = new SubjectAccessReviewAuthorizer({
+    client,
+    logger,
+    clock,
+    onCacheLookup: metrics && ((result) => metrics.authorizationCacheLookups.inc({ result })),
+  });
   const passwordChecks = new PasswordCheckPool();
   const parts = assembleIdentity({
     users,
@@ -91,7 +98,11 @@ export function createIdentity(config: IdentityConfig): Identity {
     settings: config.settings,
     logger,
     clock,
-    onLogin: config.metrics ? (grant, result) => config.metrics!.logins.inc({ grant, result }) : undefined,
+    onLogin: metrics && ((grant, result) => metrics.logins.inc({ grant, result })),
+    tokenEvents: metrics && {
+      refreshed: (result) => metrics.tokenRefreshes.inc({ result }),
+      revoked: (via) => metrics.sessionRevocations.inc({ via }),
+    },
   });
   return {
     ...parts,
@@ -127,6 +138,8 @@ export interface IdentityParts {
   logger: Logger;
   clock: () => number;
   onLogin?: (grant: string, result: string) => void;
+  /** Refresh outcomes and revocations, for metrics. */
+  tokenEvents?: TokenEvents;
 }
 
 /** Wires the parts into routes and middleware; shared by `createIdentity` and tests. */
@@ -151,6 +164,7 @@ export function assembleIdentity(
         clock,
         audit: loginAudit(logger, parts.onLogin),
         logger,
+        events: parts.tokenEvents,
       },
       sessions,
       keys,

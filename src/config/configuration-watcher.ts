@@ -23,9 +23,14 @@ export interface ConfigurationWatcherOptions {
   name: string;
   /** How collections are watched; a `Reflector` unless a test hands in fakes. */
   watch?: WatchCollection;
+  /** Each new outcome of reading the configuration (the same events the log reports), e.g. for a metric. */
+  onReload?: (result: ReloadResult) => void;
   /** A referenced Secret that cannot be read for this long makes the configuration invalid; default 10 s. */
   secretSyncTimeoutMs?: number;
 }
+
+/** applied: a valid object is in effect; invalid: refused (the last good one stays); defaults: no object. */
+export type ReloadResult = 'applied' | 'invalid' | 'defaults';
 
 /** Every client refused: what `current()` gives before any configuration is known, so nothing is open by accident. */
 const NO_CLIENTS: AuthSettings = Object.freeze({ ...DEFAULT_AUTH_SETTINGS, clients: Object.freeze([]) });
@@ -204,6 +209,7 @@ export class ConfigurationWatcher {
       );
       this.state = { kind: 'missing' };
       this.lastInvalidLogged = undefined;
+      this.options.onReload?.('defaults');
     }
     this.publish(DEFAULT_AUTH_SETTINGS);
   }
@@ -213,6 +219,7 @@ export class ConfigurationWatcher {
     const changed = this.publish(settings);
     if (changed || this.state.kind !== 'applied' || this.state.generation !== generation) {
       this.log.info('configuration applied', { generation, ...summary(settings) });
+      this.options.onReload?.('applied');
     }
     this.state = { kind: 'applied', generation };
     this.lastInvalidLogged = undefined;
@@ -224,6 +231,7 @@ export class ConfigurationWatcher {
     const logKey = `${generation}:${error}`;
     if (this.lastInvalidLogged === logKey) return;
     this.lastInvalidLogged = logKey;
+    this.options.onReload?.('invalid');
     if (this.hasGood) {
       this.log.warn('configuration is invalid: keeping the last good configuration', { generation, reason: error });
     } else {

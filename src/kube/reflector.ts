@@ -6,6 +6,7 @@ import type { ReadinessCheck } from './caches.js';
 import { KubeApiError, type KubeClient } from './client.js';
 import { JsonLineSplitter } from './json-lines.js';
 import { ObjectStore, type ChangeEvent, type ChangeHandler, type StoredObject } from './object-store.js';
+import { registerCache } from './cache-registry.js';
 
 export interface ReflectorOptions<T> {
   client: KubeClient;
@@ -87,6 +88,8 @@ export class Reflector<T> {
   private readonly health: CacheHealth;
   private readonly log: Logger;
   private readonly keyOf: (raw: unknown) => string | undefined;
+  private readonly unregister: () => void;
+  private lastHeard: number | undefined;
 
   constructor(private readonly options: ReflectorOptions<T>) {
     this.log = options.logger.child({ cache: options.name });
@@ -95,6 +98,16 @@ export class Reflector<T> {
     this.health = new CacheHealth(this.log, options.staleAfterMs ?? 30_000);
     const state = () => ({ synced: this.isSynced, stopped: this.stopped });
     this.readiness = { name: `cache:${options.name}`, notReadyReason: () => this.health.notReadyReason(state()) };
+    this.unregister = registerCache(options.client, this);
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** When kube-apiserver was last heard from (ms since the epoch): a list, a watch opened, an event or bookmark. */
+  get lastEventAt(): number | undefined {
+    return this.lastHeard;
   }
 
   get size(): number {
@@ -161,6 +174,7 @@ export class Reflector<T> {
   async stop(): Promise<void> {
     if (!this.stopped) {
       this.stopping.abort();
+      this.unregister();
       for (const fail of [...this.syncWaiters])
         fail(new Error(`cache ${this.options.name} was stopped before it synced`));
     }
@@ -223,6 +237,7 @@ export class Reflector<T> {
         const { entries, resourceVersion } = await this.listPages();
         this.store.replace(entries);
         this.resourceVersion = resourceVersion;
+        this.lastHeard = Date.now();
         this.health.current();
         this.log.info('listed', { objects: entries.size, resourceVersion, durationMs: Date.now() - started });
         if (!this.isSynced) {
@@ -284,9 +299,11 @@ export class Reflector<T> {
         signal: AbortSignal.any([this.stopping.signal, hung.signal]),
       });
       this.health.current();
+      this.lastHeard = Date.now();
       response.setEncoding('utf8');
       const lines = new JsonLineSplitter();
       const apply = (line: string) => {
+        this.lastHeard = Date.now();
         this.applyEvent(line);
         attempt.progressed = true;
       };

@@ -31,9 +31,98 @@ export class Metrics {
     help: 'Watch and upgraded streams currently relayed to kube-apiserver',
     registers: [this.registry],
   });
+  readonly forwardedStreams = new Gauge({
+    name: 'kapi_forwarded_streams',
+    help: 'Long-running streams currently relayed to kube-apiserver by kind (watch, log, exec, attach, portforward)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  /** Counts relayed streams in both gauges; handed to the forwarder (open and close only, never per request). */
+  readonly streams = {
+    inc: (kind: string) => {
+      this.activeWatches.inc();
+      this.forwardedStreams.inc({ kind });
+    },
+    dec: (kind: string) => {
+      this.activeWatches.dec();
+      this.forwardedStreams.dec({ kind });
+    },
+  };
+  readonly configurationReloads = new Counter({
+    name: 'kapi_configuration_reloads_total',
+    help: 'ClusterConfiguration reloads by result: applied, invalid (the last good one stays), defaults (no object)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly tokenRefreshes = new Counter({
+    name: 'kapi_token_refreshes_total',
+    help: 'Refresh grants that reached a login session, by result: rotated, replayed (within the grace), reused',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly sessionRevocations = new Counter({
+    name: 'kapi_session_revocations_total',
+    help: 'Login sessions this replica ended, by how: revoke (RFC 7009), logout, refresh_reuse',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+  readonly authorizationCacheLookups = new Counter({
+    name: 'kapi_authorization_cache_lookups_total',
+    help: 'Authorization decisions asked for, by SubjectAccessReview cache result: hit or miss (a review was needed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // every known label value from the start, so rates and alerts see a 0 before the first event
+    for (const result of ['applied', 'invalid', 'defaults']) this.configurationReloads.inc({ result }, 0);
+    for (const result of ['rotated', 'replayed', 'reused']) this.tokenRefreshes.inc({ result }, 0);
+    for (const via of ['revoke', 'logout', 'refresh_reuse']) this.sessionRevocations.inc({ via }, 0);
+    for (const result of ['hit', 'miss']) this.authorizationCacheLookups.inc({ result }, 0);
+    for (const kind of ['watch', 'log', 'exec', 'attach', 'portforward']) this.forwardedStreams.set({ kind }, 0);
+  }
+
+  /**
+   * Each watched cache's state, read at scrape time: `kapi_cache_synced` (1 once the first list is in and until it
+   * stops) and `kapi_cache_last_event_timestamp_seconds` (when kube-apiserver was last heard from: the age of the
+   * last event is `time() - …`).
+   */
+  cachesFrom(read: () => readonly { name: string; synced: boolean; lastEventAt: number | undefined }[]): void {
+    new Gauge({
+      name: 'kapi_cache_synced',
+      help: 'Whether each watched cache has synced (1) or not (0)',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const cache of read()) this.set({ cache: cache.name }, cache.synced ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'kapi_cache_last_event_timestamp_seconds',
+      help: 'When each watched cache last heard from kube-apiserver (list, watch opened, event or bookmark), Unix time',
+      labelNames: ['cache'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const cache of read()) {
+          if (cache.lastEventAt !== undefined) this.set({ cache: cache.name }, cache.lastEventAt / 1000);
+        }
+      },
+    });
+  }
+
+  /** `kapi_ready`: 1 when every readiness check passes (what /readyz answers), read at scrape time. */
+  readyFrom(checks: readonly { notReadyReason(): string | undefined }[]): void {
+    new Gauge({
+      name: 'kapi_ready',
+      help: 'Whether this replica is ready (1) or not (0), as /readyz answers',
+      registers: [this.registry],
+      collect() {
+        this.set(checks.every((check) => check.notReadyReason() === undefined) ? 1 : 0);
+      },
+    });
   }
 
   /** A gauge read at scrape time, e.g. the number of cached objects. */

@@ -1,10 +1,11 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { StreamKind } from './request-kind.js';
 
-/** Counts streams being relayed (watches, exec sessions); `Metrics.activeWatches` fits. */
+/** Counts streams being relayed (watches, log follows, exec sessions) by kind; `Metrics.streams` fits. */
 export interface StreamGauge {
-  inc(): void;
-  dec(): void;
+  inc(kind: StreamKind): void;
+  dec(kind: StreamKind): void;
 }
 
 /** The caller's IP as kapi's socket saw it; IPv4-mapped IPv6 written as plain IPv4. */

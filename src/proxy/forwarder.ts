@@ -17,7 +17,7 @@ import {
 import { declaresBodyOver, DEFAULT_MAX_REQUEST_BODY_BYTES, limitBody, requestEntityTooLarge } from './body-limit.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
-import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget } from './request-kind.js';
+import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget, streamKind } from './request-kind.js';
 import type { StreamRegistry } from './stream-registry.js';
 import { createUpgradeRelay, type UpgradeHandler } from './upgrade.js';
 
@@ -27,7 +27,7 @@ export interface ForwarderDeps {
   /** Authenticates a raw upgrade request (no Express pipeline runs for upgrades). */
   authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
   /** Counts relayed watches and upgraded streams. */
-  metrics?: { activeWatches: StreamGauge };
+  metrics?: { streams: StreamGauge };
   /** Long-running streams are registered here, so a revoked session or user cuts them. */
   streamRegistry?: StreamRegistry;
   backend?: BackendOptions;
@@ -58,7 +58,7 @@ const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE']);
 export function createForwarder(deps: ForwarderDeps): Forwarder {
   const backend = createBackend(deps.connection, deps.backend);
   const credentials = () => deps.connection.authHeaders();
-  const streams = deps.metrics?.activeWatches;
+  const streams = deps.metrics?.streams;
   const maxBody = deps.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES;
 
   const forward = (
@@ -150,13 +150,14 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       if (longRunning) {
         // A watch's head goes out now, not with its first event.
         res.flushHeaders();
-        streams?.inc();
+        const kind = streams && streamKind(req.originalUrl);
+        if (kind) streams.inc(kind);
         const unregister = deps.streamRegistry?.register(user, () => {
           upstreamRes.destroy();
           res.destroy();
         });
         res.once('close', () => {
-          streams?.dec();
+          if (kind) streams.dec(kind);
           unregister?.();
         });
       }

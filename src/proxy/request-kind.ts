@@ -33,6 +33,23 @@ export function isLongRunning(url: string): boolean {
   return subresource !== undefined && LONG_RUNNING_SUBRESOURCES.has(subresource);
 }
 
+/** What a relayed stream is, for the open-streams metric. */
+export type StreamKind = 'watch' | 'log' | 'exec' | 'attach' | 'portforward' | 'proxy' | 'other';
+const STREAM_SUBRESOURCES: ReadonlySet<string> = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
+
+/** The kind of a long-running request (see `isLongRunning`), from its URL alone. */
+export function streamKind(url: string): StreamKind {
+  const { pathname, query } = splitUrl(url);
+  if (query && hasTrueWatchParameter(query)) return 'watch';
+  const parts = pathname.split('/').filter((part) => part !== '');
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : [];
+  if (rest[0] === 'watch') return 'watch';
+  if (rest[0] === 'proxy') return 'proxy';
+  if (rest[0] === 'namespaces' && rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) rest = rest.slice(2);
+  const subresource = rest[2];
+  return subresource !== undefined && STREAM_SUBRESOURCES.has(subresource) ? (subresource as StreamKind) : 'other';
+}
+
 /**
  * Whether an upgrade request is one kapi relays: a WebSocket or SPDY/3.1 upgrade under `/api` or `/apis` (exec,
  * attach, port-forward). Anything else (h2c, other paths) is served as an ordinary request.

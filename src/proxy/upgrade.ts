@@ -9,7 +9,7 @@ import { backendFailure, isRedirect, redirectRefused, type Backend } from './bac
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
 import { closeGracefully, responseHead, writeStatusAndClose } from './raw-http.js';
 import { spliceSockets } from './splice.js';
-import { hasRequestBody, isRelayedUpgrade, originFormTarget } from './request-kind.js';
+import { hasRequestBody, isRelayedUpgrade, originFormTarget, streamKind } from './request-kind.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
 import type { StreamRegistry } from './stream-registry.js';
 
@@ -136,8 +136,9 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     if (backendHead.length > 0) socket.write(backendHead);
     if (head.length > 0) backendSocket.write(head);
     audit(101);
-    deps.streams?.inc();
-    backendSocket.once('close', () => deps.streams?.dec());
+    const kind = streamKind(req.url ?? '');
+    deps.streams?.inc(kind);
+    backendSocket.once('close', () => deps.streams?.dec(kind));
     spliceSockets(socket, backendSocket);
   });
 

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Options } from '../config/options.js';
 import { ConfigurationWatcher } from '../config/configuration-watcher.js';
 import { createIdentity } from '../auth/index.js';
+import { cachesOf } from '../kube/cache-registry.js';
 import { KubeClient } from '../kube/client.js';
 import type { KubeConnection } from '../kube/connection.js';
 import { createNodeCache } from '../kube/node-cache.js';
@@ -69,6 +70,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     logger,
     namespace: options.configuration.namespace,
     name: options.configuration.name,
+    onReload: (result) => metrics.configurationReloads.inc({ result }),
   });
   const identity = createIdentity({
     client,
@@ -99,12 +101,14 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   for (const cache of watched) cache.start();
   configuration.start();
   await identity.start();
+  metrics.cachesFrom(() => cachesOf(client));
   metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => ({
     nodes: nodes.size,
     pods: allocations.size,
   }));
 
   const readiness = [nodes.readiness, allocations.readiness, configuration.readiness, ...identity.readiness];
+  metrics.readyFrom(readiness);
   const app = createApp({
     logger,
     readiness,

@@ -48,7 +48,8 @@ export interface E2E {
 
 export const silentLogger: Logger = createLogger('error', { silent: true });
 
-export async function startE2E(options: { sandboxNodes?: number } = {}): Promise<E2E> {
+/** `metrics`: kapi also serves /metrics on a port of its own (`kapi.metricsPort`). */
+export async function startE2E(options: { sandboxNodes?: number; metrics?: boolean } = {}): Promise<E2E> {
   const runId = `e2e-${randomBytes(3).toString('hex')}`;
   const kubeconfig = process.env.KUBECONFIG;
   let sandbox: Sandbox | undefined;
@@ -132,7 +133,7 @@ export async function startE2E(options: { sandboxNodes?: number } = {}): Promise
       options: {
         port: 0,
         tlsPort: 0,
-        metricsPort: undefined,
+        metricsPort: options.metrics ? 0 : undefined,
         bindAddress: '127.0.0.1',
         configuration,
         signingKeySecret: { namespace, name: 'kapi-jwt' },

@@ -1,4 +1,10 @@
-import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget } from '../../src/proxy/request-kind.js';
+import {
+  hasRequestBody,
+  isLongRunning,
+  isRelayedUpgrade,
+  originFormTarget,
+  streamKind,
+} from '../../src/proxy/request-kind.js';
 
 describe('isLongRunning', () => {
   it.each([
@@ -72,5 +78,21 @@ describe('hasRequestBody', () => {
     ['Transfer-Encoding: chunked', { 'transfer-encoding': 'chunked' }, true],
   ])('when the request has %s, then it has a body: %s', (_case, headers, expected) => {
     expect(hasRequestBody(headers)).toBe(expected);
+  });
+});
+
+describe('streamKind', () => {
+  test.each([
+    ['/api/v1/nodes?watch=1', 'watch'],
+    ['/apis/apps/v1/namespaces/a/deployments?watch=true&labelSelector=x', 'watch'],
+    ['/api/v1/watch/namespaces/a/pods', 'watch'],
+    ['/api/v1/namespaces/a/pods/p/log?follow=true', 'log'],
+    ['/api/v1/namespaces/a/pods/p/exec?command=sh', 'exec'],
+    ['/api/v1/namespaces/a/pods/p/attach', 'attach'],
+    ['/api/v1/namespaces/a/pods/p/portforward?ports=80', 'portforward'],
+    ['/api/v1/namespaces/a/services/s/proxy/x', 'proxy'],
+    ['/api/v1/nodes/n', 'other'],
+  ])('when the long-running request is %s, then its stream kind is %s', (url, kind) => {
+    expect(streamKind(url)).toBe(kind);
   });
 });

@@ -14,6 +14,8 @@ export interface SubjectAccessReviewOptions {
   maxEntries?: number;
   clock?: () => number;
   timeoutMs?: number;
+  /** Each decision asked for: served from the cache (hit) or needing a review (miss, joined or sent). */
+  onCacheLookup?: (result: 'hit' | 'miss') => void;
 }
 
 interface ReviewStatus {
@@ -42,7 +44,11 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
   async authorize(user: UserInfo, attributes: ResourceAttributes): Promise<AccessDecision> {
     const key = decisionKey(user, attributes);
     const cached = this.decisions.get(key);
-    if (cached && cached.until > this.clock()) return cached.decision;
+    if (cached && cached.until > this.clock()) {
+      this.options.onCacheLookup?.('hit');
+      return cached.decision;
+    }
+    this.options.onCacheLookup?.('miss');
     let review = this.pending.get(key);
     if (!review) {
       review = this.review(user, attributes).finally(() => this.pending.delete(key));

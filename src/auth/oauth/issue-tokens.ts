@@ -34,6 +34,18 @@ export interface TokenIssuerDeps {
   clock: () => number;
   audit: LoginAudit;
   logger: Logger;
+  /** Token events for metrics: each refresh's outcome, each login session this replica revokes. */
+  events?: TokenEvents;
+}
+
+/** rotated: a new pair; replayed: the pair just issued, again (concurrent refreshes); reused: an old token, replayed. */
+export type RefreshResult = 'rotated' | 'replayed' | 'reused';
+/** Who ended a login session: RFC 7009 revoke, logout, or a reused refresh token. */
+export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse';
+
+export interface TokenEvents {
+  refreshed?(result: RefreshResult): void;
+  revoked?(via: RevocationVia): void;
 }
 
 export interface TokenRequest {
@@ -189,15 +201,21 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         throw invalidGrant(BAD_REFRESH_TOKEN).because('session expired');
       case 'reuse':
         await deps.sessions.delete(session.id);
+        deps.events?.refreshed?.('reused');
+        deps.events?.revoked?.('refresh_reuse');
         deps.logger.warn('refresh token reused: login session revoked', { user: claims.username, session: session.id });
         throw invalidGrant(BAD_REFRESH_TOKEN).because('refresh token reused; session revoked');
       case 'replay':
+        deps.events?.refreshed?.('replayed');
         return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
       case 'rotate': {
         const next = rotatedSpec(session, newTokenId(), nowSeconds, settings.refreshTokenMaxAgeSeconds);
         const result = await deps.sessions.replace(session, next);
         if (result === 'gone') throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
-        if (result !== 'conflict') return tokenPair(deps, key, result, user.groups, nowSeconds, settings);
+        if (result !== 'conflict') {
+          deps.events?.refreshed?.('rotated');
+          return tokenPair(deps, key, result, user.groups, nowSeconds, settings);
+        }
         session = await deps.sessions.read(claims.sid);
         fresh = true;
       }

@@ -62,6 +62,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
     }
     if (verified.claims.client_id !== client.name) throw invalidRequest('the token was not issued to this client');
     deps.sessions.delete(verified.claims.sid).then(() => {
+      deps.issuer.events?.revoked?.('revoke');
       deps.logger.info('login session revoked', {
         audit: 'logout',
         user: verified.claims.username,
@@ -87,6 +88,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
       });
     }
     deps.sessions.delete(verified.claims.sid).then(() => {
+      deps.issuer.events?.revoked?.('logout');
       deps.logger.info('login session ended', { audit: 'logout', user: verified.claims.username, via: 'logout' });
       res.status(200).end();
     }, next);
