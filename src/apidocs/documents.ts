@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
 import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
 import { buildCrdDocument, type CustomResourceDefinition } from '../openapi/crd-document.js';
@@ -17,7 +18,11 @@ export const PLATFORM_DOCUMENT_FILE = 'api/platform.openapi.json';
 export const CRD_DOCUMENT_FILE = 'api/crds.openapi.json';
 
 /** Every operation of kapi's own API, in document order. */
-export const platformOperations: readonly OperationDefinition[] = [...oauthOperations, ...nodeOperations];
+export const platformOperations: readonly OperationDefinition[] = [
+  ...oauthOperations,
+  ...nodeOperations,
+  ...loggingOperations,
+];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */
 export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {

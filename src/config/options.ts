@@ -4,6 +4,21 @@ import type { LogLevel } from '../observability/logger.js';
 
 export type ClusterChoice = 'auto' | 'sandbox' | 'kubeconfig' | 'in-cluster';
 
+/** Where the logging API reads logs (SPEC §6): the pod-log API, or an OpenSearch/Elasticsearch store. */
+export interface LoggingOptions {
+  backend: 'pod-log' | 'opensearch';
+  /** pod-log: reads in flight at once, and containers one request may read. */
+  readConcurrency: number;
+  maxContainers: number;
+  /** opensearch: the store's URL, index prefix, field names (`key=field` overrides), credentials and CA. */
+  searchUrl: string | undefined;
+  searchIndex: string;
+  searchFields: Record<string, string>;
+  /** `namespace/name` of a Secret with `username` and `password` (and optionally `ca.crt`). */
+  searchSecret: { namespace: string; name: string } | undefined;
+  searchCaFile: string | undefined;
+}
+
 /** Everything the server is started with. Built once by `parseOptions`; nothing reads `process.env` later. */
 export interface Options {
   port: number;
@@ -31,6 +46,7 @@ export interface Options {
   issuerUrl: string | undefined;
   /** The largest body of an ordinary forwarded request (kube-apiserver's --max-resource-write-bytes). */
   maxRequestBodyBytes: number;
+  logging: LoggingOptions;
 }
 
 interface Spec {
@@ -123,6 +139,54 @@ const SPECS = {
     help: "largest body of a forwarded request other than a stream, in bytes: larger ones get 413 (as kube-apiserver's --max-resource-write-bytes)",
     fallback: '3145728',
   },
+  logBackend: {
+    flag: 'log-backend',
+    env: 'KAPI_LOG_BACKEND',
+    help: 'where the logging API reads logs: pod-log (the Kubernetes pod-log API) | opensearch',
+    fallback: 'pod-log',
+  },
+  logReadConcurrency: {
+    flag: 'log-read-concurrency',
+    env: 'KAPI_LOG_READ_CONCURRENCY',
+    help: 'pod-log backend: container log reads in flight at once, across all requests',
+    fallback: '16',
+  },
+  logMaxContainers: {
+    flag: 'log-max-containers',
+    env: 'KAPI_LOG_MAX_CONTAINERS',
+    help: 'pod-log backend: containers one logging request may read (more: 400, narrow the query)',
+    fallback: '1000',
+  },
+  logSearchUrl: {
+    flag: 'log-search-url',
+    env: 'KAPI_LOG_SEARCH_URL',
+    help: 'opensearch backend: URL of OpenSearch or Elasticsearch, e.g. https://opensearch-cluster-data.kubesphere-logging-system.svc:9200',
+    fallback: '',
+  },
+  logSearchIndex: {
+    flag: 'log-search-index',
+    env: 'KAPI_LOG_SEARCH_INDEX',
+    help: 'opensearch backend: index prefix; daily indices <prefix>-YYYY.MM.DD, as KubeSphere writes them',
+    fallback: 'ks-logstash-log',
+  },
+  logSearchFields: {
+    flag: 'log-search-fields',
+    env: 'KAPI_LOG_SEARCH_FIELDS',
+    help: 'opensearch backend: field-name overrides key=field,... (keys: time, log, namespace, pod, container, containerId)',
+    fallback: '',
+  },
+  logSearchSecret: {
+    flag: 'log-search-secret',
+    env: 'KAPI_LOG_SEARCH_SECRET',
+    help: 'opensearch backend: namespace/name of a Secret with username, password (and ca.crt)',
+    fallback: '',
+  },
+  logSearchCaFile: {
+    flag: 'log-search-ca-file',
+    env: 'KAPI_LOG_SEARCH_CA_FILE',
+    help: 'opensearch backend: PEM CA bundle that signed the store certificate',
+    fallback: '',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -189,6 +253,49 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
     maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),
+    logging: loggingOptions(raw),
+  };
+}
+
+const LOG_BACKENDS: readonly string[] = ['pod-log'];
+const SEARCH_FIELD_KEYS = ['time', 'log', 'namespace', 'pod', 'container', 'containerId'];
+
+function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOptions {
+  const backend = raw('logBackend') as LoggingOptions['backend'];
+  if (!LOG_BACKENDS.includes(backend)) {
+    throw new OptionsError(`--log-backend must be ${LOG_BACKENDS.join(' or ')}, not "${backend}"`);
+  }
+  const searchUrl = raw('logSearchUrl') || undefined;
+  if (searchUrl !== undefined && !/^https?:\/\/[^/]/.test(searchUrl)) {
+    throw new OptionsError(`--log-search-url must be an http:// or https:// URL, not "${searchUrl}"`);
+  }
+  if (backend === 'opensearch' && searchUrl === undefined) {
+    throw new OptionsError('--log-backend=opensearch needs --log-search-url (KAPI_LOG_SEARCH_URL)');
+  }
+  const searchFields: Record<string, string> = {};
+  for (const entry of raw('logSearchFields').split(',').filter(Boolean)) {
+    const [key, field, extra] = entry.split('=').map((part) => part.trim());
+    if (!key || !SEARCH_FIELD_KEYS.includes(key) || !field || extra !== undefined) {
+      throw new OptionsError(
+        `--log-search-fields takes key=field pairs with keys ${SEARCH_FIELD_KEYS.join(', ')}, not "${entry}"`,
+      );
+    }
+    searchFields[key] = field;
+  }
+  const index = raw('logSearchIndex');
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(index)) {
+    throw new OptionsError(`--log-search-index must be a lower-case index prefix, not "${index}"`);
+  }
+  const secret = raw('logSearchSecret');
+  return {
+    backend,
+    readConcurrency: positive(raw('logReadConcurrency'), 'log-read-concurrency'),
+    maxContainers: positive(raw('logMaxContainers'), 'log-max-containers'),
+    searchUrl,
+    searchIndex: index,
+    searchFields,
+    searchSecret: secret ? namespacedName(secret, 'log-search-secret') : undefined,
+    searchCaFile: raw('logSearchCaFile') || undefined,
   };
 }
 

@@ -17,9 +17,12 @@ export interface ReflectorOptions<T> {
   listPath: string;
   fieldSelector?: string;
   labelSelector?: string;
-  /** Trims the raw JSON object to what is kept; the raw object is dropped right after. */
+  /**
+   * Trims the raw JSON object to what is kept; the raw object is dropped right after. `key` is the store key, so a
+   * record can share that string instead of keeping its own copy of the namespace and name.
+   */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  transform: (raw: any) => T;
+  transform: (raw: any, key: string) => T;
   /** Store key; default `namespace/name`, or `name` for cluster-scoped objects. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   keyOf?: (raw: any) => string;
@@ -359,7 +362,7 @@ export class Reflector<T> {
   private toStored(key: string, raw: unknown): StoredObject<T> | undefined {
     try {
       const resourceVersion = (raw as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion ?? '';
-      return { value: this.options.transform(raw), resourceVersion };
+      return { value: this.options.transform(raw, key), resourceVersion };
     } catch (error) {
       this.log.warn('object skipped: it could not be read', { key, error: describeError(error) });
       return undefined;

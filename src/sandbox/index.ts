@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate } from 'selfsigned';
 import type { Logger } from '../observability/logger.js';
+import type { LogHistory } from './pod-logs.js';
 import { AuditTrail, type SandboxAuditEntry } from './audit.js';
 import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
@@ -62,6 +63,11 @@ export interface SandboxOptions {
   historyLimit?: number;
   /** How often a running container writes a new log line (for `follow`); default 2000 ms. */
   logLineIntervalMs?: number;
+  /**
+   * Every container's log before the sandbox started: `lines` lines over the last `spanMs` (or since the container
+   * started, if later). Default: 24-60 lines over the container's whole life. The logging bench uses it for volume.
+   */
+  logHistory?: LogHistory;
 }
 
 export interface Sandbox {
@@ -204,7 +210,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     discovery: new Discovery(registry, () => address),
     openapi: new OpenApiDocuments(registry, store),
     upgrades,
-    logs: { sandboxStartMs: Date.now(), intervalMs: options.logLineIntervalMs ?? 2000, follows },
+    logs: {
+      sandboxStartMs: Date.now(),
+      intervalMs: options.logLineIntervalMs ?? 2000,
+      follows,
+      ...(options.logHistory && { history: options.logHistory }),
+    },
     logger,
   };
 

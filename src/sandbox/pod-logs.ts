@@ -21,6 +21,12 @@ export interface ContainerLog {
   readonly intervalMs: number;
 }
 
+/** A fixed log volume per container before the sandbox started (see SandboxOptions.logHistory). */
+export interface LogHistory {
+  readonly lines: number;
+  readonly spanMs: number;
+}
+
 export interface LogOptions {
   container: string | undefined;
   follow: boolean;
@@ -101,6 +107,7 @@ export function containerLog(
   options: LogOptions,
   sandboxStartMs: number,
   intervalMs: number,
+  history?: LogHistory,
 ): ContainerLog {
   const podName = pod.metadata.name as string;
   const spec = record(pod.spec);
@@ -137,13 +144,14 @@ export function containerLog(
   const endMs = state.terminated
     ? Date.parse(String(terminated.finishedAt ?? startMs))
     : Math.max(startMs, sandboxStartMs);
+  const liveFromMs = Math.max(endMs, startMs);
   return {
     pod: podName,
     container,
     seed,
-    historic: 24 + (seed % 37),
-    startMs,
-    liveFromMs: Math.max(endMs, startMs),
+    historic: history ? history.lines : 24 + (seed % 37),
+    startMs: history ? Math.max(startMs, liveFromMs - history.spanMs) : startMs,
+    liveFromMs,
     running: Boolean(state.running),
     intervalMs,
   };

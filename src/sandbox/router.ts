@@ -8,7 +8,7 @@ import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
 import { serveLog } from './log-stream.js';
 import type { Authorizer } from './policy.js';
-import { containerLog, parseLogOptions } from './pod-logs.js';
+import { containerLog, parseLogOptions, type LogHistory } from './pod-logs.js';
 import type { OpenApiDocuments } from './openapi.js';
 import type { RegistryStore } from './registry-store.js';
 import { serveResource } from './resource-handler.js';
@@ -41,7 +41,7 @@ export interface RouterDeps {
   discovery: Discovery;
   openapi: OpenApiDocuments;
   upgrades: UpgradeEcho;
-  logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void> };
+  logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void>; history?: LogHistory };
   logger?: Logger;
 }
 
@@ -122,7 +122,7 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
     if (info.verb !== 'get') throw methodNotAllowed();
     const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
     const options = parseLogOptions(x.url.searchParams, info.name);
-    const log = containerLog(pod, options, deps.logs.sandboxStartMs, deps.logs.intervalMs);
+    const log = containerLog(pod, options, deps.logs.sandboxStartMs, deps.logs.intervalMs, deps.logs.history);
     serveLog(x, log, options, Date.now, deps.logs.follows);
     return;
   }

@@ -6,6 +6,7 @@ import { accessLog } from '../observability/access-log.js';
 import { allowAll, type AccessGuard } from '../auth/identity.js';
 import { nodeRoutes } from '../apis/resources/v1alpha3/routes.js';
 import { apiDocsRoutes } from '../apidocs/routes.js';
+import type { LoggingRouters } from '../apis/logging/v1alpha2/routes.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { healthRoutes } from './health.js';
 import { requestId } from './request-id.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   trustedProxies?: readonly string[];
   /** Request metrics, when the metrics listener is on. */
   observe?: RequestHandler;
+  /** The logging API (SPEC §6), at the logging group and at the tenant group KubeSphere 3.4 clients use. */
+  logging?: LoggingRouters;
 }
 
 /**
@@ -63,6 +66,10 @@ export function createApp(deps: AppDeps): express.Express {
     '/kapis/resources.kapi.io/v1alpha3',
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
+  if (deps.logging) {
+    app.use('/kapis/logging.kapi.io/v1alpha2', deps.logging.logging);
+    app.use('/kapis/tenant.kapi.io/v1alpha2', deps.logging.tenant);
+  }
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -1,11 +1,13 @@
 import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
-import type { Options } from '../config/options.js';
+import type { LoggingOptions, Options } from '../config/options.js';
+import { createLogging } from '../apis/logging/v1alpha2/create-logging.js';
 import { ConfigurationWatcher } from '../config/configuration-watcher.js';
 import { createIdentity } from '../auth/index.js';
 import { cachesOf } from '../kube/cache-registry.js';
 import { KubeClient } from '../kube/client.js';
 import type { KubeConnection } from '../kube/connection.js';
+import { createNamespaceCache } from '../kube/namespace-cache.js';
 import { createNodeCache } from '../kube/node-cache.js';
 import { createPodAllocations } from '../kube/pod-allocations.js';
 import type { Logger } from '../observability/logger.js';
@@ -35,7 +37,20 @@ export type ServerOptions = Pick<
   Partial<Pick<Options, 'issuerUrl' | 'maxRequestBodyBytes'>> & {
     tlsPort: number | undefined;
     metricsPort: number | undefined;
+    /** The logging API's backend; the pod-log API when absent. */
+    logging?: LoggingOptions;
   };
+
+const POD_LOG_BACKEND: LoggingOptions = {
+  backend: 'pod-log',
+  readConcurrency: 16,
+  maxContainers: 1000,
+  searchUrl: undefined,
+  searchIndex: 'ks-logstash-log',
+  searchFields: {},
+  searchSecret: undefined,
+  searchCaFile: undefined,
+};
 
 export interface KapiServerConfig {
   options: ServerOptions;
@@ -65,6 +80,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
 
   const nodes = createNodeCache(client, logger);
   const allocations = createPodAllocations(client, logger);
+  const namespaces = createNamespaceCache(client, logger);
   const configuration = new ConfigurationWatcher({
     client,
     logger,
@@ -97,7 +113,16 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     maxRequestBodyBytes: options.maxRequestBodyBytes,
   });
 
-  const watched = [nodes, allocations];
+  const logging = await createLogging({
+    options: options.logging ?? POD_LOG_BACKEND,
+    client,
+    pods: allocations.directory,
+    namespaces,
+    authorizer: identity.authorizer,
+    logger,
+  });
+
+  const watched = [nodes, allocations, namespaces];
   for (const cache of watched) cache.start();
   configuration.start();
   await identity.start();
@@ -105,9 +130,17 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => ({
     nodes: nodes.size,
     pods: allocations.size,
+    namespaces: namespaces.size,
   }));
 
-  const readiness = [nodes.readiness, allocations.readiness, configuration.readiness, ...identity.readiness];
+  const readiness = [
+    nodes.readiness,
+    allocations.readiness,
+    namespaces.readiness,
+    configuration.readiness,
+    ...identity.readiness,
+    ...(logging.backend.readiness ? [logging.backend.readiness] : []),
+  ];
   metrics.readyFrom(readiness);
   const app = createApp({
     logger,
@@ -120,6 +153,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     forward: forwarder.handler,
     observe: metrics.observe(),
     trustedProxies: options.trustedProxies,
+    logging: logging.routers,
   });
 
   const listeners: Listener[] = [];
@@ -192,7 +226,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       await certificateWatch?.stop();
       await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
       forwarder.close();
-      await Promise.all([...watched.map((cache) => cache.stop()), configuration.stop(), identity.stop()]);
+      await Promise.all([
+        ...watched.map((cache) => cache.stop()),
+        configuration.stop(),
+        identity.stop(),
+        logging.close(),
+      ]);
     },
   };
 }

@@ -15,6 +15,7 @@ import { ContractChecker, type Answer } from './contract.js';
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
+const LOGS = ['/kapis/logging.kapi.io/v1alpha2/logs', '/kapis/tenant.kapi.io/v1alpha2/logs'];
 
 type Method = 'get' | 'post';
 interface Call {
@@ -36,7 +37,10 @@ beforeAll(async () => {
   e2e = await startE2E();
   reader = await e2e.createUser('contract-reader', PASSWORD);
   stranger = await e2e.createUser('contract-stranger', PASSWORD);
-  await e2e.grant(reader, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }]);
+  await e2e.grant(reader, [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
+    { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+  ]);
   const nodes = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
     method: 'GET',
     path: '/api/v1/nodes',
@@ -241,6 +245,44 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/nodes and /nodes/{name}', () => 
   });
 });
 
+describe('GET /kapis/{logging,tenant}.kapi.io/v1alpha2/logs', () => {
+  // operation=export answers text/plain (its own test suite checks it); the document's 200 body is the JSON shapes.
+  test.each(
+    LOGS.flatMap((url) =>
+      ['operation=query&size=3', 'operation=statistics', 'operation=histogram&interval=1d'].map((q) => [url, q]),
+    ),
+  )('when a reader asks %s?%s, then the answer matches the document', async (url, query) => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, { method: 'get', url: `${url}?${query}`, headers: bearer(access_token) });
+    expect(res.status).toBe(200);
+  });
+
+  test.each(LOGS)('when %s is given milliseconds, then a 400 Status names start_time', async (url) => {
+    const { access_token } = await tokens();
+    const res = await send(e2e.kapiUrl, {
+      method: 'get',
+      url: `${url}?start_time=1700000000000`,
+      headers: bearer(access_token),
+    });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ details: { causes: [{ field: 'start_time' }] } });
+  });
+
+  test.each(LOGS)('when %s is asked without a token, then 401 Status', async (url) => {
+    expect((await send(e2e.kapiUrl, { method: 'get', url })).status).toBe(401);
+  });
+
+  test.each(LOGS)('when %s names a namespace the user may not read, then 403 Status', async (url) => {
+    const { access_token } = await tokens(stranger);
+    const res = await send(e2e.kapiUrl, {
+      method: 'get',
+      url: `${url}?namespaces=default`,
+      headers: bearer(access_token),
+    });
+    expect(res.status).toBe(403);
+  });
+});
+
 describe('answers a healthy cluster does not give in a test', () => {
   /** The server's own pipeline over in-memory identity stores. */
   function pipeline(options: Parameters<typeof testIdentity>[0]): Express {
@@ -272,6 +314,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'get', url: '/oauth/logout', headers: bearer('x') },
       { method: 'get', url: NODES, headers: bearer('x') },
       { method: 'get', url: `${NODES}/n1`, headers: bearer('x') },
+      ...LOGS.map((url): Call => ({ method: 'get', url, headers: bearer('x') })),
     ];
     for (const call of calls) expect((await send(app, call)).status).toBe(503);
   });

@@ -49,7 +49,7 @@ export class FakeCollection<T> implements WatchedCollection<T> {
 
   /** Delivers the first list: raw objects go through the collection's transform, as a Reflector does. */
   sync(raws: any[] = []): void {
-    for (const raw of raws) this.items.set(this.keyOf(raw), this.options.transform(raw));
+    for (const raw of raws) this.items.set(this.keyOf(raw), this.options.transform(raw, this.keyOf(raw)));
     this.synced = true;
     this.emit('synced');
   }
@@ -57,7 +57,7 @@ export class FakeCollection<T> implements WatchedCollection<T> {
   put(raw: any): void {
     const key = this.keyOf(raw);
     const old = this.items.get(key);
-    const value = this.options.transform(raw);
+    const value = this.options.transform(raw, key);
     this.items.set(key, value);
     this.emit(old ? 'modified' : 'added', value, old);
   }

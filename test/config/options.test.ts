@@ -76,6 +76,27 @@ describe('parseOptions', () => {
     }
   });
 
+  test('when nothing about logging is given, then the pod-log backend is used with its bounds', () => {
+    expect(parseOptions([], {})).toMatchObject({
+      logging: { backend: 'pod-log', readConcurrency: 16, maxContainers: 1000, searchIndex: 'ks-logstash-log' },
+    });
+    expect(
+      parseOptions(['--log-read-concurrency=4'], { KAPI_LOG_MAX_CONTAINERS: '50', KAPI_LOG_READ_CONCURRENCY: '8' }),
+    ).toMatchObject({ logging: { readConcurrency: 4, maxContainers: 50 } });
+  });
+
+  test.each([
+    [['--log-backend', 'loki'], /--log-backend must be/],
+    [['--log-read-concurrency', '0'], /--log-read-concurrency must be a positive whole number/],
+    [['--log-max-containers', 'many'], /whole number/],
+    [['--log-search-url', 'opensearch:9200'], /http:\/\/ or https:\/\//],
+    [['--log-search-index', 'Logs*'], /lower-case index prefix/],
+    [['--log-search-fields', 'time'], /key=field/],
+    [['--log-search-fields', 'colour=c'], /keys time, log/],
+  ])('when logging is given %j, then it is refused with a message naming the flag', (argv, message) => {
+    expect(() => parseOptions(argv, {})).toThrow(message);
+  });
+
   test('when an unknown flag is given, then parsing fails instead of ignoring it', () => {
     expect(() => parseOptions(['--prot', '1'], {})).toThrow();
   });

@@ -1,8 +1,9 @@
 import type { V1Node } from '@kubernetes/client-node';
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { AccessGuard } from '../../../auth/identity.js';
 import type { NodeCache, PodAllocationIndex } from '../../../kube/caches.js';
-import { ApiError, NotFoundError } from '../../../server/errors.js';
+import { NotFoundError } from '../../../server/errors.js';
+import { methodNotAllowed } from '../../method-not-allowed.js';
 import { annotateAllocation } from './allocation-annotations.js';
 import { parseListQuery } from './list-query.js';
 import { toNodeItem } from './node-item.js';
@@ -51,16 +52,4 @@ export function nodeRoutes(deps: NodeRoutesDeps): Router {
   router.all('/nodes/:name', methodNotAllowed);
 
   return router;
-}
-
-/** Read-only resources: any other method is a 405 Status, with the methods that are served. */
-function methodNotAllowed(req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Allow', 'GET, HEAD');
-  next(
-    new ApiError(
-      405,
-      'MethodNotAllowed',
-      `the server does not allow this method on the requested resource (${req.method} ${req.originalUrl.split('?')[0]})`,
-    ),
-  );
 }

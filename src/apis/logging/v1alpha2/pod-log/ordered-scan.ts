@@ -1,0 +1,179 @@
+import type { SortOrder } from '../query.js';
+import type { ContainerTarget } from './containers.js';
+import { lineMs, type TimedLine } from './log-line.js';
+import type { ReadEnd, ReadOptions } from './log-reader.js';
+import type { SkipTracker } from './skipped.js';
+
+/** A line placed in the merged order: time, then container, then position in its container. */
+export interface ScanLine extends TimedLine {
+  readonly target: ContainerTarget;
+  readonly seq: number;
+}
+
+export interface ScanIo {
+  read(
+    target: ContainerTarget,
+    options: Omit<ReadOptions, 'limitBytes' | 'timeoutMs'>,
+    onLine: (line: TimedLine) => boolean,
+    signal: AbortSignal,
+  ): Promise<ReadEnd>;
+  firstLineMs(target: ContainerTarget, sinceMs: number | undefined, signal: AbortSignal): Promise<number | undefined>;
+  /** Runs a read under the shared concurrency bound. */
+  limit<T>(task: () => Promise<T>, signal: AbortSignal): Promise<T>;
+}
+
+export interface ScanPlan {
+  readonly targets: readonly ContainerTarget[];
+  /** Epoch ms, inclusive. */
+  readonly startMs: number | undefined;
+  readonly endMs: number;
+  readonly order: SortOrder;
+  /** The keyword filter on a line's text. */
+  readonly accept: (text: string) => boolean;
+}
+
+export interface WindowTuning {
+  /** Lines a window aims at; the next window's width follows the last one's rate. */
+  targetLines: number;
+  /** Lines a window may hold: beyond it the window is read again, narrower (bounded memory). */
+  maxLines: number;
+  firstWidthMs: number;
+}
+
+/**
+ * How far past a window's end a read goes on: a container's stdout and stderr lines reach the log slightly out of
+ * time order, so the first line past the end does not mean every later line is.
+ */
+export const OUT_OF_ORDER_MS = 1000;
+
+export const DEFAULT_WINDOWS: WindowTuning = { targetLines: 5_000, maxLines: 50_000, firstWidthMs: 10_000 };
+
+/**
+ * Reads the matching lines of many containers merged by time, in `order`, without holding more than one time window
+ * of them. The pod-log API reads forward only, from a `sinceTime`; so the range is cut into windows (walked forward
+ * for asc, backward for desc), each window's lines are read from every container that can have some, sorted and
+ * handed to `onWindow`, which returns false once it has what it needs. Window widths adapt to the log rate.
+ */
+export async function scanInOrder(
+  io: ScanIo,
+  plan: ScanPlan,
+  onWindow: (lines: readonly ScanLine[]) => Promise<boolean> | boolean,
+  skipped: SkipTracker,
+  signal: AbortSignal,
+  tuning: WindowTuning = DEFAULT_WINDOWS,
+): Promise<void> {
+  const firsts = await firstLines(io, plan, skipped, signal);
+  if (firsts.size === 0) return;
+  let earliest = Infinity;
+  for (const first of firsts.values()) earliest = Math.min(earliest, first);
+  const low = Math.max(plan.startMs ?? earliest, earliest);
+  // Windows are [a, b); the last one must hold lines written exactly at endMs.
+  const high = plan.endMs + 0.001;
+  const exhausted = new Set<ContainerTarget>();
+  let width = tuning.firstWidthMs;
+  let edge = plan.order === 'asc' ? low : high;
+
+  while (plan.order === 'asc' ? edge < high : edge > low) {
+    const a = plan.order === 'asc' ? edge : Math.max(low, edge - width);
+    const b = plan.order === 'asc' ? Math.min(high, edge + width) : edge;
+    const readers = plan.targets.filter(
+      (t) => firsts.has(t) && firsts.get(t)! < b && !exhausted.has(t) && !skipped.has(t),
+    );
+    if (readers.length === 0) break;
+    const window = await readWindow(io, plan, readers, a, b, tuning.maxLines, skipped, signal);
+    if (window === 'too-many') {
+      if (width <= 1) throw new Error('more log lines in one millisecond than a window may hold');
+      width = Math.max(1, width / 4);
+      continue;
+    }
+    if (plan.order === 'asc') for (const target of window.ended) exhausted.add(target);
+    edge = plan.order === 'asc' ? b : a;
+    const rate = window.lines.length / Math.max(1, b - a);
+    width = Math.min(width * 4, Math.max(width / 4, rate > 0 ? tuning.targetLines / rate : width * 4));
+    window.lines.sort(plan.order === 'asc' ? ascending : (x, y) => ascending(y, x));
+    if (!(await onWindow(window.lines))) return;
+  }
+}
+
+function ascending(x: ScanLine, y: ScanLine): number {
+  return x.sec - y.sec || x.nano - y.nano || x.target.order - y.target.order || x.seq - y.seq;
+}
+
+/** Each container's first line time at or after the start; containers with none (or unreadable) are left out. */
+async function firstLines(
+  io: ScanIo,
+  plan: ScanPlan,
+  skipped: SkipTracker,
+  signal: AbortSignal,
+): Promise<Map<ContainerTarget, number>> {
+  const firsts = new Map<ContainerTarget, number>();
+  await Promise.all(
+    plan.targets.map((target) =>
+      io.limit(async () => {
+        try {
+          // The first line is not always the earliest: lines just after it may be a little older.
+          const first = await io.firstLineMs(target, plan.startMs, signal);
+          if (first !== undefined && first <= plan.endMs + OUT_OF_ORDER_MS) firsts.set(target, first - OUT_OF_ORDER_MS);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          skipped.skip(target, error);
+        }
+      }, signal),
+    ),
+  );
+  return firsts;
+}
+
+/** The matching lines of [a, b) from every reader; `ended` are those whose log ended inside the window. */
+async function readWindow(
+  io: ScanIo,
+  plan: ScanPlan,
+  readers: readonly ContainerTarget[],
+  a: number,
+  b: number,
+  maxLines: number,
+  skipped: SkipTracker,
+  signal: AbortSignal,
+): Promise<{ lines: ScanLine[]; ended: ContainerTarget[] } | 'too-many'> {
+  const lines: ScanLine[] = [];
+  const ended: ContainerTarget[] = [];
+  const overflow = new AbortController();
+  const windowSignal = AbortSignal.any([signal, overflow.signal]);
+  const startMs = plan.startMs ?? -Infinity;
+  await Promise.all(
+    readers.map((target) =>
+      io
+        .limit(async () => {
+          let seq = 0;
+          let later = false;
+          const end = await io.read(
+            target,
+            { sinceMs: a },
+            (line) => {
+              const ms = lineMs(line);
+              if (ms >= b) later = true;
+              if (ms >= b + OUT_OF_ORDER_MS) return false;
+              if (ms < a || ms >= b || ms < startMs || !plan.accept(line.text)) return true;
+              lines.push({ sec: line.sec, nano: line.nano, text: line.text, target, seq: seq++ });
+              if (lines.length > maxLines) {
+                overflow.abort();
+                return false;
+              }
+              return true;
+            },
+            windowSignal,
+          );
+          // Only a log that ended before the window's end has nothing for later windows.
+          if (end === 'eof' && !later) ended.push(target);
+          if (end === 'limit') skipped.skip(target, new Error('the log exceeds the read limit (limitBytes)'));
+        }, windowSignal)
+        .catch((error: unknown) => {
+          if (windowSignal.aborted) return;
+          skipped.skip(target, error);
+        }),
+    ),
+  );
+  signal.throwIfAborted();
+  if (overflow.signal.aborted) return 'too-many';
+  return { lines, ended };
+}
