@@ -30,10 +30,9 @@ export async function readContainerLog(
   signal: AbortSignal,
 ): Promise<ReadEnd> {
   const stop = new AbortController();
-  const response = await openLog(client, target, options, AbortSignal.any([signal, stop.signal]));
-  // Aborting (we had enough, or the client went away) destroys the response and its socket with an AbortError
-  // after nobody listens any more: it is the expected end, not a failure.
-  ignoreErrors(response);
+  const reading = AbortSignal.any([signal, stop.signal]);
+  const response = await openLog(client, target, options, reading);
+  const release = ignoreAbortErrors(response, reading);
   const decoder = new StringDecoder('utf8');
   let bytes = 0;
   let partial = '';
@@ -59,6 +58,8 @@ export async function readContainerLog(
   } catch (error) {
     if (stop.signal.aborted && !signal.aborted) return 'stopped';
     throw error;
+  } finally {
+    release();
   }
   const rest = partial + decoder.end();
   if (bytes >= options.limitBytes) return 'limit';
@@ -77,9 +78,13 @@ export async function firstLineMs(
   signal: AbortSignal,
 ): Promise<number | undefined> {
   const response = await openLog(client, target, { ...options, limitBytes: PROBE_BYTES }, signal);
-  ignoreErrors(response);
+  const release = ignoreAbortErrors(response, signal);
   const chunks: Buffer[] = [];
-  for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  } finally {
+    release();
+  }
   // The timestamp is all that is needed: the line itself may be longer than the bytes read.
   const first = Buffer.concat(chunks).toString('utf8').split('\n')[0] ?? '';
   const line = parseLogLine(`${first} `);
@@ -110,9 +115,16 @@ function openLog(
   });
 }
 
-function ignoreErrors(response: IncomingMessage): void {
+/**
+ * Aborting a read (we had enough, or the client went away) destroys the response and its socket with an AbortError
+ * after nobody listens any more: the expected end, not a failure. The socket's listener is added only then, since
+ * kept-alive sockets serve many reads. Returns the clean-up for a read that ended by itself.
+ */
+function ignoreAbortErrors(response: IncomingMessage, signal: AbortSignal): () => void {
   response.on('error', ignore);
-  response.socket?.on('error', ignore);
+  const onAbort = () => response.socket?.on('error', ignore);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 function ignore(): void {}
