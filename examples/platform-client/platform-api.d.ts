@@ -108,6 +108,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/logging.kapi.io/v1alpha2/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Query, count, chart or export container logs
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read. Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         */
+        get: operations["queryLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/tenant.kapi.io/v1alpha2/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The same as queryLogs, where KubeSphere 3.4 clients ask
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read. Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         */
+        get: operations["queryTenantLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -663,6 +703,322 @@ export interface operations {
             };
             /** @description No node of that name. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    queryLogs: {
+        parameters: {
+            query?: {
+                /** @description query: one page of matching records; statistics: how many containers and records match; histogram: record counts per `interval`; export: every matching record as text/plain, streamed. */
+                operation?: "query" | "statistics" | "histogram" | "export";
+                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. */
+                namespaces?: string[];
+                /** @description Comma-separated keywords; a record matches when its namespace contains any of them, ignoring case. Example: `dem,kube`. */
+                namespace_query?: string[];
+                /** @description Comma-separated workloads (Deployment, StatefulSet, DaemonSet, Job); a record matches when it equals any of them. Example: `web,api`. */
+                workloads?: string[];
+                /** @description Comma-separated keywords; a record matches when its workload name (OpenSearch: its pod name) contains any of them, ignoring case. Example: `we`. */
+                workload_query?: string[];
+                /** @description Comma-separated pods; a record matches when it equals any of them. Example: `web-7d9c8b6f5-x2x4p`. */
+                pods?: string[];
+                /** @description Comma-separated keywords; a record matches when its pod name contains any of them, ignoring case. Example: `web`. */
+                pod_query?: string[];
+                /** @description Comma-separated containers; a record matches when it equals any of them. Example: `app,sidecar`. */
+                containers?: string[];
+                /** @description Comma-separated keywords; a record matches when its container name contains any of them, ignoring case. Example: `app`. */
+                container_query?: string[];
+                /** @description Comma-separated keywords; a record matches when its text contains any of them, ignoring case. Example: `error,timeout`. */
+                log_query?: string[];
+                /** @description Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC). */
+                interval?: string;
+                /** @description Earliest record time, inclusive. Absent: no lower bound (every kept log), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start_time?: string;
+                /** @description Latest record time, inclusive. Absent: now, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end_time?: string;
+                /** @description Record order by time, for query and export. */
+                sort?: "asc" | "desc";
+                /** @description Offset of the first record a query returns. */
+                from?: number;
+                /** @description Records a query returns; from + size at most 10000. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer of the operation (export: text/plain, see the description). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        query: {
+                            /** @description Matching records, counted exactly up to 10,000; 10,000 means at least that many. */
+                            total: number;
+                            /** @description The page: `size` records from `from`, in `sort` order. */
+                            records: {
+                                /** @description The line as the container wrote it, without the runtime timestamp. */
+                                log: string;
+                                /** @description When it was written: RFC 3339 with nanoseconds, UTC. */
+                                time: string;
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                            }[];
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    } | {
+                        statistics: {
+                            /** @description Containers with at least one matching record. */
+                            containers: number;
+                            /** @description Matching records. */
+                            logs: number;
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    } | {
+                        histogram: {
+                            /** @description Matching records. */
+                            total: number;
+                            /** @description One bucket per interval, ascending, from the first non-empty bucket to the last. */
+                            histograms: {
+                                /** @description Bucket start, epoch milliseconds. */
+                                time: number;
+                                count: number;
+                            }[];
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A named namespace whose logs the caller may not read. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    queryTenantLogs: {
+        parameters: {
+            query?: {
+                /** @description query: one page of matching records; statistics: how many containers and records match; histogram: record counts per `interval`; export: every matching record as text/plain, streamed. */
+                operation?: "query" | "statistics" | "histogram" | "export";
+                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. */
+                namespaces?: string[];
+                /** @description Comma-separated keywords; a record matches when its namespace contains any of them, ignoring case. Example: `dem,kube`. */
+                namespace_query?: string[];
+                /** @description Comma-separated workloads (Deployment, StatefulSet, DaemonSet, Job); a record matches when it equals any of them. Example: `web,api`. */
+                workloads?: string[];
+                /** @description Comma-separated keywords; a record matches when its workload name (OpenSearch: its pod name) contains any of them, ignoring case. Example: `we`. */
+                workload_query?: string[];
+                /** @description Comma-separated pods; a record matches when it equals any of them. Example: `web-7d9c8b6f5-x2x4p`. */
+                pods?: string[];
+                /** @description Comma-separated keywords; a record matches when its pod name contains any of them, ignoring case. Example: `web`. */
+                pod_query?: string[];
+                /** @description Comma-separated containers; a record matches when it equals any of them. Example: `app,sidecar`. */
+                containers?: string[];
+                /** @description Comma-separated keywords; a record matches when its container name contains any of them, ignoring case. Example: `app`. */
+                container_query?: string[];
+                /** @description Comma-separated keywords; a record matches when its text contains any of them, ignoring case. Example: `error,timeout`. */
+                log_query?: string[];
+                /** @description Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC). */
+                interval?: string;
+                /** @description Earliest record time, inclusive. Absent: no lower bound (every kept log), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start_time?: string;
+                /** @description Latest record time, inclusive. Absent: now, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end_time?: string;
+                /** @description Record order by time, for query and export. */
+                sort?: "asc" | "desc";
+                /** @description Offset of the first record a query returns. */
+                from?: number;
+                /** @description Records a query returns; from + size at most 10000. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer of the operation (export: text/plain, see the description). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        query: {
+                            /** @description Matching records, counted exactly up to 10,000; 10,000 means at least that many. */
+                            total: number;
+                            /** @description The page: `size` records from `from`, in `sort` order. */
+                            records: {
+                                /** @description The line as the container wrote it, without the runtime timestamp. */
+                                log: string;
+                                /** @description When it was written: RFC 3339 with nanoseconds, UTC. */
+                                time: string;
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                            }[];
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    } | {
+                        statistics: {
+                            /** @description Containers with at least one matching record. */
+                            containers: number;
+                            /** @description Matching records. */
+                            logs: number;
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    } | {
+                        histogram: {
+                            /** @description Matching records. */
+                            total: number;
+                            /** @description One bucket per interval, ascending, from the first non-empty bucket to the last. */
+                            histograms: {
+                                /** @description Bucket start, epoch milliseconds. */
+                                time: number;
+                                count: number;
+                            }[];
+                        };
+                        /** @description kapi’s addition, present only when some containers could not be read (the answer covers the others). KubeSphere clients ignore it. */
+                        skipped?: {
+                            /** @description How many containers could not be read. */
+                            containers: number;
+                            /** @description The first few of them, with the reason. */
+                            examples: {
+                                namespace: string;
+                                pod: string;
+                                container: string;
+                                reason: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A named namespace whose logs the caller may not read. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
