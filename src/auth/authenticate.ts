@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../observability/logger.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
@@ -45,6 +46,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     if (!verified.ok) throw refuse(verified.reason);
     const claims = verified.claims;
 
+    const checkedAt = performance.now();
     const [session, user] = await Promise.all([deps.sessions.find(claims.sid), deps.users.get(claims.username)]).catch(
       (err: unknown) => {
         log.warn('could not check a login session or user', { error: String(err) });
@@ -68,6 +70,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
       uid: user.uid,
       groups: [...new Set([...user.groups, AUTHENTICATED_GROUP])],
       sessionId: session.id,
+      checkedAt,
     };
   };
 

@@ -7,6 +7,11 @@ export interface UserInfo {
   groups: string[];
   /** The login session the access token belongs to. */
   sessionId?: string;
+  /**
+   * When the session and the user were checked (`performance.now()`, this process's monotonic clock): an end of the
+   * session or user seen after it (a logout, an expiry, a user disabled) is not reflected in this identity.
+   */
+  checkedAt?: number;
 }
 
 /** What a request wants to do, in SubjectAccessReview terms. */

@@ -18,6 +18,7 @@ import { declaresBodyOver, DEFAULT_MAX_REQUEST_BODY_BYTES, limitBody, requestEnt
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
 import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget, streamKind } from './request-kind.js';
+import { responseCut } from './stream-end.js';
 import type { StreamRegistry } from './stream-registry.js';
 import { createUpgradeRelay, type UpgradeHandler } from './upgrade.js';
 
@@ -152,10 +153,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         res.flushHeaders();
         const kind = streams && streamKind(req.originalUrl);
         if (kind) streams.inc(kind);
-        const unregister = deps.streamRegistry?.register(user, () => {
-          upstreamRes.destroy();
-          res.destroy();
-        });
+        const unregister = deps.streamRegistry?.register(user, responseCut(upstreamRes, res));
         res.once('close', () => {
           if (kind) streams.dec(kind);
           unregister?.();

@@ -4,13 +4,21 @@ import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
 import { clientRequestIdOf, newRequestId } from '../observability/request-id.js';
-import { ApiError, BadRequestError, ForbiddenError, statusBody, type KubeStatus } from '../server/errors.js';
+import {
+  ApiError,
+  BadRequestError,
+  ForbiddenError,
+  UnauthorizedError,
+  statusBody,
+  type KubeStatus,
+} from '../server/errors.js';
 import { backendFailure, isRedirect, redirectRefused, type Backend } from './backend.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './forward-headers.js';
 import { closeGracefully, responseHead, writeStatusAndClose } from './raw-http.js';
 import { spliceSockets } from './splice.js';
 import { hasRequestBody, isRelayedUpgrade, originFormTarget, streamKind } from './request-kind.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
+import { tunnelCut } from './stream-end.js';
 import type { StreamRegistry } from './stream-registry.js';
 
 export interface UpgradeRelayDeps {
@@ -113,17 +121,18 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     if (!answered) upstream.destroy();
   };
   socket.once('close', abandon);
-  let tunnel: Socket | undefined;
+  // Cut by the end of the session or user: still waiting for kube-apiserver, a 401; once switched, the tunnel closes.
+  let cutTunnel: (() => void) | undefined;
   const unregister = deps.registry?.register(user, () => {
-    socket.destroy();
+    if (cutTunnel) return cutTunnel();
     upstream.destroy();
-    tunnel?.destroy();
+    if (answered) socket.destroy();
+    else refuse(new UnauthorizedError().toStatus());
   });
   if (unregister) socket.once('close', unregister);
 
   upstream.on('upgrade', (res: IncomingMessage, backendSocket: Socket, backendHead: Buffer) => {
     answered = true;
-    tunnel = backendSocket;
     socket.off('close', abandon);
     backendSocket.on('error', () => backendSocket.destroy());
     if (socket.destroyed) {
@@ -140,6 +149,8 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     deps.streams?.inc(kind);
     backendSocket.once('close', () => deps.streams?.dec(kind));
     spliceSockets(socket, backendSocket);
+    const websocket = /^websocket$/i.test(res.headers.upgrade ?? '');
+    if (deps.registry) cutTunnel = tunnelCut(socket, backendSocket, websocket, backendHead);
   });
 
   upstream.on('response', (res: IncomingMessage) => {

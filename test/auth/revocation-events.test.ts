@@ -1,7 +1,7 @@
 /**
  * Every way access ends before token expiry is reported by identity on EVERY replica (two identity instances on one
  * sandbox cluster): logout, RFC 7009 revocation, a reused refresh token, a login with multipleLogin off, an admin
- * deleting the LoginSession, the expiry sweep, a user disabled, a user deleted. The forwarder cuts open streams on
+ * deleting the LoginSession, a session reaching its end, the expiry sweep, a user disabled, a user deleted. The forwarder cuts open streams on
  * these events (test/proxy/revocation.test.ts); here they must fire, on both replicas, for each path.
  */
 import bcrypt from 'bcrypt';
@@ -192,6 +192,16 @@ describe('when a login session ends', () => {
     const tokens = await login(two(), await createUser());
     await admin.request({ method: 'DELETE', path: `${SESSIONS}/${tokens.sessionId}` });
     await expectHeardOnBoth(session(tokens.sessionId));
+  });
+
+  test('when a session reaches its expiresAt, then both report it at that moment, before the sweep deleted it', async () => {
+    settings.current = { ...defaults, accessTokenMaxAgeSeconds: 1, refreshTokenMaxAgeSeconds: 1 };
+    const tokens = await login(one(), await createUser());
+    clock.advance(2);
+    await expectHeardOnBoth(session(tokens.sessionId));
+    // told by the timer of its end, not by a sweep's delete: the object is still there
+    const object = await admin.request<{ metadata: { name: string } }>({ path: `${SESSIONS}/${tokens.sessionId}` });
+    expect(object.metadata.name).toBe(tokens.sessionId);
   });
 
   test('when the expiry sweep deletes an ended session, then both report it', async () => {

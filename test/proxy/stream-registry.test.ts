@@ -110,6 +110,53 @@ describe('StreamRegistry', () => {
     expect(cut).toEqual(['watch']);
   });
 
+  test('when a user is disabled after the identity was checked but before its stream registered, then the stream is cut as it registers', async () => {
+    let now = 100;
+    const registry = new StreamRegistry(() => now);
+    const checked = { ...user('alice', 's1', 'u1'), checkedAt: 100 };
+    now = 105;
+    registry.endUser('alice');
+    const { cut } = openStreams(registry, { headOnItsWay: checked, bob: { ...user('bob', 's2'), checkedAt: 100 } });
+    expect(cut).toEqual([]);
+    await nextTick();
+    expect(cut).toEqual(['headOnItsWay']);
+    expect(registry.size).toBe(1);
+  });
+
+  test('when a user was disabled (and enabled again) before the identity was checked, then its new stream stays', async () => {
+    let now = 100;
+    const registry = new StreamRegistry(() => now);
+    registry.endUser('alice');
+    now = 200;
+    const { cut } = openStreams(registry, { later: { ...user('alice', 's1'), checkedAt: 150 } });
+    await nextTick();
+    expect(cut).toEqual([]);
+    expect(registry.size).toBe(1);
+  });
+
+  test('when another incarnation of the user was deleted meanwhile, then this one’s stream stays', async () => {
+    let now = 100;
+    const registry = new StreamRegistry(() => now);
+    now = 110;
+    registry.endUser('alice', 'u-old');
+    const { cut } = openStreams(registry, { current: { ...user('alice', 's1', 'u-new'), checkedAt: 100 } });
+    await nextTick();
+    expect(cut).toEqual([]);
+  });
+
+  test('when a session ended (expired) before the identity was checked, then a stream checked later stays (a refresh extended it)', async () => {
+    let now = 100;
+    const registry = new StreamRegistry(() => now);
+    registry.endSession('s1');
+    now = 200;
+    const { cut } = openStreams(registry, {
+      checkedBefore: { ...user('alice', 's1'), checkedAt: 90 },
+      checkedAfter: { ...user('alice', 's1'), checkedAt: 150 },
+    });
+    await nextTick();
+    expect(cut).toEqual(['checkedBefore']);
+  });
+
   test('when very many sessions ended, then the oldest are forgotten first (bounded memory)', async () => {
     const registry = new StreamRegistry();
     for (let i = 0; i <= 10_000; i++) registry.endSession(`s${i}`);

@@ -3,6 +3,7 @@ import type { ReadinessCheck } from '../../kube/caches.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
 import { LruMap } from '../lru-map.js';
+import { ExpiryTimer } from './expiry-timer.js';
 import { RevocationEvents, type RevocationListener } from './revocations.js';
 import {
   SESSIONS_PATH,
@@ -51,7 +52,8 @@ interface KubeList {
  * miss, when a direct read finds it (created a moment ago on another replica). Deleted ids go to a bounded set of
  * tombstones, so revoked tokens never cause a read. Expired sessions, and those beyond a user's cap (logins on two
  * replicas at once may each have missed the other's), are deleted periodically by any replica.
- * Every way a session ends — deleted here, or seen deleted by the watch — is reported to `onRevoked` listeners.
+ * Every way a session ends — deleted here, seen deleted by the watch, or reaching its `expiresAt` (at that moment,
+ * by a timer for the earliest) — is reported to `onRevoked` listeners.
  */
 export class ClusterSessionStore implements SessionStore {
   private readonly reflector: Reflector<LoginSession>;
@@ -60,6 +62,7 @@ export class ClusterSessionStore implements SessionStore {
   /** Session ids by user name, from the watch; and sessions created here that the watch has not delivered yet. */
   private readonly byUser = new Map<string, Set<string>>();
   private readonly createdHere = new LruMap<string, LoginSession>(10_000);
+  private readonly expiries: ExpiryTimer;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly revocations: RevocationEvents;
@@ -80,12 +83,17 @@ export class ClusterSessionStore implements SessionStore {
       listPath: SESSIONS_PATH,
       transform: loginSessionFrom,
     });
+    // a session reaching its end is told at that moment (what it holds open is cut); the sweep deletes it later
+    this.expiries = new ExpiryTimer(clock, (id) => this.revocations.emit({ kind: 'session', sessionId: id }));
     this.reflector.on('added', (session) => {
       this.createdHere.delete(session.id);
       this.index(session);
+      this.expiries.set(session.id, session.expiresAt * 1000);
     });
+    this.reflector.on('modified', (session) => this.expiries.set(session.id, session.expiresAt * 1000));
     this.reflector.on('deleted', (session) => {
       this.unindex(session);
+      this.expiries.delete(session.id);
       this.ended(session.id);
     });
   }
@@ -111,6 +119,7 @@ export class ClusterSessionStore implements SessionStore {
 
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
+    this.expiries.stop();
     await this.reflector.stop();
   }
 

@@ -96,6 +96,7 @@ describe('POST /oauth/token, password grant', () => {
       uid: 'uid-alice',
       groups: ['dev', 'system:authenticated'],
       sessionId: expect.any(String),
+      checkedAt: expect.any(Number),
     });
   });
 });
