@@ -1,4 +1,4 @@
-import { parseOptions, usage, type Options } from './config/options.js';
+import { listenAddress, parseOptions, usage, type Options } from './config/options.js';
 import { resolveClusterSource, connectToCluster } from './kube/cluster-source.js';
 import { connectionFor, tokenAccess, type KubeConnection } from './kube/connection.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(options.logLevel);
   const source = resolveClusterSource(options.cluster, { ...process.env, KUBECONFIG: options.kubeconfig });
+  const bindAddress = listenAddress(options.bindAddress, source, process.env);
 
   let sandbox: Sandbox | undefined;
   let connection: KubeConnection;
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
   const server = await startKapiServer({
     options: {
       ...options,
+      bindAddress,
       tlsPort: options.tlsPort === 0 ? undefined : options.tlsPort,
       metricsPort: options.metricsPort === 0 ? undefined : options.metricsPort,
     },
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
     logger,
     allowGeneratedSigningKey: source === 'sandbox',
   });
-  announce(logger, options, server, connection, sandbox);
+  announce(logger, { ...options, bindAddress }, server, connection, sandbox);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -67,12 +69,13 @@ async function main(): Promise<void> {
 
 function announce(
   logger: Logger,
-  options: Options,
+  options: Options & { bindAddress: string },
   server: Awaited<ReturnType<typeof startKapiServer>>,
   connection: KubeConnection,
   sandbox: Sandbox | undefined,
 ): void {
-  const host = options.bindAddress === '0.0.0.0' ? 'localhost' : options.bindAddress;
+  const bound = options.bindAddress;
+  const host = bound === '0.0.0.0' || bound === '::' ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
   logger.info('kapi-apiserver listening', {
     http: `http://${host}:${server.httpPort}`,
     https: server.httpsPort ? `https://${host}:${server.httpsPort}` : undefined,

@@ -24,7 +24,8 @@ export interface Options {
   port: number;
   tlsPort: number;
   metricsPort: number;
-  bindAddress: string;
+  /** Set only when given; otherwise `listenAddress` decides from where kapi runs. */
+  bindAddress: string | undefined;
   cluster: ClusterChoice;
   kubeconfig: string | undefined;
   logLevel: LogLevel;
@@ -68,8 +69,8 @@ const SPECS = {
   bindAddress: {
     flag: 'bind-address',
     env: 'BIND_ADDRESS',
-    help: 'address the listeners bind to',
-    fallback: '0.0.0.0',
+    help: 'address the listeners bind to (default: 127.0.0.1 when serving the sandbox outside a pod, else 0.0.0.0)',
+    fallback: '',
   },
   cluster: {
     flag: 'cluster',
@@ -238,7 +239,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     port: port(raw('port'), 'port'),
     tlsPort: port(raw('tlsPort'), 'tls-port'),
     metricsPort: port(raw('metricsPort'), 'metrics-port'),
-    bindAddress: raw('bindAddress'),
+    bindAddress: raw('bindAddress') || undefined,
     cluster,
     kubeconfig: raw('kubeconfig') || undefined,
     logLevel,
@@ -297,6 +298,21 @@ function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOption
     searchSecret: secret ? namespacedName(secret, 'log-search-secret') : undefined,
     searchCaFile: raw('logSearchCaFile') || undefined,
   };
+}
+
+/**
+ * The address the listeners bind to when none was given: every interface in a pod (the Service must reach it) or
+ * against a real cluster, but loopback for the sandbox on a workstation (`make run`), whose demo admin user is
+ * cluster-admin and must not be offered to the whole network.
+ */
+export function listenAddress(
+  given: string | undefined,
+  cluster: 'sandbox' | 'kubeconfig' | 'in-cluster',
+  env: NodeJS.ProcessEnv,
+): string {
+  if (given) return given;
+  const inPod = Boolean(env.KUBERNETES_SERVICE_HOST);
+  return cluster === 'sandbox' && !inPod ? '127.0.0.1' : '0.0.0.0';
 }
 
 function port(text: string, flag: string): number {

@@ -25,7 +25,6 @@ import { loadServingCertificate, watchServingCertificate, type CertificateWatch 
 export type ServerOptions = Pick<
   Options,
   | 'port'
-  | 'bindAddress'
   | 'configuration'
   | 'signingKeySecret'
   | 'tlsCertFile'
@@ -33,8 +32,7 @@ export type ServerOptions = Pick<
   | 'tlsSecret'
   | 'tlsCaOut'
   | 'trustedProxies'
-> &
-  Partial<Pick<Options, 'issuerUrl' | 'maxRequestBodyBytes'>> & {
+> & { bindAddress: string } & Partial<Pick<Options, 'issuerUrl' | 'maxRequestBodyBytes'>> & {
     tlsPort: number | undefined;
     metricsPort: number | undefined;
     /** The logging API's backend; the pod-log API when absent. */

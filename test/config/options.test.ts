@@ -1,4 +1,4 @@
-import { OptionsError, parseOptions, usage } from '../../src/config/options.js';
+import { listenAddress, OptionsError, parseOptions, usage } from '../../src/config/options.js';
 
 describe('parseOptions', () => {
   test('when nothing is given, then the documented defaults apply', () => {
@@ -6,7 +6,7 @@ describe('parseOptions', () => {
       port: 9090,
       tlsPort: 9443,
       metricsPort: 9091,
-      bindAddress: '0.0.0.0',
+      bindAddress: undefined,
       cluster: 'auto',
       kubeconfig: undefined,
       logLevel: 'info',
@@ -15,6 +15,22 @@ describe('parseOptions', () => {
       sandboxNodes: 6,
       maxRequestBodyBytes: 3 * 1024 * 1024,
     });
+  });
+
+  test.each([
+    ['the sandbox on a workstation (make run)', undefined, 'sandbox', {}, '127.0.0.1'],
+    ['the sandbox in a pod', undefined, 'sandbox', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, '0.0.0.0'],
+    ['a pod serving its cluster', undefined, 'in-cluster', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, '0.0.0.0'],
+    ['a kubeconfig cluster', undefined, 'kubeconfig', {}, '0.0.0.0'],
+    ['the sandbox with an address given', '0.0.0.0', 'sandbox', {}, '0.0.0.0'],
+    ['a pod with an address given', '10.0.0.7', 'in-cluster', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, '10.0.0.7'],
+  ] as const)('when kapi runs %s, then the listeners bind to %s', (_case, given, cluster, env, expected) => {
+    expect(listenAddress(given, cluster, env)).toBe(expected);
+  });
+
+  test('when BIND_ADDRESS or --bind-address is set, then it is kept as given', () => {
+    expect(parseOptions([], { BIND_ADDRESS: '0.0.0.0' })).toMatchObject({ bindAddress: '0.0.0.0' });
+    expect(parseOptions(['--bind-address', '::1'], { BIND_ADDRESS: '0.0.0.0' })).toMatchObject({ bindAddress: '::1' });
   });
 
   test('when a flag and its environment variable are both set, then the flag wins', () => {
