@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../observability/logger.js';
+import { DurationError, parseDurationNanos } from './duration.js';
 
 export type ClusterChoice = 'auto' | 'sandbox' | 'kubeconfig' | 'in-cluster';
 
@@ -48,6 +49,14 @@ export interface Options {
   /** The largest body of an ordinary forwarded request (kube-apiserver's --max-resource-write-bytes). */
   maxRequestBodyBytes: number;
   logging: LoggingOptions;
+  /** Time to receive a request's headers (and a TLS handshake). */
+  readHeaderTimeoutMs: number;
+  /** Time to receive a whole request, body included; 0: unbounded. Streams, once in, are never cut by it. */
+  readTimeoutMs: number;
+  /** How long a kept-alive connection may idle between requests. */
+  idleTimeoutMs: number;
+  /** Open connections one client address may hold across all listeners; 0: no cap. Trusted proxies are exempt. */
+  maxConnectionsPerClient: number;
 }
 
 interface Spec {
@@ -188,6 +197,30 @@ const SPECS = {
     help: 'opensearch backend: PEM CA bundle that signed the store certificate',
     fallback: '',
   },
+  readHeaderTimeout: {
+    flag: 'read-header-timeout',
+    env: 'READ_HEADER_TIMEOUT',
+    help: "time a client has to send a request's headers, or to finish a TLS handshake (Go duration)",
+    fallback: '20s',
+  },
+  readTimeout: {
+    flag: 'read-timeout',
+    env: 'READ_TIMEOUT',
+    help: 'time a client has to send a whole request, body included (0: no limit); watches, log follows and exec are not cut by it',
+    fallback: '60s',
+  },
+  idleTimeout: {
+    flag: 'idle-timeout',
+    env: 'IDLE_TIMEOUT',
+    help: 'how long a kept-alive connection may wait for its next request',
+    fallback: '65s',
+  },
+  maxConnectionsPerClient: {
+    flag: 'max-connections-per-client',
+    env: 'MAX_CONNECTIONS_PER_CLIENT',
+    help: 'open connections one client address may hold across all listeners (0: no cap; --trusted-proxies are not capped)',
+    fallback: '2048',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -235,6 +268,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     throw new OptionsError(`--log-level must be error, warn, info or debug, not "${logLevel}"`);
   }
   const tlsSecret = raw('tlsSecret');
+  const readHeaderTimeoutMs = positiveMilliseconds(raw('readHeaderTimeout'), 'read-header-timeout');
+  const readTimeoutMs = milliseconds(raw('readTimeout'), 'read-timeout');
+  if (readTimeoutMs !== 0 && readHeaderTimeoutMs > readTimeoutMs) {
+    throw new OptionsError('--read-header-timeout must not be longer than --read-timeout (the headers are part of it)');
+  }
   return {
     port: port(raw('port'), 'port'),
     tlsPort: port(raw('tlsPort'), 'tls-port'),
@@ -254,6 +292,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
     maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),
+    readHeaderTimeoutMs,
+    readTimeoutMs,
+    idleTimeoutMs: positiveMilliseconds(raw('idleTimeout'), 'idle-timeout'),
+    maxConnectionsPerClient: count(raw('maxConnectionsPerClient'), 'max-connections-per-client'),
     logging: loggingOptions(raw),
   };
 }
@@ -325,6 +367,25 @@ function port(text: string, flag: string): number {
 function count(text: string, flag: string): number {
   if (!/^\d+$/.test(text)) throw new OptionsError(`--${flag} must be a whole number, not "${text}"`);
   return Number(text);
+}
+
+/** A Go duration ("20s", "1m30s", "0") as whole milliseconds. */
+function milliseconds(text: string, flag: string): number {
+  try {
+    const ms = parseDurationNanos(text) / 1_000_000n;
+    if (ms > 2_147_483_647n) throw new DurationError('is too long (at most about 24 days)');
+    return Number(ms);
+  } catch (err) {
+    if (err instanceof DurationError) throw new OptionsError(`--${flag} ${err.message}, not "${text}"`);
+    throw err;
+  }
+}
+
+/** As `milliseconds`, for the limits that must hold (0 would turn them off). */
+function positiveMilliseconds(text: string, flag: string): number {
+  const ms = milliseconds(text, flag);
+  if (ms === 0) throw new OptionsError(`--${flag} must be longer than 0`);
+  return ms;
 }
 
 function positive(text: string, flag: string): number {

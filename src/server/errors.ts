@@ -96,6 +96,8 @@ export function reasonForCode(code: number): string {
       return 'NotFound';
     case 405:
       return 'MethodNotAllowed';
+    case 408:
+      return 'Timeout';
     case 409:
       return 'Conflict';
     case 410:

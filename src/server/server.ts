@@ -15,7 +15,8 @@ import { Metrics } from '../observability/metrics.js';
 import { createForwarder } from '../proxy/forwarder.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
-import { listen, type Listener } from './listener.js';
+import { ConnectionCap, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
+import { DEFAULT_CONNECTION_TIMEOUTS, listen, type Listener } from './listener.js';
 import { loadServingCertificate, watchServingCertificate, type CertificateWatch } from './tls.js';
 
 /**
@@ -32,7 +33,17 @@ export type ServerOptions = Pick<
   | 'tlsSecret'
   | 'tlsCaOut'
   | 'trustedProxies'
-> & { bindAddress: string } & Partial<Pick<Options, 'issuerUrl' | 'maxRequestBodyBytes'>> & {
+> & { bindAddress: string } & Partial<
+    Pick<
+      Options,
+      | 'issuerUrl'
+      | 'maxRequestBodyBytes'
+      | 'readHeaderTimeoutMs'
+      | 'readTimeoutMs'
+      | 'idleTimeoutMs'
+      | 'maxConnectionsPerClient'
+    >
+  > & {
     tlsPort: number | undefined;
     metricsPort: number | undefined;
     /** The logging API's backend; the pod-log API when absent. */
@@ -156,7 +167,23 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
 
   const listeners: Listener[] = [];
   const upgrade = { should: forwarder.shouldUpgrade, handle: forwarder.handleUpgrade };
-  const http = await listen(app, { port: options.port, host: options.bindAddress, upgrade });
+  const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
+  const connections = {
+    timeouts: {
+      readHeaderTimeoutMs: options.readHeaderTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUTS.readHeaderTimeoutMs,
+      readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUTS.readTimeoutMs,
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUTS.idleTimeoutMs,
+    },
+    // One count per address across the HTTP, HTTPS and metrics listeners.
+    cap: new ConnectionCap(maxConnectionsPerClient, options.trustedProxies, (address) =>
+      logger.warn('connections refused: the client address holds the most connections allowed', {
+        sourceIp: address,
+        maxConnectionsPerClient,
+      }),
+    ),
+    logger,
+  };
+  const http = await listen(app, { port: options.port, host: options.bindAddress, upgrade, ...connections });
   listeners.push(http);
 
   let https: Listener | undefined;
@@ -178,6 +205,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       host: options.bindAddress,
       tls: { key: certificate.key, cert: certificate.cert },
       upgrade,
+      ...connections,
     });
     https = served;
     listeners.push(served);
@@ -200,7 +228,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
           () => res.writeHead(500).end(),
         );
       },
-      { port: options.metricsPort, host: options.bindAddress },
+      // Nothing but Prometheus is served there: every error is a Status, whatever the path.
+      { port: options.metricsPort, host: options.bindAddress, ...connections, errorFormat: () => 'status' as const },
     );
     listeners.push(metricsListener);
   }

@@ -14,7 +14,25 @@ describe('parseOptions', () => {
       signingKeySecret: { namespace: 'kapi-system', name: 'kapi-apiserver-jwt' },
       sandboxNodes: 6,
       maxRequestBodyBytes: 3 * 1024 * 1024,
+      readHeaderTimeoutMs: 20_000,
+      readTimeoutMs: 60_000,
+      idleTimeoutMs: 65_000,
+      maxConnectionsPerClient: 2048,
     });
+  });
+
+  test('when connection limits are given as Go durations, then they are read in milliseconds', () => {
+    const options = parseOptions(['--read-header-timeout=1.5s', '--idle-timeout', '2m'], {
+      READ_TIMEOUT: '1m30s',
+      MAX_CONNECTIONS_PER_CLIENT: '0',
+    });
+    expect(options).toMatchObject({
+      readHeaderTimeoutMs: 1500,
+      readTimeoutMs: 90_000,
+      idleTimeoutMs: 120_000,
+      maxConnectionsPerClient: 0,
+    });
+    expect(parseOptions([], { READ_TIMEOUT: '0' })).toMatchObject({ readTimeoutMs: 0 });
   });
 
   test.each([
@@ -60,6 +78,12 @@ describe('parseOptions', () => {
     [['--sandbox-nodes=-3'], /whole number/],
     [['--max-request-body-bytes', '0'], /--max-request-body-bytes must be a positive whole number/],
     [['--max-request-body-bytes', '3Mi'], /--max-request-body-bytes must be a whole number/],
+    [['--read-header-timeout', '0'], /--read-header-timeout must be longer than 0/],
+    [['--idle-timeout', '0s'], /--idle-timeout must be longer than 0/],
+    [['--read-timeout', '30'], /--read-timeout has a number without a unit/],
+    [['--read-header-timeout', '2m', '--read-timeout', '1m'], /must not be longer than --read-timeout/],
+    [['--read-timeout', '9999h'], /--read-timeout is too long/],
+    [['--max-connections-per-client', 'many'], /--max-connections-per-client must be a whole number/],
   ])('when given %j, then it is refused with a message naming the flag', (argv, message) => {
     expect(() => parseOptions(argv, {})).toThrow(OptionsError);
     expect(() => parseOptions(argv, {})).toThrow(message);
