@@ -60,15 +60,15 @@ export interface ParserFailure {
   message: string;
 }
 
-/** Errors that mean the client went away or cut its own request: nobody is left to answer. */
-const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'HPE_INVALID_EOF_STATE']);
-
 /**
- * What a 'clientError' from Node's server becomes (Node's own answers, with a message): undefined when there is no
- * one to answer.
+ * What a 'clientError' from Node's server becomes (Node's own answers, with a message). Only HTTP parser errors and
+ * the request timeout are answered: socket errors mean the client is gone, and a failed TLS handshake (which HTTPS
+ * servers report here too) has no channel an HTTP answer could travel on.
  */
 export function parserFailure(code: string | undefined, limits: { maxHeaderBytes: number }): ParserFailure | undefined {
-  if (code !== undefined && CLIENT_GONE.has(code)) return undefined;
+  const answerable =
+    code === 'ERR_HTTP_REQUEST_TIMEOUT' || (code?.startsWith('HPE_') && code !== 'HPE_INVALID_EOF_STATE');
+  if (!answerable) return undefined;
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, message: `the request line and headers are larger than ${limits.maxHeaderBytes} bytes` };

@@ -28,6 +28,8 @@ describe('chart values schema', () => {
     ['an http issuer URL', { 'oidc.issuerURL': 'http://kapi.example.com' }, /oidc\/issuerURL/],
     ['an issuer URL with a trailing slash', { 'oidc.issuerURL': 'https://kapi.example.com/' }, /oidc\/issuerURL/],
     ['a wildcard user extra', { 'rbac.impersonateUserExtras[0]': '*' }, /impersonateUserExtras/],
+    ['a read timeout without unit', { 'connections.readTimeout': '60' }, /connections\/readTimeout/],
+    ['a negative connection cap', { 'connections.maxPerClient': -1 }, /connections\/maxPerClient/],
   ])('when the values hold %s, then helm template fails naming it', async (_name, values, message) => {
     const result = await helm(['template', RELEASE, CHART_DIR, ...setValues(values)]);
     expect(result.code).not.toBe(0);

@@ -66,6 +66,16 @@ describe('chart workload: Deployment, Service, PodDisruptionBudget', () => {
     expect(env(deployment).TLS_SECRET).toBeUndefined();
   });
 
+  test('when rendered with default values, then the connection bounds are the server’s defaults, spelt out', () => {
+    expect(env(deployment)).toMatchObject({
+      READ_HEADER_TIMEOUT: '20s',
+      READ_TIMEOUT: '60s',
+      IDLE_TIMEOUT: '65s',
+      MAX_CONNECTIONS_PER_CLIENT: '2048',
+      MAX_REQUEST_BODY_BYTES: '3145728',
+    });
+  });
+
   test('when rendered with default values, then http, https and metrics are container ports 9090, 9443 and 9091', () => {
     const ports = Object.fromEntries(container(deployment).ports!.map((port) => [port.name, port.containerPort]));
     expect(ports).toEqual({ http: 9090, https: 9443, metrics: 9091 });
@@ -178,6 +188,18 @@ describe('chart workload: values', () => {
     for (const object of objects.filter((candidate) => candidate.metadata.namespace !== undefined)) {
       expect(object.metadata.namespace).toBe('platform');
     }
+  });
+
+  test('when connection values are set, then the server gets them', async () => {
+    const objects = await renderChart([
+      '--set',
+      'connections.readTimeout=2m,connections.maxPerClient=0,connections.maxRequestBodyBytes=10485760',
+    ]);
+    expect(env(findObject<V1Deployment>(objects, 'Deployment', 'kapi-apiserver'))).toMatchObject({
+      READ_TIMEOUT: '2m',
+      MAX_CONNECTIONS_PER_CLIENT: '0',
+      MAX_REQUEST_BODY_BYTES: '10485760',
+    });
   });
 
   test('when tls.secretName is set, then the server reads its certificate from that Secret in its namespace', async () => {

@@ -8,6 +8,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
+import { WebSocket } from 'ws';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
@@ -25,7 +26,13 @@ let caDir: string;
 
 beforeAll(async () => {
   const logger = createLogger('error', { silent: true });
-  sandbox = await startSandbox({ nodes: 2, podsPerNode: 0, crdDir: undefined, adminPassword: ADMIN_PASSWORD, logger });
+  sandbox = await startSandbox({
+    nodes: 2,
+    podsPerNode: 1,
+    adminPassword: ADMIN_PASSWORD,
+    logger,
+    logLineIntervalMs: 50,
+  });
   const connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
   stopConnection = () => connection.close();
   caDir = mkdtempSync(join(tmpdir(), 'kapi-connections-'));
@@ -154,8 +161,42 @@ const STALLED_TOKEN_REQUEST =
   'Content-Length: 100\r\n\r\ngrant_type=pass';
 
 describe('connection bounds (issue 9 item 1)', () => {
-  test('when a client stalls its body and another holds a watch, then the stalled one is closed with a 408 and the watch lives on', async () => {
+  test('when a client stalls its body while others hold a watch, a log follow and an exec, then only the stalled one is closed', async () => {
     const bearer = await token();
+    const base = `http://127.0.0.1:${kapi.httpPort}`;
+    const headers = { Authorization: `Bearer ${bearer}` };
+    const pods = await fetch(`${base}/api/v1/namespaces/kube-system/pods?labelSelector=app%3Dkube-proxy&limit=1`, {
+      headers,
+    });
+    const pod = ((await pods.json()) as { items: { metadata: { name: string } }[] }).items[0]!.metadata.name;
+    const podPath = `/api/v1/namespaces/kube-system/pods/${pod}`;
+
+    const follow = await fetch(`${base}${podPath}/log?follow=true`, { headers });
+    expect(follow.status).toBe(200);
+    const lines = { count: 0, ended: false };
+    void (async () => {
+      const logReader = follow.body!.getReader();
+      try {
+        for (;;) {
+          const { value, done } = await logReader.read();
+          if (done) break;
+          lines.count += Buffer.from(value).toString('utf8').split('\n').length - 1;
+        }
+      } catch {
+        // cut: counted as ended below
+      }
+      lines.ended = true;
+    })();
+
+    const exec = new WebSocket(
+      `ws://127.0.0.1:${kapi.httpPort}${podPath}/exec?command=sh&stdin=true&stdout=true`,
+      ['v5.channel.k8s.io'],
+      { headers },
+    );
+    const echoed: Buffer[] = [];
+    exec.on('message', (data: Buffer) => echoed.push(data));
+    await new Promise((resolve, reject) => exec.once('open', resolve).once('error', reject));
+
     const watch = await fetch(`http://127.0.0.1:${kapi.httpPort}/api/v1/nodes?watch=1`, {
       headers: { Authorization: `Bearer ${bearer}` },
     });
@@ -186,6 +227,17 @@ describe('connection bounds (issue 9 item 1)', () => {
     expect(patch.status).toBe(200);
     await readUntil('outlived-the-timeouts');
     await reader.cancel();
+
+    // The log follow still delivers new lines, and the exec session still echoes stdin.
+    const seen = lines.count;
+    while (lines.count < seen + 2 && !lines.ended) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lines.ended).toBe(false);
+    exec.send(Buffer.concat([Buffer.from([0]), Buffer.from('still here')]));
+    while (!echoed.some((frame) => frame.toString('latin1').includes('still here'))) {
+      expect(exec.readyState).toBe(WebSocket.OPEN);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    exec.close();
   });
 
   test('when a client sends part of its headers and stalls, then the connection is closed with a 408', async () => {

@@ -65,17 +65,20 @@ describe('parserFailure', () => {
     ['HPE_INVALID_CHUNK_SIZE', 400],
     ['HPE_UNEXPECTED_CONTENT_LENGTH', 400],
     ['HPE_INVALID_METHOD', 400],
-    [undefined, 400],
   ])('when Node reports %s, then the answer is %i', (code, status) => {
     expect(parserFailure(code, { maxHeaderBytes: 16384 })?.status).toBe(status);
   });
 
-  test.each(['ECONNRESET', 'EPIPE', 'HPE_INVALID_EOF_STATE'])(
-    'when Node reports %s, then nobody is answered',
-    (code) => {
-      expect(parserFailure(code, { maxHeaderBytes: 16384 })).toBeUndefined();
-    },
-  );
+  test.each([
+    'ECONNRESET',
+    'EPIPE',
+    'HPE_INVALID_EOF_STATE',
+    'ERR_TLS_HANDSHAKE_TIMEOUT',
+    'ERR_SSL_WRONG_VERSION_NUMBER',
+    undefined,
+  ])('when Node reports %s, then nobody is answered', (code) => {
+    expect(parserFailure(code, { maxHeaderBytes: 16384 })).toBeUndefined();
+  });
 });
 
 describe('requestTargetIn', () => {
