@@ -79,7 +79,7 @@ typecheck: node_modules ## tsc --noEmit over src, test and bench
 	$(NPM) run typecheck
 
 .PHONY: test
-test: lint typecheck build check-api-docs chart-check ## everything CI checks: lint, types, build, API documents, chart checks, every jest suite
+test: system-deps lint typecheck build check-api-docs chart-check ## everything CI checks: lint, types, build, API documents, chart checks, every jest suite
 	$(NPM) test
 
 .PHONY: e2e

@@ -68,6 +68,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The public signing keys (JWKS) */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenID Provider metadata (served once an https issuer URL is configured) */
+        get: operations["getOpenIdConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha3/nodes": {
         parameters: {
             query?: never;
@@ -152,6 +186,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The public keys tokens are verified with (RFC 7517). An HMAC key is never published. */
+        JwkSet: {
+            keys: ({
+                /** @enum {string} */
+                kty: "RSA" | "EC";
+                kid: string;
+                /** @description RS256 or ES256. */
+                alg: string;
+                /** @enum {string} */
+                use: "sig";
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
         /** @description A core/v1 Node from the watched cache. Annotations `node.kapi.io/cpu-requests`, `cpu-limits`, `memory-requests`, `memory-limits` and their `-fraction` percentages give what the non-terminated pods on the node request and limit. */
         Node: {
             /** @enum {string} */
@@ -197,6 +245,23 @@ export interface components {
             error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_token" | "temporarily_unavailable" | "server_error";
             /** @description For people; never echoes a submitted value. */
             error_description: string;
+        };
+        /** @description OpenID Provider metadata: what kapi issues, for verifiers such as kube-apiserver’s OIDC authenticator. */
+        OpenIdProviderMetadata: {
+            issuer: string;
+            jwks_uri: string;
+            token_endpoint: string;
+            revocation_endpoint: string;
+            grant_types_supported: string[];
+            token_endpoint_auth_methods_supported: string[];
+            response_types_supported: string[];
+            subject_types_supported: string[];
+            id_token_signing_alg_values_supported: string[];
+            claims_supported: string[];
+            /** @description Not standard: the `aud` of kapi’s tokens (kube-apiserver’s --oidc-client-id). */
+            audience: string;
+        } & {
+            [key: string]: unknown;
         };
         RevokeRequest: {
             /** @description An access or refresh token of the login session to end. */
@@ -581,6 +646,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    /** @description `public, max-age=60`. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jwk-set+json": components["schemas"]["JwkSet"];
+                };
+            };
+            /** @description The signing keys are not loaded yet. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    /** @description `public, max-age=60`. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdProviderMetadata"];
+                };
+            };
+            /** @description No https issuer URL is configured (--issuer-url). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The signing keys are not loaded yet. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
                 };
             };
         };

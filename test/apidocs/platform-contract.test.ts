@@ -10,6 +10,7 @@ import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
 import { startE2E, silentLogger, type E2E } from '../e2e/harness.js';
 import { testIdentity } from '../auth/identity-app.js';
+import { tokenPolicy } from '../../src/auth/tokens/tokens.js';
 import { ContractChecker, type Answer } from './contract.js';
 
 const PASSWORD = 'Contract-pw-1';
@@ -283,6 +284,19 @@ describe('GET /kapis/{logging,tenant}.kapi.io/v1alpha2/logs', () => {
   });
 });
 
+describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
+  test('when the key set is asked for, then the JWKS matches the document', async () => {
+    const res = await send(e2e.kapiUrl, { method: 'get', url: '/.well-known/jwks.json' });
+    expect(res.status).toBe(200);
+    expect(res.json()).toHaveProperty('keys');
+  });
+
+  test('when no https issuer is configured, then OpenID discovery is a 404 Status', async () => {
+    const res = await send(e2e.kapiUrl, { method: 'get', url: '/.well-known/openid-configuration' });
+    expect(res.status).toBe(404);
+  });
+});
+
 describe('answers a healthy cluster does not give in a test', () => {
   /** The server's own pipeline over in-memory identity stores. */
   function pipeline(options: Parameters<typeof testIdentity>[0]): Express {
@@ -315,8 +329,21 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'get', url: NODES, headers: bearer('x') },
       { method: 'get', url: `${NODES}/n1`, headers: bearer('x') },
       ...LOGS.map((url): Call => ({ method: 'get', url, headers: bearer('x') })),
+      { method: 'get', url: '/.well-known/jwks.json' },
     ];
     for (const call of calls) expect((await send(app, call)).status).toBe(503);
+  });
+
+  test('when kapi has an https issuer URL, then its OpenID metadata matches the document', async () => {
+    const app = pipeline({ policy: tokenPolicy('https://kapi.example.com') });
+    const res = await send(app, { method: 'get', url: '/.well-known/openid-configuration' });
+    expect(res.status).toBe(200);
+    expect(res.json()).toMatchObject({ issuer: 'https://kapi.example.com' });
+  });
+
+  test('when the signing keys are not loaded, then OpenID discovery is a 503 Status', async () => {
+    const app = pipeline({ keys: { keys: () => undefined }, policy: tokenPolicy('https://kapi.example.com') });
+    expect((await send(app, { method: 'get', url: '/.well-known/openid-configuration' })).status).toBe(503);
   });
 
   test('when a user has failed too often, then 429 with Retry-After as documented', async () => {
@@ -360,6 +387,16 @@ describe('the contract itself', () => {
     expect(checker.problems('post', '/oauth/revoke', { status: 400, headers: noCacheHeaders, text: body })).toContain(
       'revokeToken 400: required header Cache-Control is missing',
     );
+  });
+
+  test('when a JWKS body is wrong, then the checker reports it (a +json media type is validated too)', () => {
+    const headers = { 'content-type': 'application/jwk-set+json', 'cache-control': 'public, max-age=60' };
+    expect(checker.problems('get', '/.well-known/jwks.json', { status: 200, headers, text: '{"keys":[]}' })).toEqual(
+      [],
+    );
+    expect(
+      checker.problems('get', '/.well-known/jwks.json', { status: 200, headers, text: '{"nokeys":1}' }),
+    ).not.toEqual([]);
   });
 
   test('when the suite has run, then every documented operation and status was answered for real', () => {

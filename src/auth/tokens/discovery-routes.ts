@@ -1,12 +1,13 @@
 import { Router, type Response } from 'express';
 import { NotFoundError, ServiceUnavailableError } from '../../server/errors.js';
+import { mountOperation } from '../../openapi/operation.js';
+import { getJwks, getOpenIdConfiguration } from './discovery-operations.js';
+import { JWKS_PATH } from './discovery-paths.js';
 import { publicJwks } from './key-set.js';
 import type { SigningKeyProvider } from './signing-key.js';
 import { TOKEN_AUDIENCE, type TokenPolicy } from './tokens.js';
 
-/** Fixed paths, public: other services (kube-apiserver's OIDC authenticator among them) verify kapi's tokens here. */
-export const OIDC_DISCOVERY_PATH = '/.well-known/openid-configuration';
-export const JWKS_PATH = '/.well-known/jwks.json';
+export { JWKS_PATH, OIDC_DISCOVERY_PATH } from './discovery-paths.js';
 /** Short enough that a new key is seen soon after it is added; verifiers also refetch on an unknown kid. */
 const MAX_AGE_SECONDS = 60;
 
@@ -22,14 +23,14 @@ export interface DiscoveryDeps {
  */
 export function discoveryRoutes(deps: DiscoveryDeps): Router {
   const router = Router();
-  router.get(JWKS_PATH, (_req, res) => {
+  mountOperation(router, '', getJwks, (_req, res) => {
     const keys = deps.keys.keys();
     if (!keys) throw new ServiceUnavailableError('the token signing keys are not loaded yet');
     cacheable(res)
       .type('application/jwk-set+json')
       .send(JSON.stringify(publicJwks(keys)));
   });
-  router.get(OIDC_DISCOVERY_PATH, (_req, res) => {
+  mountOperation(router, '', getOpenIdConfiguration, (_req, res) => {
     const issuer = deps.policy.issuer;
     if (!issuer.startsWith('https://')) {
       throw new NotFoundError(
