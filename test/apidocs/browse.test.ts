@@ -78,6 +78,8 @@ test('when the page is opened, then it shows the platform operations, and after 
       'POST /oauth/logout',
       'GET /kapis/resources.kapi.io/v1alpha3/nodes',
       'GET /kapis/resources.kapi.io/v1alpha3/nodes/{name}',
+      'GET /kapis/logging.kapi.io/v1alpha2/logs',
+      'GET /.well-known/jwks.json',
     ]),
   );
 
