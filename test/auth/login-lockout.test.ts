@@ -85,6 +85,9 @@ describe('per-address and unknown-name limits', () => {
     for (const name of ['bob', 'carol', 'dave']) await attempt(t, name, 'x', '203.0.113.7');
     expect((await attempt(t, 'alice', 'alice-pw', '203.0.113.7')).status).toBe(429);
     expect((await attempt(t, 'alice', 'alice-pw', '203.0.113.8')).status).toBe(200);
+    // refused before any lookup, the attempt is still audited with the name it tried
+    const limited = t.lines.map((line) => JSON.parse(line)).find((entry) => entry.result === 'limited');
+    expect(limited).toMatchObject({ user: 'alice', sourceIp: '203.0.113.7', reason: 'too many failures (address)' });
   });
 
   test('when an unknown name fails the limit, then it is answered exactly like a locked user (no user enumeration)', async () => {
@@ -106,6 +109,7 @@ describe('per-address and unknown-name limits', () => {
     for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4']) await attempt(t, 'alice', 'wrong', ip);
     const audit = t.lines.map((line) => JSON.parse(line)).filter((entry) => entry.audit === 'login');
     expect(audit.map((entry) => entry.result)).toEqual(['failure', 'failure', 'failure', 'limited']);
+    expect(audit[3]).toMatchObject({ user: 'alice', result: 'limited' });
     expect(audit[0]).toMatchObject({
       user: 'alice',
       client: 'kapi',

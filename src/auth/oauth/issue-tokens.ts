@@ -116,6 +116,8 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
     deps.clock,
     () => deps.settings().loginLimit,
   );
+  // refused before the user was looked up (a limited address): the audit line still names who was tried
+  if (!('admitted' in admission)) note.user ??= await auditedName(deps, login);
   if ('busy' in admission) {
     throw temporarilyUnavailable('too many logins are being checked right now; try again').because(
       'waited too long for the login checks in flight',
@@ -299,6 +301,12 @@ function tokenPair(
 const UNKNOWN_LOGIN_KEY = randomBytes(32);
 function unknownLogin(login: string): string {
   return `unknown:${createHmac('sha256', UNKNOWN_LOGIN_KEY).update(login).digest('hex').slice(0, 12)}`;
+}
+
+/** The name an attempt tried, for the audit line: from the watched cache only, never a cluster read. */
+async function auditedName(deps: TokenIssuerDeps, login: string): Promise<string> {
+  const user = await deps.users.find(login).catch(() => undefined);
+  return user ? user.name : unknownLogin(login);
 }
 
 function signingKey(deps: TokenIssuerDeps): KeySet {
