@@ -8,7 +8,7 @@ import { formatSummary, ms, rate, summarize } from '../stats.js';
 export const forwardingMetrics = {
   added: { metric: 'forwarding added p50 @c1', target: '≤ 0.3 ms', reference: '+0.35 ms' },
   ratio: { metric: 'forwarding throughput @c16', target: '≥ 0.8× direct', reference: '0.6–0.7×' },
-  cpu: { metric: 'kapi CPU per forwarded GET @c16', target: '≤ 150 µs', reference: '≈ 450 µs' },
+  cpu: { metric: 'kapi CPU per forwarded GET (c1, c16)', target: '≤ 150 µs at both', reference: '≈ 450 µs' },
   backendCpu: { metric: 'backend CPU per GET @c16', target: '(info: through kapi vs direct)' },
 };
 
@@ -54,7 +54,12 @@ export const forwardingScenario: Scenario = {
     detail(
       `kapi   c16: ${rate(throughput(k16))}, ${formatSummary(summarize(k16.latenciesNs))}${cpuNote(k16)}${errorNote(k16)}`,
     );
+    const cpu1 = cpuPerOperation(k1);
     const cpu16 = cpuPerOperation(k16);
+    // Against the sandbox's fast answers, 16 callers let kapi serve several requests per event-loop turn (one wake-up,
+    // one read, several writes); a real kube-apiserver answers in about a millisecond, so kapi mostly serves its
+    // requests one by one, as at c1. The target holds for both.
+    detail(`kapi CPU per forwarded GET: ${us(cpu1.kapi)} one at a time (c1), ${us(cpu16.kapi)} at c16`);
     const direct16 = cpuPerOperation(d16);
     const backend = Object.keys(direct16).find((role) => role !== 'kapi');
     detail(
@@ -79,8 +84,8 @@ export const forwardingScenario: Scenario = {
         },
         {
           ...forwardingMetrics.cpu,
-          value: `${us(cpu16.kapi)} (c1: ${us(cpuPerOperation(k1).kapi)})`,
-          verdict: verdict((cpu16.kapi ?? Infinity) <= 150 && errors === 0),
+          value: `${us(cpu1.kapi)} at c1, ${us(cpu16.kapi)} at c16`,
+          verdict: verdict(Math.max(cpu1.kapi ?? Infinity, cpu16.kapi ?? Infinity) <= 150 && errors === 0),
         },
         {
           ...forwardingMetrics.backendCpu,
@@ -96,7 +101,7 @@ export const forwardingScenario: Scenario = {
         kapi: { c1: { ...k1s, errors: k1.errors }, c16: { rps: throughput(k16), errors: k16.errors } },
         cpuUsPerRequest: {
           direct: { c1: cpuPerOperation(d1), c16: direct16 },
-          kapi: { c1: cpuPerOperation(k1), c16: cpu16 },
+          kapi: { c1: cpu1, c16: cpu16 },
         },
         addedP50Ms: added,
         throughputRatio: ratio,
