@@ -48,7 +48,9 @@ export const watchScenario: Scenario = {
     detail(`${PATCHES} label patches, one at a time; events missed on either stream: ${relay.missed}`);
     detail(`patch → direct watch: ${formatSummary(direct)}`);
     detail(`added by kapi (kapi arrival − direct arrival): ${formatSummary(added)}`);
-    detail(`${formatCpu(relayCpu, 'event')} (with the watches' set-up; the backend's includes the patch)`);
+    detail(
+      `${formatCpu(relayCpu, 'event')} (kapi's includes its own node cache taking in the same change; the backend's, the patch)`,
+    );
 
     let withWatches: ProcessMemory | undefined;
     const before = ctx.kapi.memory();
