@@ -2,7 +2,7 @@ import bcrypt from 'bcrypt';
 import type { BenchContext, Scenario } from '../context.js';
 import { sendJson } from '../http.js';
 import type { LoadResult, RequestOperation } from '../jobs.js';
-import { errorNote, load, throughput } from '../measure.js';
+import { cpuNote, errorNote, load, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 import { nodePageOperation } from './node-page.js';
@@ -74,13 +74,13 @@ export const tokenScenario: Scenario = {
     const logins = throughput(storm);
     const share = logins / bound;
     detail(
-      `logins at c${concurrency} (cores×2): ${rate(logins, 'logins/s')} = ${(share * 100).toFixed(0)}% of the bound; ${formatSummary(summarize(storm.latenciesNs))}${errorNote(storm)}${limitedNote(storm)}`,
+      `logins at c${concurrency} (cores×2): ${rate(logins, 'logins/s')} = ${(share * 100).toFixed(0)}% of the bound; ${formatSummary(summarize(storm.latenciesNs))}${cpuNote(storm, 'login')}${errorNote(storm)}${limitedNote(storm)}`,
     );
 
     const page = nodePageOperation(ctx);
     const quiet = await load(page, 1);
     const quietS = summarize(quiet.latenciesNs);
-    detail(`node page c1, no logins : ${formatSummary(quietS)}${errorNote(quiet)}`);
+    detail(`node page c1, no logins : ${formatSummary(quietS)}${cpuNote(quiet)}${errorNote(quiet)}`);
     // The storm starts first and outlasts the measured window of the page load on its own worker.
     const [busy, during] = await Promise.all([load(page, 1, 1_500, 5_000), load(login, concurrency, 0, 7_000)]);
     const busyS = summarize(busy.latenciesNs);
