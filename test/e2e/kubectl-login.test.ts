@@ -191,6 +191,31 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
     expect(denied.stderr).toContain('kubectl kapi login --server');
   });
 
+  it('then on a terminal the plugin asks for the password, without echoing it, and the command goes on', async () => {
+    // util-linux script(1) gives kubectl a pseudo-terminal, so kubectl allows the prompt (interactiveMode IfAvailable)
+    const child = spawn('script', ['-qfec', `${kubectlBinary()} get nodes -o name`, '/dev/null'], {
+      env: {
+        PATH: `${pluginDir}${delimiter}${process.env.PATH ?? ''}`,
+        HOME: home,
+        KUBECONFIG: join(home, '.kube', 'config'),
+        TERM: 'dumb',
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      await waitFor(() => output.includes(`Password for ${user} at ${e2e.kapiHttpsUrl}: `), 20_000);
+      child.stdin.write(`${PASSWORD}\r`);
+      expect(await closed).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(output).toMatch(/^node\//m);
+    expect(output).not.toContain(PASSWORD);
+    expect(cacheFiles()).toHaveLength(1);
+  }, 60_000);
+
   it('then a script can log in again with --password-stdin', async () => {
     const run = await kubectl(
       [
