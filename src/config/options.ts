@@ -300,7 +300,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
   };
 }
 
-const LOG_BACKENDS: readonly string[] = ['pod-log'];
+const LOG_BACKENDS: readonly string[] = ['pod-log', 'opensearch'];
 const SEARCH_FIELD_KEYS = ['time', 'log', 'namespace', 'pod', 'container', 'containerId'];
 
 function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOptions {
@@ -309,8 +309,9 @@ function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOption
     throw new OptionsError(`--log-backend must be ${LOG_BACKENDS.join(' or ')}, not "${backend}"`);
   }
   const searchUrl = raw('logSearchUrl') || undefined;
-  if (searchUrl !== undefined && !/^https?:\/\/[^/]/.test(searchUrl)) {
-    throw new OptionsError(`--log-search-url must be an http:// or https:// URL, not "${searchUrl}"`);
+  if (searchUrl !== undefined && (!/^https?:\/\/[^/]/.test(searchUrl) || /^https?:\/\/[^/]*@/.test(searchUrl))) {
+    // Credentials belong in the Secret (--log-search-secret), never in a URL that is logged and shown.
+    throw new OptionsError('--log-search-url must be an http:// or https:// URL without credentials');
   }
   if (backend === 'opensearch' && searchUrl === undefined) {
     throw new OptionsError('--log-backend=opensearch needs --log-search-url (KAPI_LOG_SEARCH_URL)');

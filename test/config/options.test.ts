@@ -130,6 +130,8 @@ describe('parseOptions', () => {
     [['--log-read-concurrency', '0'], /--log-read-concurrency must be a positive whole number/],
     [['--log-max-containers', 'many'], /whole number/],
     [['--log-search-url', 'opensearch:9200'], /http:\/\/ or https:\/\//],
+    [['--log-search-url', 'https://admin:pw@opensearch:9200'], /without credentials/],
+    [['--log-backend', 'opensearch'], /needs --log-search-url/],
     [['--log-search-index', 'Logs*'], /lower-case index prefix/],
     [['--log-search-fields', 'time'], /key=field/],
     [['--log-search-fields', 'colour=c'], /keys time, log/],

@@ -42,6 +42,11 @@ export async function createLogging(deps: LoggingDeps): Promise<Logging> {
 
 async function createBackend(deps: LoggingDeps): Promise<LogBackend> {
   const { options } = deps;
+  if (options.backend === 'opensearch') {
+    // Loaded only when chosen: the pod-log backend needs no search client in memory.
+    const { createSearchBackend } = await import('./search/create-search-backend.js');
+    return createSearchBackend({ options, client: deps.client, logger: deps.logger });
+  }
   return new PodLogBackend({
     client: deps.client,
     pods: deps.pods,
