@@ -25,3 +25,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end }}
+
+{{/* logging.opensearch.fields as the key=field,... list --log-search-fields takes, in a stable order. */}}
+{{- define "kapi.logSearchFields" -}}
+{{- $pairs := list -}}
+{{- range $key := keys . | sortAlpha -}}
+{{- $pairs = append $pairs (printf "%s=%s" $key (index $ $key)) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}

@@ -1,0 +1,54 @@
+import type { V1Deployment } from '@kubernetes/client-node';
+import { parseOptions } from '../../src/config/options.js';
+import { findObject, helm, CHART_DIR, renderChart, setValues } from './helm.js';
+
+/** The Deployment's environment, read by kapi exactly as the container would (parseOptions). */
+async function loggingFrom(values: Record<string, string | number | boolean>) {
+  const objects = await renderChart(setValues(values));
+  const deployment = findObject<V1Deployment>(objects, 'Deployment', 'kapi-apiserver');
+  const env = Object.fromEntries(
+    (deployment.spec!.template.spec!.containers[0]!.env ?? []).map((v) => [v.name, v.value ?? '']),
+  );
+  const options = parseOptions([], env);
+  if (options === 'help') throw new Error('unexpected help');
+  return options.logging;
+}
+
+describe('chart: logging backend', () => {
+  it('when nothing is set, then kapi reads logs through the pod-log API with the documented bounds', async () => {
+    expect(await loggingFrom({})).toMatchObject({ backend: 'pod-log', readConcurrency: 16, maxContainers: 1000 });
+  });
+
+  it('when OpenSearch is chosen, then kapi gets its URL, index, field names and credentials Secret', async () => {
+    expect(
+      await loggingFrom({
+        'logging.backend': 'opensearch',
+        'logging.opensearch.url': 'https://opensearch.logging.svc:9200',
+        'logging.opensearch.index': 'logs',
+        'logging.opensearch.fields.time': '@timestamp',
+        'logging.opensearch.secretName': 'opensearch-credentials',
+        'logging.podLog.readConcurrency': 4,
+      }),
+    ).toEqual({
+      backend: 'opensearch',
+      readConcurrency: 4,
+      maxContainers: 1000,
+      searchUrl: 'https://opensearch.logging.svc:9200',
+      searchIndex: 'logs',
+      searchFields: { time: '@timestamp' },
+      searchSecret: { namespace: 'kapi-system', name: 'opensearch-credentials' },
+      searchCaFile: undefined,
+    });
+  });
+
+  it.each([
+    [{ 'logging.backend': 'opensearch' }, /url/],
+    [{ 'logging.backend': 'loki' }, /backend/],
+    [{ 'logging.backend': 'opensearch', 'logging.opensearch.url': 'https://u:p@os:9200' }, /url/],
+    [{ 'logging.opensearch.fields.colour': 'c' }, /colour/],
+  ])('when the values are %j, then the schema refuses them', async (values, message) => {
+    const result = await helm(['template', 'kapi-apiserver', CHART_DIR, ...setValues(values)]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  });
+});
