@@ -7,6 +7,7 @@ import express from 'express';
 import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { assembleIdentity } from '../../src/auth/index.js';
+import type { TokenEvents } from '../../src/auth/oauth/issue-tokens.js';
 import type { Authorizer } from '../../src/auth/identity.js';
 import { bcryptPasswords, type PasswordVerifier } from '../../src/auth/users/passwords.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
@@ -49,6 +50,8 @@ export interface TestIdentityOptions {
   wrapUsers?: (users: UserStore) => UserStore;
   wrapSessions?: (sessions: SessionStore) => SessionStore;
   onLogin?: (grant: string, result: string) => void;
+  /** Refresh outcomes and revocations (metrics). */
+  tokenEvents?: TokenEvents;
   /** bcrypt on libuv's pool unless given (e.g. a saturated pool). */
   passwords?: PasswordVerifier;
 }
@@ -70,6 +73,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
     logger,
     clock: clock.read,
     onLogin: options.onLogin,
+    tokenEvents: options.tokenEvents,
   });
 
   const app = express();

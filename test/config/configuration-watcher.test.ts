@@ -26,6 +26,7 @@ function secretObject(name: string, data: Record<string, string>) {
 
 /** A watcher over fake collections, with a fake API server that applies status patches and echoes them as events. */
 function harness(options: { crdMissing?: boolean; secretSyncTimeoutMs?: number } = {}) {
+  const reloads: string[] = [];
   const watches = new FakeWatches();
   const { logger, lines } = capturingLogger();
   let rv = 10;
@@ -56,6 +57,7 @@ function harness(options: { crdMissing?: boolean; secretSyncTimeoutMs?: number }
     name: 'kapi',
     watch: watches.watch,
     secretSyncTimeoutMs: options.secretSyncTimeoutMs,
+    onReload: (result) => reloads.push(result),
   });
   const configs = watches.find('metadata.name=kapi', '/clusterconfigurations') as FakeCollection<any>;
   const changes: AuthSettings[] = [];
@@ -63,6 +65,7 @@ function harness(options: { crdMissing?: boolean; secretSyncTimeoutMs?: number }
 
   const h = {
     watcher,
+    reloads,
     watches,
     configs,
     client,
@@ -169,6 +172,22 @@ describe('ConfigurationWatcher', () => {
     expect(h.watcher.current().multipleLogin).toBe(false);
     expect(before.clients.map((c) => c.name)).toEqual(['kapi']); // old snapshots are never changed
     expect(h.changes.at(-1)).toBe(h.watcher.current());
+  });
+
+  it('when the object is applied, refused, repeated and deleted, then each new outcome is reported once', async () => {
+    const h = await started();
+    h.configs.sync([h.object(clients({ name: 'kapi', secret: 'inline-s3cret' }), 1)]);
+    await settle();
+    h.put({ accessTokenMaxAge: 'forever', ...clients({ name: 'kapi', secret: 'inline-s3cret' }) }, 2);
+    await settle();
+    // the same refusal again (a status write echoed back) is no new outcome
+    h.put({ accessTokenMaxAge: 'forever', ...clients({ name: 'kapi', secret: 'inline-s3cret' }) }, 2);
+    await settle();
+    h.put(clients({ name: 'kapi', secret: 'inline-s3cret' }), 3);
+    await settle();
+    h.configs.remove(h.stored);
+    await settle();
+    expect(h.reloads).toEqual(['applied', 'invalid', 'applied', 'defaults']);
   });
 
   it('when the object becomes invalid, then the last good settings stay, one warning says why and Valid turns False', async () => {

@@ -61,6 +61,22 @@ describe('SubjectAccessReviewAuthorizer', () => {
     expect(client.requests).toHaveLength(2);
   });
 
+  test('when decisions are asked for, then each lookup is reported as a cache hit or miss', async () => {
+    const clock = new FakeClock();
+    const lookups: string[] = [];
+    const authorizer = new SubjectAccessReviewAuthorizer({
+      client: reviewer(() => true),
+      logger: capturingLogger().logger,
+      clock: clock.read,
+      onCacheLookup: (result) => lookups.push(result),
+    });
+    await authorizer.authorize(alice, listNodes);
+    await authorizer.authorize(alice, listNodes);
+    clock.advance(11);
+    await authorizer.authorize(alice, listNodes);
+    expect(lookups).toEqual(['miss', 'hit', 'miss']);
+  });
+
   test('when a longer TTL is asked for, then it is capped at 10 s', async () => {
     const clock = new FakeClock();
     const client = reviewer(() => true);

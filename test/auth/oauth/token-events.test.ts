@@ -1,0 +1,31 @@
+import request from 'supertest';
+import { client, login, refresh, testIdentity } from '../identity-app.js';
+
+describe('token events (the refresh and revocation metrics)', () => {
+  test('when tokens are refreshed, replayed, reused, logged out and revoked, then each is reported once', async () => {
+    const refreshed: string[] = [];
+    const revoked: string[] = [];
+    const t = testIdentity({
+      tokenEvents: { refreshed: (result) => refreshed.push(result), revoked: (via) => revoked.push(via) },
+    });
+    t.users.add('alice', { password: 'alice-pw' });
+
+    const first = await login(t.app, 'alice', 'alice-pw');
+    await refresh(t.app, first.refresh_token).expect(200);
+    t.clock.advance(2);
+    await refresh(t.app, first.refresh_token).expect(200); // within the grace: the same pair again
+    t.clock.advance(10);
+    await refresh(t.app, first.refresh_token).expect(400); // after it: a replayed token ends the session
+    expect(refreshed).toEqual(['rotated', 'replayed', 'reused']);
+
+    const second = await login(t.app, 'alice', 'alice-pw');
+    await request(t.app).post('/oauth/logout').set('Authorization', `Bearer ${second.access_token}`).expect(200);
+    const third = await login(t.app, 'alice', 'alice-pw');
+    await request(t.app)
+      .post('/oauth/revoke')
+      .type('form')
+      .send(new URLSearchParams({ token: third.refresh_token, ...client }).toString())
+      .expect(200);
+    expect(revoked).toEqual(['refresh_reuse', 'logout', 'revoke']);
+  });
+});
