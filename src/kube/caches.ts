@@ -1,4 +1,5 @@
 import type { V1Node } from '@kubernetes/client-node';
+import type { QuantityFormat } from './quantity.js';
 
 /**
  * The seams between the watched caches and the features that read them. Features see these interfaces only, so
@@ -13,11 +14,24 @@ export interface NodeCache {
 }
 
 /** What the non-terminated pods bound to one node request and limit, summed. */
-export interface NodeAllocation {
+export interface AllocationAmounts {
   cpuRequestsMilli: number;
   cpuLimitsMilli: number;
   memoryRequestsBytes: number;
   memoryLimitsBytes: number;
+}
+
+/** How each amount is printed: the format the node's pods wrote it in (resource.Quantity keeps it through sums). */
+export interface AllocationFormats {
+  cpuRequests: QuantityFormat;
+  cpuLimits: QuantityFormat;
+  memoryRequests: QuantityFormat;
+  memoryLimits: QuantityFormat;
+}
+
+export interface NodeAllocation extends AllocationAmounts {
+  /** Absent: CPU in DecimalSI, memory in BinarySI. */
+  formats?: AllocationFormats;
 }
 
 export interface PodAllocationIndex {

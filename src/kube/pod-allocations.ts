@@ -1,9 +1,16 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.js';
-import type { NodeAllocation, PodAllocationIndex, ReadinessCheck } from './caches.js';
+import type { AllocationFormats, NodeAllocation, PodAllocationIndex, ReadinessCheck } from './caches.js';
 import type { KubeClient } from './client.js';
 import { PodDirectory, type CachedPod } from './pod-directory.js';
-import { podAllocation, sameAllocation, type PodAllocation } from './pod-resources.js';
+import {
+  ALLOCATION_AMOUNTS,
+  podAllocation,
+  sameAllocation,
+  unpackFormat,
+  type PodAllocation,
+} from './pod-resources.js';
+import type { QuantityFormat } from './quantity.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
 
 export type { PodAllocation } from './pod-resources.js';
@@ -17,7 +24,12 @@ interface NodeTotals {
   cpuLimitsMilli: number;
   memoryRequestsBytes: number;
   memoryLimitsBytes: number;
+  /** Per amount (ALLOCATION_AMOUNTS order) and format (FORMATS order): how many pods gave a non-zero amount in it. */
+  formatCounts: number[];
 }
+
+/** Ties go to the earlier one: memory stays in Mi/Gi when its pods are split evenly. */
+const FORMATS: readonly QuantityFormat[] = ['BinarySI', 'DecimalSI', 'DecimalExponent'];
 
 /**
  * Per-node sums of pod allocations, kept up to date one pod change at a time, so a node page never scans the pods.
@@ -32,7 +44,14 @@ export class NodeAllocationIndex implements PodAllocationIndex {
     if (pod.nodeName === undefined) return;
     let totals = this.byNode.get(pod.nodeName);
     if (!totals) {
-      totals = { pods: 0, cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 };
+      totals = {
+        pods: 0,
+        cpuRequestsMilli: 0,
+        cpuLimitsMilli: 0,
+        memoryRequestsBytes: 0,
+        memoryLimitsBytes: 0,
+        formatCounts: new Array<number>(ALLOCATION_AMOUNTS.length * FORMATS.length).fill(0),
+      };
       this.byNode.set(pod.nodeName, totals);
     }
     this.apply(totals, pod, 1);
@@ -51,12 +70,14 @@ export class NodeAllocationIndex implements PodAllocationIndex {
 
   allocatedOn(nodeName: string): NodeAllocation {
     const totals = this.byNode.get(nodeName);
-    return {
+    const allocation: NodeAllocation = {
       cpuRequestsMilli: totals?.cpuRequestsMilli ?? 0,
       cpuLimitsMilli: totals?.cpuLimitsMilli ?? 0,
       memoryRequestsBytes: totals?.memoryRequestsBytes ?? 0,
       memoryLimitsBytes: totals?.memoryLimitsBytes ?? 0,
     };
+    if (totals) allocation.formats = sumFormats(totals.formatCounts);
+    return allocation;
   }
 
   /** The shared string for a node name, for pod records made before they are added (a whole list is read first). */
@@ -78,7 +99,30 @@ export class NodeAllocationIndex implements PodAllocationIndex {
     totals.cpuLimitsMilli += sign * pod.cpuLimitsMilli;
     totals.memoryRequestsBytes += sign * pod.memoryRequestsBytes;
     totals.memoryLimitsBytes += sign * pod.memoryLimitsBytes;
+    ALLOCATION_AMOUNTS.forEach((amount, i) => {
+      if (pod[amount] === 0) return;
+      const slot = i * FORMATS.length + FORMATS.indexOf(unpackFormat(pod.formats, i));
+      totals.formatCounts[slot] = (totals.formatCounts[slot] ?? 0) + sign;
+    });
   }
+}
+
+/**
+ * The format each sum prints in. KubeSphere's sum takes the format of the first pod its informer happens to list
+ * (Quantity.Add), so when the pods agree this is exactly its output; when they are mixed, kapi picks the format most
+ * of them used (KubeSphere's most likely answer) rather than one that changes from call to call.
+ */
+function sumFormats(counts: readonly number[]): AllocationFormats {
+  const pick = (i: number): QuantityFormat => {
+    let best: QuantityFormat = i < 2 ? 'DecimalSI' : 'BinarySI';
+    let most = 0;
+    FORMATS.forEach((format, f) => {
+      const count = counts[i * FORMATS.length + f] ?? 0;
+      if (count > most) [best, most] = [format, count];
+    });
+    return best;
+  };
+  return { cpuRequests: pick(0), cpuLimits: pick(1), memoryRequests: pick(2), memoryLimits: pick(3) };
 }
 
 /**
@@ -163,6 +207,7 @@ export function createPodAllocations(
         cpuLimitsMilli: allocation.cpuLimitsMilli,
         memoryRequestsBytes: allocation.memoryRequestsBytes,
         memoryLimitsBytes: allocation.memoryLimitsBytes,
+        formats: allocation.formats,
         key: identity.key,
         namespace: identity.namespace,
         workload: identity.workload,

@@ -1,15 +1,44 @@
 import type { V1Container, V1Pod, V1PodSpec } from '@kubernetes/client-node';
-import type { NodeAllocation } from './caches.js';
-import { cpuToMilli, memoryToBytes } from './quantity.js';
+import type { AllocationAmounts } from './caches.js';
+import { cpuToMilli, memoryToBytes, quantityFormat, type QuantityFormat } from './quantity.js';
 
 /** All the pod cache keeps of a pod: where it runs and what it requests and limits. */
-export interface PodAllocation extends Readonly<NodeAllocation> {
+export interface PodAllocation extends Readonly<AllocationAmounts> {
   readonly nodeName: string | undefined;
+  /** How each of the four amounts is written, packed by `packFormats` (one small integer, not four fields a pod). */
+  readonly formats: number;
 }
 
 interface CpuMemory {
   cpu: number;
   memory: number;
+  /** The format of the first non-zero addend, as Quantity.Add keeps it; undefined while the amount is zero. */
+  cpuFormat: QuantityFormat | undefined;
+  memoryFormat: QuantityFormat | undefined;
+}
+
+/** The four amounts of an allocation in `packFormats` order. */
+export const ALLOCATION_AMOUNTS = [
+  'cpuRequestsMilli',
+  'cpuLimitsMilli',
+  'memoryRequestsBytes',
+  'memoryLimitsBytes',
+] as const;
+
+const FORMAT_CODES: readonly QuantityFormat[] = ['DecimalSI', 'BinarySI', 'DecimalExponent'];
+
+/** Two bits per amount, in `ALLOCATION_AMOUNTS` order; an unknown format (a zero amount) is DecimalSI. */
+export function packFormats(formats: readonly (QuantityFormat | undefined)[]): number {
+  let packed = 0;
+  formats.forEach((format, i) => {
+    packed |= Math.max(0, FORMAT_CODES.indexOf(format ?? 'DecimalSI')) << (2 * i);
+  });
+  return packed;
+}
+
+/** The format of amount `index` (its place in `ALLOCATION_AMOUNTS`). */
+export function unpackFormat(packed: number, index: number): QuantityFormat {
+  return FORMAT_CODES[(packed >> (2 * index)) & 3] ?? 'DecimalSI';
 }
 
 type ResourceList = Record<string, string> | undefined;
@@ -37,10 +66,13 @@ export function podAllocation(pod: V1Pod, internNodeName: (name: string) => stri
   if (hasCpuOrMemory(podRequests) || hasCpuOrMemory(podLimits)) override(limits, podLimits);
 
   const overhead = read(spec.overhead as ResourceList);
-  requests.cpu += overhead.cpu;
-  requests.memory += overhead.memory;
-  if (limits.cpu > 0) limits.cpu += overhead.cpu;
-  if (limits.memory > 0) limits.memory += overhead.memory;
+  add(requests, overhead);
+  add(limits, {
+    cpu: limits.cpu > 0 ? overhead.cpu : 0,
+    memory: limits.memory > 0 ? overhead.memory : 0,
+    cpuFormat: overhead.cpuFormat,
+    memoryFormat: overhead.memoryFormat,
+  });
 
   return Object.freeze({
     nodeName,
@@ -48,6 +80,7 @@ export function podAllocation(pod: V1Pod, internNodeName: (name: string) => stri
     cpuLimitsMilli: limits.cpu,
     memoryRequestsBytes: requests.memory,
     memoryLimitsBytes: limits.memory,
+    formats: packFormats([requests.cpuFormat, limits.cpuFormat, requests.memoryFormat, limits.memoryFormat]),
   });
 }
 
@@ -58,18 +91,23 @@ export function sameAllocation(a: PodAllocation, b: PodAllocation): boolean {
     a.cpuRequestsMilli === b.cpuRequestsMilli &&
     a.cpuLimitsMilli === b.cpuLimitsMilli &&
     a.memoryRequestsBytes === b.memoryRequestsBytes &&
-    a.memoryLimitsBytes === b.memoryLimitsBytes
+    a.memoryLimitsBytes === b.memoryLimitsBytes &&
+    a.formats === b.formats
   );
 }
 
-const ZERO = { cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 };
+const ZERO = { cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0, formats: 0 };
+
+function none(): CpuMemory {
+  return { cpu: 0, memory: 0, cpuFormat: undefined, memoryFormat: undefined };
+}
 
 function aggregate(spec: V1PodSpec, pick: (container: V1Container) => ResourceList): CpuMemory {
-  const total = { cpu: 0, memory: 0 };
+  const total = none();
   for (const container of spec.containers ?? []) add(total, read(pick(container)));
   // An init container runs alongside the sidecars started before it, so its use is its own plus theirs.
-  const sidecars = { cpu: 0, memory: 0 };
-  const initPeak = { cpu: 0, memory: 0 };
+  const sidecars = none();
+  const initPeak = none();
   for (const container of spec.initContainers ?? []) {
     const own = read(pick(container));
     if (container.restartPolicy === 'Always') {
@@ -77,7 +115,9 @@ function aggregate(spec: V1PodSpec, pick: (container: V1Container) => ResourceLi
       add(sidecars, own);
       raise(initPeak, sidecars);
     } else {
-      raise(initPeak, { cpu: own.cpu + sidecars.cpu, memory: own.memory + sidecars.memory });
+      const withSidecars = { ...own };
+      add(withSidecars, sidecars);
+      raise(initPeak, withSidecars);
     }
   }
   raise(total, initPeak);
@@ -85,7 +125,14 @@ function aggregate(spec: V1PodSpec, pick: (container: V1Container) => ResourceLi
 }
 
 function read(list: ResourceList): CpuMemory {
-  return { cpu: cpuToMilli(list?.cpu), memory: memoryToBytes(list?.memory) };
+  const cpu = cpuToMilli(list?.cpu);
+  const memory = memoryToBytes(list?.memory);
+  return {
+    cpu,
+    memory,
+    cpuFormat: cpu === 0 ? undefined : quantityFormat(list?.cpu),
+    memoryFormat: memory === 0 ? undefined : quantityFormat(list?.memory),
+  };
 }
 
 function hasCpuOrMemory(list: ResourceList): list is Record<string, string> {
@@ -93,16 +140,21 @@ function hasCpuOrMemory(list: ResourceList): list is Record<string, string> {
 }
 
 function override(target: CpuMemory, list: ResourceList): void {
-  if (list?.cpu !== undefined) target.cpu = cpuToMilli(list.cpu);
-  if (list?.memory !== undefined) target.memory = memoryToBytes(list.memory);
+  const given = read(list);
+  if (list?.cpu !== undefined) [target.cpu, target.cpuFormat] = [given.cpu, given.cpuFormat];
+  if (list?.memory !== undefined) [target.memory, target.memoryFormat] = [given.memory, given.memoryFormat];
 }
 
+/** Quantity.Add: a zero sum takes the addend's format. */
 function add(target: CpuMemory, amount: CpuMemory): void {
+  if (target.cpu === 0) target.cpuFormat = amount.cpuFormat;
+  if (target.memory === 0) target.memoryFormat = amount.memoryFormat;
   target.cpu += amount.cpu;
   target.memory += amount.memory;
 }
 
+/** The larger amount wins, with its format (kubectl's maxResourceList). */
 function raise(target: CpuMemory, amount: CpuMemory): void {
-  target.cpu = Math.max(target.cpu, amount.cpu);
-  target.memory = Math.max(target.memory, amount.memory);
+  if (amount.cpu > target.cpu) [target.cpu, target.cpuFormat] = [amount.cpu, amount.cpuFormat];
+  if (amount.memory > target.memory) [target.memory, target.memoryFormat] = [amount.memory, amount.memoryFormat];
 }

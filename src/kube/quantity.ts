@@ -41,3 +41,22 @@ export function cpuToMilli(text: string | number | undefined): number {
 export function memoryToBytes(text: string | number | undefined): number {
   return Math.ceil(parseQuantity(text));
 }
+
+/**
+ * How apimachinery's resource.Quantity remembers to print a value: the kind of suffix it was written with. A sum
+ * takes the format of its first non-zero addend (Quantity.Add), so "1G" + "500M" prints "1500M" and "1Gi" + "512Mi"
+ * prints "1536Mi".
+ */
+export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+
+/** The format ParseQuantity gives the text; a binary value between -1 and 1 ("0.5Ki" is 512, but "0.0001Ki" is not) is DecimalSI. */
+export function quantityFormat(text: string | number | undefined): QuantityFormat {
+  if (typeof text !== 'string') return 'DecimalSI';
+  const match = QUANTITY.exec(text.trim());
+  if (!match) return 'DecimalSI';
+  if (match[2]) return 'DecimalExponent';
+  const suffix = match[3];
+  if (suffix === undefined || !suffix.endsWith('i')) return 'DecimalSI';
+  const value = Math.abs(parseQuantity(text));
+  return value > 0 && value < 1 ? 'DecimalSI' : 'BinarySI';
+}

@@ -221,6 +221,41 @@ describe('when listing with query parameters', () => {
     expect(annotations['node.kapi.io/cpu-requests-fraction']).toBe('12%');
   });
 
+  it('then the allocation sums print as resource.Quantity does: 1G + 500M is 1500M, 1Gi + 512Mi is 1536Mi', async () => {
+    const podOn = (name: string, memory: { requests: string; limits: string }, cpu: string) =>
+      e2e.admin.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${e2e.runId}/pods`,
+        body: {
+          metadata: { name },
+          spec: {
+            nodeName: charlie,
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.invalid/none',
+                resources: {
+                  requests: { cpu, memory: memory.requests },
+                  limits: { cpu, memory: memory.limits },
+                },
+              },
+            ],
+          },
+        },
+      });
+    await podOn('decimal-a', { requests: '1G', limits: '1Gi' }, '1.5');
+    await podOn('decimal-b', { requests: '500M', limits: '512Mi' }, '250m');
+    await waitFor(
+      async () =>
+        (await list(`names=${charlie}`)).body.items[0]?.metadata.annotations?.['node.kapi.io/memory-requests'] ===
+        '1500M',
+    );
+    const annotations = (await list(`names=${charlie}`)).body.items[0]!.metadata.annotations!;
+    expect(annotations['node.kapi.io/memory-limits']).toBe('1536Mi');
+    expect(annotations['node.kapi.io/cpu-requests']).toBe('1750m');
+    expect(annotations['node.kapi.io/memory-requests-fraction']).toBe('17%');
+  });
+
   it('then GET by name returns the node, and an absent name is a 404 Status', async () => {
     const found = await getJson<NodeItem>(`${nodesUrl}/${alpha}`, token);
     expect(found.status).toBe(200);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../src/kube/client.js';
 import { NON_TERMINATED_PODS, NodeAllocationIndex, createPodAllocations } from '../../src/kube/pod-allocations.js';
-import type { PodAllocation } from '../../src/kube/pod-resources.js';
+import { packFormats, type PodAllocation } from '../../src/kube/pod-resources.js';
+import type { QuantityFormat } from '../../src/kube/quantity.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { FakeKubeApiserver, connectTo, eventually } from './fake-kube-apiserver.js';
 
@@ -13,6 +14,7 @@ const record = (nodeName: string | undefined, cpu: number, memory = 0): PodAlloc
   cpuLimitsMilli: cpu * 2,
   memoryRequestsBytes: memory,
   memoryLimitsBytes: memory * 2,
+  formats: 0,
 });
 
 const zero = { cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 };
@@ -24,13 +26,13 @@ describe('NodeAllocationIndex', () => {
     index.add(record('n1', 50, 5));
     index.add(record('n2', 7));
     index.add(record(undefined, 1000));
-    expect(index.allocatedOn('n1')).toEqual({
+    expect(index.allocatedOn('n1')).toMatchObject({
       cpuRequestsMilli: 150,
       cpuLimitsMilli: 300,
       memoryRequestsBytes: 15,
       memoryLimitsBytes: 30,
     });
-    expect(index.allocatedOn('n2')).toEqual({
+    expect(index.allocatedOn('n2')).toMatchObject({
       cpuRequestsMilli: 7,
       cpuLimitsMilli: 14,
       memoryRequestsBytes: 0,
@@ -46,6 +48,31 @@ describe('NodeAllocationIndex', () => {
     index.remove(pod);
     expect(index.nodes).toBe(0);
     expect(index.allocatedOn('n1')).toEqual(zero);
+  });
+
+  it.each<[string, QuantityFormat[], QuantityFormat]>([
+    ['every pod writes memory in Mi/Gi', ['BinarySI', 'BinarySI'], 'BinarySI'],
+    ['every pod writes memory in M/G', ['DecimalSI', 'DecimalSI'], 'DecimalSI'],
+    ['most pods write memory in M/G', ['BinarySI', 'DecimalSI', 'DecimalSI'], 'DecimalSI'],
+    ['the pods are split evenly', ['DecimalSI', 'BinarySI'], 'BinarySI'],
+  ])('when %s, then the node sum prints in %s', (_case, podFormats, expected) => {
+    const index = new NodeAllocationIndex();
+    const pods = podFormats.map((format) => ({
+      ...record('n1', 100, 2 ** 20),
+      formats: packFormats(['DecimalSI', 'DecimalSI', format, format]),
+    }));
+    for (const pod of pods) index.add(pod);
+    expect(index.allocatedOn('n1').formats).toEqual({
+      cpuRequests: 'DecimalSI',
+      cpuLimits: 'DecimalSI',
+      memoryRequests: expected,
+      memoryLimits: expected,
+    });
+    // Removing pods takes their formats out of the count too.
+    index.remove(pods[pods.length - 1]!);
+    index.add({ ...record('n1', 0, 2 ** 20), formats: packFormats(['BinarySI', 'BinarySI', 'BinarySI', 'BinarySI']) });
+    index.add({ ...record('n1', 0, 2 ** 20), formats: packFormats(['BinarySI', 'BinarySI', 'BinarySI', 'BinarySI']) });
+    expect(index.allocatedOn('n1').formats).toMatchObject({ cpuRequests: 'DecimalSI', memoryRequests: 'BinarySI' });
   });
 
   it('when a caller changes a returned allocation, then the index is unaffected', () => {

@@ -13,6 +13,7 @@ const cached = (directory: PodDirectory, pod: V1Pod): CachedPod => ({
   cpuLimitsMilli: 0,
   memoryRequestsBytes: 0,
   memoryLimitsBytes: 0,
+  formats: 0,
   ...directory.identify(pod, `${pod.metadata!.namespace}/${pod.metadata!.name}`),
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { podAllocation } from '../../src/kube/pod-resources.js';
+import { ALLOCATION_AMOUNTS, packFormats, podAllocation, unpackFormat } from '../../src/kube/pod-resources.js';
+import type { QuantityFormat } from '../../src/kube/quantity.js';
 
 type Resources = { cpu?: string; memory?: string };
 
@@ -108,14 +109,61 @@ describe('podAllocation', () => {
       cpuLimitsMilli: 0,
       memoryRequestsBytes: 0,
       memoryLimitsBytes: 0,
+      formats: 0,
     });
   });
 
-  it('when the record is made, then it holds only the node name and four numbers, frozen', () => {
+  it('when the record is made, then it holds only the node name, four numbers and their packed formats, frozen', () => {
     const allocation = podAllocation(pod({ containers: [container({ cpu: '1' })] }));
     expect(Object.keys(allocation).sort()).toEqual(
-      ['cpuLimitsMilli', 'cpuRequestsMilli', 'memoryLimitsBytes', 'memoryRequestsBytes', 'nodeName'].sort(),
+      ['cpuLimitsMilli', 'cpuRequestsMilli', 'formats', 'memoryLimitsBytes', 'memoryRequestsBytes', 'nodeName'].sort(),
     );
     expect(Object.isFrozen(allocation)).toBe(true);
+  });
+
+  const formatsOf = (input: V1Pod) => {
+    const { formats } = podAllocation(input);
+    return ALLOCATION_AMOUNTS.map((_, i) => unpackFormat(formats, i));
+  };
+
+  it.each<[string, V1Pod, QuantityFormat[]]>([
+    [
+      'binary memory and SI CPU',
+      pod({ containers: [container({ cpu: '250m', memory: '64Mi' }, { cpu: '1', memory: '128Mi' })] }),
+      ['DecimalSI', 'DecimalSI', 'BinarySI', 'BinarySI'],
+    ],
+    [
+      'decimal memory (G, M) and exponent CPU',
+      pod({ containers: [container({ cpu: '1e3', memory: '1G' }, { cpu: '2e3', memory: '500M' })] }),
+      ['DecimalExponent', 'DecimalExponent', 'DecimalSI', 'DecimalSI'],
+    ],
+    [
+      'a first container without memory: the first non-zero addend sets the format (Quantity.Add)',
+      pod({
+        containers: [container({ cpu: '1', memory: '0' }), container({ memory: '1Gi' }), container({ memory: '5M' })],
+      }),
+      ['DecimalSI', 'DecimalSI', 'BinarySI', 'DecimalSI'],
+    ],
+    [
+      'an init container larger than the containers: its format wins with its amount',
+      pod({
+        containers: [container({ memory: '10Mi' })],
+        initContainers: [container({ memory: '1G' })],
+      }),
+      ['DecimalSI', 'DecimalSI', 'DecimalSI', 'DecimalSI'],
+    ],
+    [
+      'a tiny binary amount, which ParseQuantity keeps as DecimalSI',
+      pod({ containers: [container({ memory: '0.0001Ki' }, { memory: '1.5Ki' })] }),
+      ['DecimalSI', 'DecimalSI', 'DecimalSI', 'BinarySI'],
+    ],
+  ])('when the pod has %s, then each amount keeps the format the pod wrote', (_case, input, formats) => {
+    expect(formatsOf(input)).toEqual(formats);
+  });
+
+  it('when formats are packed, then each of the four unpacks to itself', () => {
+    const all: QuantityFormat[] = ['DecimalExponent', 'BinarySI', 'DecimalSI', 'BinarySI'];
+    const packed = packFormats(all);
+    expect(all.map((_, i) => unpackFormat(packed, i))).toEqual(all);
   });
 });

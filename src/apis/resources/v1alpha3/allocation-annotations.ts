@@ -24,11 +24,15 @@ export function allocationAnnotations(node: V1Node, allocation: NodeAllocation):
   const allocatable = node.status?.allocatable;
   const cpu = cpuToMilli(allocatable?.['cpu']);
   const memory = memoryToBytes(allocatable?.['memory']);
+  const formats = allocation.formats;
   return {
-    [ALLOCATION_ANNOTATIONS.cpuRequests]: formatMilliQuantity(allocation.cpuRequestsMilli),
-    [ALLOCATION_ANNOTATIONS.cpuLimits]: formatMilliQuantity(allocation.cpuLimitsMilli),
-    [ALLOCATION_ANNOTATIONS.memoryRequests]: formatByteQuantity(allocation.memoryRequestsBytes),
-    [ALLOCATION_ANNOTATIONS.memoryLimits]: formatByteQuantity(allocation.memoryLimitsBytes),
+    [ALLOCATION_ANNOTATIONS.cpuRequests]: formatMilliQuantity(allocation.cpuRequestsMilli, formats?.cpuRequests),
+    [ALLOCATION_ANNOTATIONS.cpuLimits]: formatMilliQuantity(allocation.cpuLimitsMilli, formats?.cpuLimits),
+    [ALLOCATION_ANNOTATIONS.memoryRequests]: formatByteQuantity(
+      allocation.memoryRequestsBytes,
+      formats?.memoryRequests,
+    ),
+    [ALLOCATION_ANNOTATIONS.memoryLimits]: formatByteQuantity(allocation.memoryLimitsBytes, formats?.memoryLimits),
     [ALLOCATION_ANNOTATIONS.cpuRequestsFraction]: percentOf(allocation.cpuRequestsMilli, cpu),
     [ALLOCATION_ANNOTATIONS.cpuLimitsFraction]: percentOf(allocation.cpuLimitsMilli, cpu),
     [ALLOCATION_ANNOTATIONS.memoryRequestsFraction]: percentOf(allocation.memoryRequestsBytes, memory),

@@ -1,7 +1,9 @@
+import type { QuantityFormat } from '../../../kube/quantity.js';
+
 /**
- * Quantities as apimachinery's resource.Quantity.String() writes them (canonical form), so the allocation
- * annotations read as KubeSphere's do: "1250m", "2", "512Mi", "3Gi". Inputs are rounded up to whole units first,
- * as Quantity.MilliValue()/Value() do.
+ * Quantities as apimachinery's resource.Quantity.String() writes them (CanonicalizeBytes), so the allocation
+ * annotations read byte for byte as KubeSphere's: "1250m", "2", "1500M", "512Mi", "3Gi". The sums are kept in whole
+ * millicores and bytes (rounded up, as Quantity.MilliValue()/Value() and the scheduler do).
  */
 const DECIMAL_SUFFIXES: Readonly<Record<number, string>> = {
   [-9]: 'n',
@@ -17,44 +19,63 @@ const DECIMAL_SUFFIXES: Readonly<Record<number, string>> = {
 };
 const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
-/** CPU (DecimalSI) from millicores: 1250 → "1250m", 2000 → "2", 100 → "100m", 0 → "0". */
-export function formatMilliQuantity(milli: number): string {
-  return formatDecimal(toWhole(milli), -3);
+/** CPU from millicores: 1250 → "1250m", 2000 → "2", 0 → "0" (DecimalSI unless the pods wrote it otherwise). */
+export function formatMilliQuantity(milli: number, format: QuantityFormat = 'DecimalSI'): string {
+  return canonicalQuantity(toWhole(milli), -3, format);
+}
+
+/** Memory from bytes: 3 GiB → "3Gi" (BinarySI), 1.5e9 → "1500M" (DecimalSI), as the pods wrote their quantities. */
+export function formatByteQuantity(bytes: number, format: QuantityFormat = 'BinarySI'): string {
+  return canonicalQuantity(toWhole(bytes), 0, format);
 }
 
 /**
- * Memory (BinarySI) from bytes: 3 GiB → "3Gi", 1536 MiB → "1536Mi"; a byte count that is not a multiple of 1024,
- * or less than 1024, is written plain ("1536", "500") as Quantity does to avoid rounding.
+ * Quantity.String() of mantissa × 10^exponent in the given format. BinarySI falls back to DecimalSI for a value
+ * between -1024 and 1024 or one that is not a whole number, so nothing is rounded; DecimalSI beyond "E" uses an
+ * exponent.
  */
-export function formatByteQuantity(bytes: number): string {
-  let value = toWhole(bytes);
-  const negative = value < 0n;
-  if (negative) value = -value;
-  if (value < 1024n) return (negative ? '-' : '') + formatDecimal(value, 0);
-  let exponent = 0;
-  while (value % 1024n === 0n && exponent < BINARY_SUFFIXES.length - 1) {
-    value /= 1024n;
-    exponent++;
+export function canonicalQuantity(mantissa: bigint, exponent: number, format: QuantityFormat): string {
+  if (mantissa === 0n) return '0';
+  if (format === 'BinarySI') {
+    const whole = wholeValue(mantissa, exponent);
+    if (whole !== undefined && (whole >= 1024n || whole <= -1024n)) return binary(whole);
+    return decimal(mantissa, exponent, 'DecimalSI');
   }
-  return `${negative ? '-' : ''}${value}${BINARY_SUFFIXES[exponent]}`;
+  return decimal(mantissa, exponent, format);
 }
 
-/** DecimalSI canonical form of value × 10^scale: trailing zeros moved into an exponent that is a multiple of 3. */
-function formatDecimal(value: bigint, scale: number): string {
-  if (value === 0n) return '0';
-  let mantissa = value;
-  let exponent = scale;
-  while (mantissa % 10n === 0n) {
-    mantissa /= 10n;
-    exponent++;
+/** Trailing zeros moved into an exponent that is a multiple of 3 (15e2 is "1500", 25e-2 is "250m"). */
+function decimal(mantissa: bigint, exponent: number, format: 'DecimalSI' | 'DecimalExponent'): string {
+  let amount = mantissa;
+  let power = exponent;
+  while (amount % 10n === 0n) {
+    amount /= 10n;
+    power++;
   }
-  // Down to a multiple of 3: 15e2 is written "1500", 25e-2 "250m".
-  while (exponent % 3 !== 0) {
-    mantissa *= 10n;
-    exponent--;
+  while (power % 3 !== 0) {
+    amount *= 10n;
+    power--;
   }
-  const suffix = DECIMAL_SUFFIXES[exponent];
-  return suffix === undefined ? `${mantissa}e${exponent}` : `${mantissa}${suffix}`;
+  const suffix = format === 'DecimalSI' ? DECIMAL_SUFFIXES[power] : undefined;
+  if (suffix !== undefined) return `${amount}${suffix}`;
+  return power === 0 ? `${amount}` : `${amount}e${power}`;
+}
+
+function binary(whole: bigint): string {
+  let amount = whole;
+  let power = 0;
+  while (amount % 1024n === 0n && power < BINARY_SUFFIXES.length - 1) {
+    amount /= 1024n;
+    power++;
+  }
+  return `${amount}${BINARY_SUFFIXES[power]}`;
+}
+
+/** mantissa × 10^exponent as an integer, or `undefined` when it has a fraction. */
+function wholeValue(mantissa: bigint, exponent: number): bigint | undefined {
+  if (exponent >= 0) return mantissa * 10n ** BigInt(exponent);
+  const divisor = 10n ** BigInt(-exponent);
+  return mantissa % divisor === 0n ? mantissa / divisor : undefined;
 }
 
 function toWhole(value: number): bigint {

@@ -15,6 +15,7 @@ const pod = (namespace: string, name: string, workload: string | undefined, cont
     cpuLimitsMilli: 0,
     memoryRequestsBytes: 0,
     memoryLimitsBytes: 0,
+    formats: 0,
   }) as CachedPod;
 
 const PODS = [
