@@ -39,18 +39,19 @@ export class PasswordCheckPool {
   private readonly busy = new Map<Worker, number>();
   private nextId = 0;
 
-  private readonly bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
   private closed = false;
 
+  /** `bcryptModule`: what the workers `require` for `compareSync` (the bcrypt package; tests wrap it). */
   constructor(
     threads = availableParallelism(),
     private readonly maxWaiting = MAX_WAITING_CHECKS,
+    private readonly bcryptModule = createRequire(import.meta.url).resolve('bcrypt'),
   ) {
     for (let i = 0; i < Math.max(1, threads); i++) this.idle.push(this.startWorker());
   }
 
   private startWorker(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: this.bcryptPath } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: this.bcryptModule } });
     worker.unref();
     worker.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
       this.settle(id, matches);
