@@ -243,7 +243,9 @@ describe('kube-apiserver unavailable', () => {
   });
 
   it('when kube-apiserver accepts TCP but never answers the TLS handshake, then the connect timeout gives a 503', async () => {
-    const silent = net.createServer(() => undefined);
+    // Its connections are never read, so they would not notice kapi hanging up: they are destroyed at the end.
+    const connections = new Set<net.Socket>();
+    const silent = net.createServer((socket) => connections.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const { connectionFor, tokenAccess } = await import('../../src/kube/connection.js');
@@ -259,7 +261,8 @@ describe('kube-apiserver unavailable', () => {
       expect(Date.now() - started).toBeLessThan(1_500);
     } finally {
       await stuck.stop();
-      silent.close();
+      for (const socket of connections) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 
