@@ -198,7 +198,9 @@ function nodeError(error: Error, responseTimeoutMs: number): NodeJS.ErrnoExcepti
   if (code === 'UND_ERR_SOCKET') {
     // "other side closed": the socket ended under the request, as a reset does for `send`
     const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code;
-    return Object.assign(new Error(error.message), { code: cause ?? 'ECONNRESET' });
+    const closed = Object.assign(new Error(error.message), { code: cause ?? 'ECONNRESET' });
+    closedUnder.add(closed);
+    return closed;
   }
   return error;
 }
@@ -219,10 +221,16 @@ function framedAsEmpty(method: string, headers: string[]): string[] {
 
 /** Requests whose connection to kube-apiserver was established (TCP and TLS), so their failure is not an outage. */
 const connected = new WeakSet<http.ClientRequest>();
+/** Errors of short exchanges whose connection kube-apiserver closed under them. */
+const closedUnder = new WeakSet<Error>();
 
-/** Whether a failed request had reached kube-apiserver (a pooled socket, or a new one that connected). */
-export function reachedBackend(req: http.ClientRequest): boolean {
-  return req.reusedSocket || connected.has(req);
+/**
+ * Whether a failed request had reached kube-apiserver: a pooled socket or a new one that connected (`send`), or an
+ * exchange whose connection was closed under it.
+ */
+export function reachedBackend(failed: http.ClientRequest | Error): boolean {
+  if (failed instanceof Error) return closedUnder.has(failed);
+  return failed.reusedSocket || connected.has(failed);
 }
 
 /** A new socket must connect (and finish its TLS handshake) in time; a pooled socket is already connected. */

@@ -114,15 +114,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         // still goes out whole, and the rest of the body is dropped. A cut answer is cut by the response's own error.
         if (answered) return void discardBody(req, upstream);
         if (retry && upstream.reusedSocket && STALE_SOCKET_ERRORS.has(error.code ?? '')) return send(false);
-        if (reachedBackend(upstream)) {
-          deps.logger.warn('kube-apiserver closed the connection before answering', {
-            requestId: req.requestId,
-            error: error.message,
-          });
-          return next(closedBeforeAnswering(error));
-        }
-        deps.logger.warn('kube-apiserver unreachable', { requestId: req.requestId, error: error.message });
-        next(backendFailure(error));
+        failed(req, next, error, reachedBackend(upstream));
       });
       if (limited) {
         limitBody(req, maxBody, () => {
@@ -180,6 +172,20 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     next(requestEntityTooLarge(limit));
   };
 
+  /**
+   * No answer came: kube-apiserver closed a connection it had taken (502, not an outage), or could not be reached
+   * at all (503).
+   */
+  const failed = (req: Request, next: NextFunction, error: NodeJS.ErrnoException, reached: boolean) => {
+    const fields = { requestId: req.requestId, error: error.message };
+    if (reached) {
+      deps.logger.warn('kube-apiserver closed the connection before answering', fields);
+      return next(closedBeforeAnswering(error));
+    }
+    deps.logger.warn('kube-apiserver unreachable', fields);
+    next(backendFailure(error));
+  };
+
   /** A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. */
   const exchange = (req: Request, res: Response, next: NextFunction, target: string, headers: string[]) => {
     let current: Exchange;
@@ -214,8 +220,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
             // A cut backend answer reaches the client as a cut answer, never as a clean end.
             if (answered) return void res.destroy();
             if (retry && STALE_SOCKET_ERRORS.has(error.code ?? '')) return start(false);
-            deps.logger.warn('kube-apiserver unreachable', { requestId: req.requestId, error: error.message });
-            next(backendFailure(error));
+            failed(req, next, error, reachedBackend(error));
           },
         },
       );

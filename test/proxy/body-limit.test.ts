@@ -166,6 +166,27 @@ describe('a body refused before kube-apiserver sees it whole (a fake kube-apiser
 });
 
 describe('a kube-apiserver that closes the connection mid-request', () => {
+  it.each(['GET', 'DELETE'])(
+    'when it hangs up on a bodiless %s without an answer (again on a retry), then the client gets a 502, not an outage',
+    async (method) => {
+      const backend = await Backend.start();
+      backend.onRequest = (req) => req.socket.destroy();
+      const kapi = await startKapi(backend.url);
+      try {
+        const answer = await send(kapi.url, { method, path: `${CONFIGMAPS}/x`, headers: auth });
+        expect(answer.status).toBe(502);
+        expect(JSON.parse(answer.body)).toMatchObject({
+          kind: 'Status',
+          code: 502,
+          message: expect.stringMatching(/^kube-apiserver closed the connection before answering/) as unknown,
+        });
+        expect(kapi.logs.lines.join('\n')).not.toContain('unreachable');
+      } finally {
+        await stopCheckingLogs(kapi, backend);
+      }
+    },
+  );
+
   it('when it takes part of the body and hangs up without an answer, then the client gets a 502, not an outage', async () => {
     // Reads the head and a first piece of the body, then closes: a crash or a proxy in between giving up.
     const abrupt = net.createServer((socket) => {
