@@ -32,3 +32,17 @@ export async function getJson<T = unknown>(url: string, token?: string): Promise
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
+
+/** The refresh grant with the default client; the raw answer, for its status and error. */
+export function refreshGrant(baseUrl: string, refreshToken: string): Promise<Response> {
+  return fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: 'kapi',
+      client_secret: 'kapi',
+    }),
+  });
+}

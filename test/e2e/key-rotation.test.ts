@@ -6,7 +6,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { login, type TokenPair } from './client.js';
+import { login, refreshGrant, type TokenPair } from './client.js';
 import { assertTarget } from './forwarding-target.js';
 import { startE2E, waitFor, type E2E } from './harness.js';
 
@@ -52,19 +52,6 @@ async function patchSecret(data: Record<string, string | null>): Promise<void> {
   });
 }
 
-async function refresh(replica: string, refreshToken: string): Promise<Response> {
-  return fetch(`${replica}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: refreshToken,
-      client_id: 'kapi',
-      client_secret: 'kapi',
-    }),
-  });
-}
-
 /** Logs in on a replica until its token names `kid`: the replica has seen the Secret change. */
 async function loginSigned(replica: string, kid: string): Promise<TokenPair> {
   let tokens: TokenPair | undefined;
@@ -93,7 +80,7 @@ describe('when the signing key is rotated in the Secret while two replicas run',
       for (const replica of replicas) expect(await status(replica, tokens.access_token)).toBe(200);
     }
     // a refresh token of the old key still refreshes, and the new pair is signed with the new key
-    const refreshed = await refresh(replicas[1]!, before[0]!.refresh_token);
+    const refreshed = await refreshGrant(replicas[1]!, before[0]!.refresh_token);
     expect(refreshed.status).toBe(200);
     const pair = (await refreshed.json()) as TokenPair;
     expect([kidOf(pair.access_token), kidOf(pair.refresh_token)]).toEqual(['next', 'next']);

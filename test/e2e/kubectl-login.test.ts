@@ -11,6 +11,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { buildPlugin } from '../cli/kubectl-kapi/plugin-binary.js';
+import { login, refreshGrant } from './client.js';
 import { kubectlBinary, type KubectlRun } from './forwarding-kubectl.js';
 import { assertTarget } from './forwarding-target.js';
 import { startE2E, waitFor, type E2E } from './harness.js';
@@ -38,28 +39,13 @@ beforeAll(async () => {
     body: { spec: { authentication: { accessTokenMaxAge: `${ACCESS_TOKEN_SECONDS}s` } } },
   });
   // applied once a login answers with the new lifetime
-  await waitFor(async () => (await passwordLogin()).expires_in === ACCESS_TOKEN_SECONDS, 10_000);
+  await waitFor(async () => (await login(e2e.kapiUrl, user, PASSWORD)).expires_in === ACCESS_TOKEN_SECONDS, 10_000);
 }, 120_000);
 
 afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
   await e2e?.stop();
 });
-
-async function passwordLogin(): Promise<{ expires_in: number }> {
-  const res = await fetch(`${e2e.kapiUrl}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: user,
-      password: PASSWORD,
-      client_id: 'kapi',
-      client_secret: 'kapi',
-    }),
-  });
-  return (await res.json()) as { expires_in: number };
-}
 
 /** kubectl with a private HOME and kubeconfig, the plugin first on the PATH, stdin not a terminal. */
 function kubectl(args: string[], extraEnv: Record<string, string> = {}, stdin = ''): Promise<KubectlRun> {
@@ -174,16 +160,7 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
     expect(run.code).toBe(0);
     expect(cacheFiles()).toEqual([]);
     expect(await nodesStatus(accessToken)).toBe(401);
-    const refreshed = await fetch(`${e2e.kapiUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: refreshToken,
-        client_id: 'kapi',
-        client_secret: 'kapi',
-      }),
-    });
+    const refreshed = await refreshGrant(e2e.kapiUrl, refreshToken);
     expect([refreshed.status, ((await refreshed.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
 
     const denied = await kubectl(['get', 'nodes']);

@@ -20,7 +20,6 @@ import {
  * signed have expired (the refresh token lifetime).
  */
 export type SigningAlgorithm = 'HS256' | 'ES256' | 'RS256';
-export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = ['HS256', 'ES256', 'RS256'];
 
 export interface SigningKey {
   readonly kid: string;
