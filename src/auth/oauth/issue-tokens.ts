@@ -40,8 +40,11 @@ export interface TokenIssuerDeps {
 
 /** rotated: a new pair; replayed: the pair just issued, again (concurrent refreshes); reused: an old token, replayed. */
 export type RefreshResult = 'rotated' | 'replayed' | 'reused';
-/** Who ended a login session: RFC 7009 revoke, logout, or a reused refresh token. */
-export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse';
+/**
+ * Why a login session was ended here: RFC 7009 revoke, logout, a reused refresh token, a new login with
+ * multipleLogin off (single_login), or a login beyond the user's session cap (session_cap).
+ */
+export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse' | 'single_login' | 'session_cap';
 
 export interface TokenEvents {
   refreshed?(result: RefreshResult): void;
@@ -229,7 +232,9 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
 /** multipleLogin false: the new login ends every other session of the user, on every replica. */
 async function endOtherSessions(deps: TokenIssuerDeps, username: string, keep: string): Promise<void> {
   const sessions = await deps.sessions.listForUser(username);
-  await Promise.all(sessions.filter((s) => s.id !== keep).map((s) => deps.sessions.delete(s.id)));
+  const others = sessions.filter((s) => s.id !== keep);
+  await Promise.all(others.map((s) => deps.sessions.delete(s.id)));
+  for (let i = 0; i < others.length; i++) deps.events?.revoked?.('single_login');
 }
 
 /**
@@ -239,6 +244,7 @@ async function endOtherSessions(deps: TokenIssuerDeps, username: string, keep: s
 async function endSessionsBeyondCap(deps: TokenIssuerDeps, username: string, cap: number, keep: string): Promise<void> {
   try {
     const ended = await deps.sessions.endBeyondCap(username, cap, keep);
+    for (let i = 0; i < ended.length; i++) deps.events?.revoked?.('session_cap');
     if (ended.length > 0) {
       deps.logger.info('session limit reached: the oldest sessions of the user ended', {
         user: username,

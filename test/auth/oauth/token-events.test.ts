@@ -28,4 +28,18 @@ describe('token events (the refresh and revocation metrics)', () => {
       .expect(200);
     expect(revoked).toEqual(['refresh_reuse', 'logout', 'revoke']);
   });
+
+  test('when logins end other sessions (single login, the session cap), then each ended session is reported', async () => {
+    const revoked: string[] = [];
+    const t = testIdentity({
+      settings: { multipleLogin: true, maxSessionsPerUser: 2 },
+      tokenEvents: { revoked: (via) => revoked.push(via) },
+    });
+    t.users.add('alice', { password: 'alice-pw' });
+    for (let i = 0; i < 3; i++) await login(t.app, 'alice', 'alice-pw');
+    expect(revoked).toEqual(['session_cap']);
+    t.settings.current = { ...t.settings.current, multipleLogin: false };
+    await login(t.app, 'alice', 'alice-pw');
+    expect(revoked).toEqual(['session_cap', 'single_login', 'single_login']);
+  });
 });
