@@ -15,13 +15,6 @@ interface VirtualResource {
 /** Review resources: create-only, answered by the policy, never stored. */
 export const REVIEW_RESOURCES: readonly VirtualResource[] = [
   {
-    group: 'authentication.k8s.io',
-    version: 'v1',
-    name: 'selfsubjectreviews',
-    kind: 'SelfSubjectReview',
-    namespaced: false,
-  },
-  {
     group: 'authorization.k8s.io',
     version: 'v1',
     name: 'localsubjectaccessreviews',
@@ -92,11 +85,48 @@ function resourceEntries(type: ResourceType): Record<string, unknown>[] {
   return entries;
 }
 
+/**
+ * The Kubernetes minor versions the sandbox can play. Each serves SelfSubjectReview (`kubectl auth whoami`) where that
+ * release does: v1alpha1 in 1.26 (behind its feature gate, on here), v1beta1 from 1.27, v1 from 1.28.
+ */
+export const OLDEST_KUBERNETES_MINOR = 26;
+export const NEWEST_KUBERNETES_MINOR = 35;
+
+export function selfSubjectReviewVersion(minor: number): string {
+  if (minor >= 28) return 'v1';
+  return minor === 27 ? 'v1beta1' : 'v1alpha1';
+}
+
+/** `/version` of the release the sandbox plays. */
+export function versionInfo(minor: number): Record<string, string> {
+  return {
+    ...SANDBOX_VERSION,
+    minor: String(minor),
+    emulationMinor: String(minor),
+    minCompatibilityMinor: String(minor - 1),
+    gitVersion: `v1.${minor}.0`,
+  };
+}
+
 export class Discovery {
+  private readonly reviews: readonly VirtualResource[];
+
   constructor(
     private readonly registry: ResourceRegistry,
     private readonly serverAddress: () => string,
-  ) {}
+    readonly kubernetesMinor = NEWEST_KUBERNETES_MINOR,
+  ) {
+    this.reviews = [
+      {
+        group: 'authentication.k8s.io',
+        version: selfSubjectReviewVersion(kubernetesMinor),
+        name: 'selfsubjectreviews',
+        kind: 'SelfSubjectReview',
+        namespaced: false,
+      },
+      ...REVIEW_RESOURCES,
+    ];
+  }
 
   /** group → versions (preferred first). */
   private groups(): Map<string, string[]> {
@@ -107,7 +137,7 @@ export class Discovery {
       groups.set(group, versions);
     };
     for (const type of this.registry.all()) for (const v of type.versions) add(type.group, v);
-    for (const r of REVIEW_RESOURCES) add(r.group, r.version);
+    for (const r of this.reviews) add(r.group, r.version);
     return groups;
   }
 
@@ -150,7 +180,7 @@ export class Discovery {
     for (const type of this.registry.all()) {
       if (type.group === group && type.versions.includes(version)) resources.push(...resourceEntries(type));
     }
-    for (const r of REVIEW_RESOURCES) {
+    for (const r of this.reviews) {
       if (r.group === group && r.version === version) {
         resources.push({
           name: r.name,

@@ -13,7 +13,7 @@ import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
-import { Discovery } from './discovery.js';
+import { Discovery, NEWEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR } from './discovery.js';
 import { seedIdentity } from './identity-seed.js';
 import { TokenAuthenticator } from './identity.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
@@ -57,6 +57,11 @@ export interface SandboxOptions {
   logger?: Logger;
   /** Serve HTTPS with a generated self-signed certificate (exposed as `caPem`); kubectl needs it for tokens. */
   tls?: boolean;
+  /**
+   * The Kubernetes minor release whose API versions discovery serves (and `/version` names), from 26 (1.26) to 35;
+   * default 35. Lets tests take the paths a client needs on older clusters (SelfSubjectReview v1alpha1/v1beta1).
+   */
+  kubernetesMinor?: number;
   /** How often watches that allow bookmarks get one; default 3000 ms. */
   bookmarkIntervalMs?: number;
   /** Events kept per resource type for watches and paged lists; older versions get 410. Default 10,000. */
@@ -207,7 +212,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokens,
     authorizer: new UnionAuthorizer([policy, rbac]),
     audit,
-    discovery: new Discovery(registry, () => address),
+    discovery: new Discovery(registry, () => address, kubernetesMinorOf(options.kubernetesMinor)),
     openapi: new OpenApiDocuments(registry, store),
     upgrades,
     logs: {
@@ -277,4 +282,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return stopped;
     },
   };
+}
+
+function kubernetesMinorOf(minor: number | undefined): number {
+  if (minor === undefined) return NEWEST_KUBERNETES_MINOR;
+  if (!Number.isInteger(minor) || minor < OLDEST_KUBERNETES_MINOR || minor > NEWEST_KUBERNETES_MINOR) {
+    throw new Error(`kubernetesMinor must be ${OLDEST_KUBERNETES_MINOR}..${NEWEST_KUBERNETES_MINOR}, not ${minor}`);
+  }
+  return minor;
 }

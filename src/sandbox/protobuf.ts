@@ -108,6 +108,9 @@ const RBAC_BINDING: Schema = {
 /** The kinds the sandbox can read as protobuf, by apiVersion/kind. */
 const KINDS: Record<string, Schema> = {
   'authentication.k8s.io/v1/SelfSubjectReview': { 1: metadata },
+  // The same message where 1.27 (v1beta1) and 1.26 (v1alpha1) serve it.
+  'authentication.k8s.io/v1beta1/SelfSubjectReview': { 1: metadata },
+  'authentication.k8s.io/v1alpha1/SelfSubjectReview': { 1: metadata },
   'authorization.k8s.io/v1/SelfSubjectAccessReview': {
     1: metadata,
     2: { name: 'spec', type: 'message', message: { 1: SAR_SPEC[1] as Field, 2: SAR_SPEC[2] as Field } },

@@ -136,15 +136,17 @@ export function selfSubjectRulesReview(body: Obj, ctx: ReviewContext): Obj {
   return { ...reviewBody(kind, body), status };
 }
 
-export function selfSubjectReview(body: Obj, caller: SandboxUser): Obj {
-  checkKind(body, 'SelfSubjectReview', 'authentication.k8s.io/v1');
+/** `version`: the one the request was made at (v1, v1beta1 or v1alpha1, as the release the sandbox plays serves). */
+export function selfSubjectReview(body: Obj, caller: SandboxUser, version = 'v1'): Obj {
+  const apiVersion = `authentication.k8s.io/${version}`;
+  checkKind(body, 'SelfSubjectReview', apiVersion);
   const userInfo: Obj = { username: caller.username };
   if (caller.uid) userInfo.uid = caller.uid;
   userInfo.groups = caller.groups;
   if (caller.extra) userInfo.extra = caller.extra;
   return {
     kind: 'SelfSubjectReview',
-    apiVersion: 'authentication.k8s.io/v1',
+    apiVersion,
     metadata: { ...record(body.metadata), creationTimestamp: null },
     status: { userInfo },
   };

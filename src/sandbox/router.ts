@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
 import { authenticate, authorize, type Identity } from './access.js';
 import { auditIdOf, type AuditTrail } from './audit.js';
-import { SANDBOX_VERSION, type Discovery } from './discovery.js';
+import { versionInfo, type Discovery } from './discovery.js';
 import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
 import { serveLog } from './log-stream.js';
@@ -142,7 +142,7 @@ function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): voi
   }
   const parts = path.split('/').filter(Boolean);
   let document: unknown;
-  if (path === '/version') document = SANDBOX_VERSION;
+  if (path === '/version') document = versionInfo(deps.discovery.kubernetesMinor);
   else if (path === '/api') document = deps.discovery.apiVersions();
   else if (path === '/apis') document = deps.discovery.apiGroupList();
   else if (parts[0] === 'api' && parts.length === 2) document = deps.discovery.resourceList('', parts[1] as string);
@@ -188,7 +188,7 @@ async function serveReview(deps: RouterDeps, x: Exchange, info: RequestInfo, use
       answer = selfSubjectRulesReview(review, ctx);
       break;
     default:
-      answer = selfSubjectReview(review, user);
+      answer = selfSubjectReview(review, user, info.apiVersion);
   }
   x.sendObject(201, answer);
 }

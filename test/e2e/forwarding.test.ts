@@ -14,6 +14,7 @@ import { WebSocket } from 'ws';
 import { KAPI_SERVICE_ACCOUNT } from '../../src/sandbox/policy.js';
 import type { KubeStatus } from '../../src/server/errors.js';
 import { login } from './client.js';
+import { selfSubjectReviewRequest, selfSubjectReviewVersion } from './discovery.js';
 import { auditSince, isBackground, kubeErrorAs } from './forwarding-audit.js';
 import {
   bearer,
@@ -28,6 +29,16 @@ import { assertTarget, E2E_TARGET } from './forwarding-target.js';
 import { RUN_LABEL, startE2E, waitFor, type E2E } from './harness.js';
 
 const PASSWORD = 'e2e-Forwarding-password-1';
+
+/** SelfSubjectReview at the version the cluster serves (found by discovery, as kubectl auth whoami does). */
+async function servedReviewVersion(): Promise<string> {
+  const version = await selfSubjectReviewVersion(e2e.admin);
+  if (version === undefined)
+    throw new Error(
+      'the cluster serves no SelfSubjectReview (Kubernetes 1.26 needs the APISelfSubjectReview feature gate)',
+    );
+  return version;
+}
 const READERS = 'e2e-readers';
 const REFUSED_IMPERSONATION = /^impersonation through kapi is not allowed/;
 
@@ -141,11 +152,12 @@ describe('when an authenticated caller’s request is forwarded', () => {
     const audit = e2e.sandbox && auditSince(e2e.sandbox);
     // If the caller's Authorization travelled on, the sandbox would take its admin token; a cluster, this bad one.
     const smuggled = e2e.sandbox?.adminToken ?? 'not-a-cluster-token';
+    const review = selfSubjectReviewRequest(await servedReviewVersion());
     const answer = await rawRequest(e2e.kapiUrl, {
       method: 'POST',
-      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      path: review.path,
       headers: [...bearer(readerToken), ...bearer(smuggled), 'Content-Type', 'application/json'],
-      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      body: review.body,
     });
     expect(answer.status).toBe(201);
     const { userInfo } = (JSON.parse(answer.body) as { status: { userInfo: { username: string; groups: string[] } } })
@@ -155,7 +167,7 @@ describe('when an authenticated caller’s request is forwarded', () => {
     expect(userInfo.groups).not.toContain('system:masters');
     expect(userInfo.groups).not.toContain('system:serviceaccounts');
     if (audit) {
-      const seen = audit().filter((entry) => entry.path === '/apis/authentication.k8s.io/v1/selfsubjectreviews');
+      const seen = audit().filter((entry) => entry.path === review.path);
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ user: reader, impersonatedBy: KAPI_SERVICE_ACCOUNT, code: 201 });
     }
@@ -208,11 +220,12 @@ describe('when an authenticated caller’s request is forwarded', () => {
     );
     const answer = await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) });
     expect(JSON.parse(answer.body)).toMatchObject({ data: { seen: 'yes' } });
+    const request = selfSubjectReviewRequest(await servedReviewVersion());
     const review = await rawRequest(e2e.kapiUrl, {
       method: 'POST',
-      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      path: request.path,
       headers: [...bearer(outsiderToken), 'Content-Type', 'application/json'],
-      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      body: request.body,
     });
     expect(review.status).toBe(201);
     const { userInfo } = (JSON.parse(review.body) as { status: { userInfo: { username: string; groups: string[] } } })

@@ -48,8 +48,13 @@ export interface E2E {
 
 export const silentLogger: Logger = createLogger('error', { silent: true });
 
-/** `metrics`: kapi also serves /metrics on a port of its own (`kapi.metricsPort`). */
-export async function startE2E(options: { sandboxNodes?: number; metrics?: boolean } = {}): Promise<E2E> {
+/**
+ * `metrics`: kapi also serves /metrics on a port of its own (`kapi.metricsPort`). `kubernetesMinor`: the release the
+ * sandbox plays (its served API versions), else `KAPI_E2E_KUBERNETES_MINOR`, else the newest; a cluster is what it is.
+ */
+export async function startE2E(
+  options: { sandboxNodes?: number; metrics?: boolean; kubernetesMinor?: number } = {},
+): Promise<E2E> {
   const runId = `e2e-${randomBytes(3).toString('hex')}`;
   const kubeconfig = process.env.KUBECONFIG;
   let sandbox: Sandbox | undefined;
@@ -61,7 +66,12 @@ export async function startE2E(options: { sandboxNodes?: number; metrics?: boole
     adminConnection = await connectToCluster('kubeconfig', kubeconfig);
     kapiConnection = adminConnection;
   } else {
-    sandbox = await startSandbox({ nodes: options.sandboxNodes ?? 6, logger: silentLogger });
+    const minorFromEnv = process.env.KAPI_E2E_KUBERNETES_MINOR;
+    sandbox = await startSandbox({
+      nodes: options.sandboxNodes ?? 6,
+      logger: silentLogger,
+      kubernetesMinor: options.kubernetesMinor ?? (minorFromEnv ? Number(minorFromEnv) : undefined),
+    });
     adminConnection = connectionFor(tokenAccess(sandbox.url, sandbox.adminToken), 'sandbox');
     kapiConnection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
     kapiSubject = { kind: 'ServiceAccount', name: 'kapi-apiserver', namespace: 'kapi-system' };
@@ -229,18 +239,18 @@ export async function deleteIgnoringMissing(client: KubeClient, path: string): P
   }
 }
 
-/** On a real cluster the CRDs may not be installed yet; the sandbox loads them from crds/ itself. */
-async function ensureCrds(admin: KubeClient): Promise<void> {
+/**
+ * On a real cluster the CRDs may not be installed yet; the sandbox loads them from crds/ itself. The suites run in
+ * parallel and each may find them missing: a 409 AlreadyExists means another suite created them first, which is as
+ * good (both then wait for Established).
+ */
+export async function ensureCrds(admin: KubeClient): Promise<void> {
   for (const crd of loadCrdDocuments()) {
     try {
       await admin.request({ path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` });
     } catch (err) {
       if (!(err instanceof KubeApiError && err.code === 404)) throw err;
-      await admin.request({
-        method: 'POST',
-        path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-        body: crd,
-      });
+      await createUnlessExists(admin, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
       await waitFor(async () => {
         const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
           path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
@@ -248,6 +258,15 @@ async function ensureCrds(admin: KubeClient): Promise<void> {
         return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
       }, 10_000);
     }
+  }
+}
+
+/** POSTs `body`; an object of that name already there (409 AlreadyExists, made by a parallel suite) is success. */
+export async function createUnlessExists(client: KubeClient, path: string, body: unknown): Promise<void> {
+  try {
+    await client.request({ method: 'POST', path, body });
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.code === 409 && err.status?.reason === 'AlreadyExists')) throw err;
   }
 }
 

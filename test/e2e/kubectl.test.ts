@@ -176,7 +176,8 @@ describe('when a user whose RBAC allows it uses kubectl through kapi', () => {
     expect(review.status.userInfo.groups).toEqual(expect.arrayContaining([OPERATORS, 'system:authenticated']));
     expect(review.status.userInfo.groups).not.toContain('system:serviceaccounts');
     if (audit) {
-      const reviews = audit().filter((entry) => entry.path.endsWith('/selfsubjectreviews'));
+      // kubectl tries v1, then v1beta1, then v1alpha1 (a 404 each where an older release does not serve them)
+      const reviews = audit().filter((entry) => entry.path.endsWith('/selfsubjectreviews') && entry.code !== 404);
       expect(reviews).toHaveLength(1);
       expect(reviews[0]).toMatchObject({ user: operator, impersonatedBy: KAPI_SERVICE_ACCOUNT, code: 201 });
       expect(reviews[0]!.groups).toEqual(expect.arrayContaining([OPERATORS, 'system:authenticated']));
