@@ -52,7 +52,10 @@ export interface TokenLifetime {
   expiresAt: number;
 }
 
-/** Claims in one fixed order, so the same inputs always sign to the same token (the refresh grace relies on it). */
+/**
+ * Claims in one fixed order, so the same inputs always give the same claims: the refresh grace hands the current
+ * refresh token out again (the same string with HS256 and RS256; ES256 signatures differ, its claims and jti do not).
+ */
 export function buildClaims(
   type: TokenType,
   subject: TokenSubject,

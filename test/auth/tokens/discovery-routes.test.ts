@@ -9,7 +9,7 @@ import request from 'supertest';
 import { hmacKeySet, keySetFromSecretData, type KeySet } from '../../../src/auth/tokens/key-set.js';
 import { JWKS_PATH, OIDC_DISCOVERY_PATH } from '../../../src/auth/tokens/discovery-routes.js';
 import { TOKEN_AUDIENCE, tokenPolicy } from '../../../src/auth/tokens/tokens.js';
-import { login, testIdentity } from '../identity-app.js';
+import { login, refresh, testIdentity, type Tokens } from '../identity-app.js';
 
 const ISSUER = 'https://kapi.example.com:9443';
 const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64');
@@ -116,4 +116,18 @@ test('when asked without a token, then the JWKS and discovery answer (they are p
   await request(t.app).get(JWKS_PATH).expect(200);
   await request(t.app).get(OIDC_DISCOVERY_PATH).expect(200);
   await request(t.app).get('/whoami').expect(401);
+});
+
+test('when the key is ES256 (signatures differ each time), then a replay within the refresh grace still yields the current refresh token', async () => {
+  const t = identityWith(keySet({ 'e.pem': b64(pem('ec')) }));
+  const first = await login(t.app, 'alice', 'alice-pw');
+  const a = (await refresh(t.app, first.refresh_token).expect(200)).body as Tokens;
+  t.clock.advance(3);
+  const b = (await refresh(t.app, first.refresh_token).expect(200)).body as Tokens;
+  // not the same string (ECDSA signatures are randomized), but the same token: same claims, same jti
+  const payload = (token: string) => token.split('.')[1];
+  expect(payload(b.refresh_token)).toBe(payload(a.refresh_token));
+  await request(t.app).get('/whoami').set('Authorization', `Bearer ${b.access_token}`).expect(200);
+  // either string rotates the session once more
+  await refresh(t.app, b.refresh_token).expect(200);
 });
