@@ -16,6 +16,7 @@ import { startKapiProcess, type KapiProcess } from './kapi-process.js';
 import { accountCpuOf } from './measure.js';
 import { detail, notMeasured, printTable, section, writeJson, type Row } from './report.js';
 import { forwardingScenario } from './scenarios/forwarding.js';
+import { loggingScenario } from './scenarios/logging.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { nodePageScenario } from './scenarios/node-page.js';
 import { tokenScenario } from './scenarios/token-issue.js';
@@ -41,6 +42,7 @@ const SCENARIOS: { key: string; scenario: Scenario; needsToken: boolean; sandbox
   { key: 'forwarding', scenario: forwardingScenario, needsToken: true },
   // These write to the backend (node patches, a login storm): the sandbox only.
   { key: 'watch', scenario: watchScenario, needsToken: true, sandboxOnly: true },
+  { key: 'logging', scenario: loggingScenario, needsToken: true, sandboxOnly: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },
 ];
 

@@ -27,6 +27,9 @@ const sandbox = await startSandbox({
   adminPassword: options.adminPassword,
   tls: options.tls,
   logger: createLogger('error', { silent: true }),
+  // Every container's log holds 10,000 lines over the last 4 hours (generated when read, never stored): the logging
+  // rows read 200 of them.
+  logHistory: { lines: 10_000, spanMs: 4 * 3600_000 },
 });
 const ready: SandboxProcessReady = {
   url: sandbox.url,

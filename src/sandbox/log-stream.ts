@@ -25,12 +25,16 @@ export function serveLog(
     }
     return out;
   };
-  const initial = take(from, to);
-  if (!options.follow || !log.running || budget <= 0) {
-    x.sendText(200, initial);
+  if (!options.follow || !log.running) {
+    streamLines(x, from, to, take);
     return;
   }
 
+  const initial = take(from, to);
+  if (budget <= 0) {
+    x.sendText(200, initial);
+    return;
+  }
   x.startStream(200, 'text/plain');
   if (initial) x.res.write(initial);
   let next = to;
@@ -57,4 +61,27 @@ export function serveLog(
     );
   };
   schedule();
+}
+
+/** Lines rendered a chunk at a time as the client takes them, as a kubelet streams a log file: a client that stops
+ * reading (or goes away) early costs only what it read. */
+function streamLines(x: Exchange, from: number, to: number, take: (first: number, last: number) => string): void {
+  const CHUNK_LINES = 256;
+  let next = from;
+  let closed = false;
+  x.res.on('close', () => (closed = true));
+  x.startStream(200, 'text/plain');
+  const pump = (): void => {
+    while (!closed && next < to) {
+      const last = Math.min(to, next + CHUNK_LINES);
+      const text = take(next, last);
+      next = text ? last : to; // an empty chunk: limitBytes is spent
+      if (text && !x.res.write(text)) {
+        x.res.once('drain', pump);
+        return;
+      }
+    }
+    if (!closed) x.res.end();
+  };
+  pump();
 }

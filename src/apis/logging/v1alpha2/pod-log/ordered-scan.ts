@@ -46,7 +46,12 @@ export interface WindowTuning {
  */
 export const OUT_OF_ORDER_MS = 1000;
 
-export const DEFAULT_WINDOWS: WindowTuning = { targetLines: 5_000, maxLines: 50_000, firstWidthMs: 10_000 };
+/**
+ * About 15 MB of lines at most in one window. A window aims at 250 lines per container it reads (at least 5,000 in
+ * all), so a wide query costs few reads per container rather than many small ones.
+ */
+export const DEFAULT_WINDOWS: WindowTuning = { targetLines: 5_000, maxLines: 100_000, firstWidthMs: 10_000 };
+const LINES_PER_READER = 250;
 
 /**
  * Reads the matching lines of many containers merged by time, in `order`, without holding more than one time window
@@ -89,7 +94,8 @@ export async function scanInOrder(
     if (plan.order === 'asc') for (const target of window.ended) exhausted.add(target);
     edge = plan.order === 'asc' ? b : a;
     const rate = window.lines.length / Math.max(1, b - a);
-    width = Math.min(width * 4, Math.max(width / 4, rate > 0 ? tuning.targetLines / rate : width * 4));
+    const target = Math.min(tuning.maxLines / 2, Math.max(tuning.targetLines, readers.length * LINES_PER_READER));
+    width = Math.min(width * 4, Math.max(width / 4, rate > 0 ? target / rate : width * 4));
     window.lines.sort(plan.order === 'asc' ? ascending : (x, y) => ascending(y, x));
     if (!(await onWindow(window.lines))) return;
   }
