@@ -193,6 +193,7 @@ export class Reflector<T> {
     let relist = true;
     let failures = 0;
     let expiredInARow = 0;
+    let behindInARow = 0;
     while (!this.stopped) {
       const attempt = { progressed: false };
       let delay = 0;
@@ -205,14 +206,27 @@ export class Reflector<T> {
         // closed by the server at timeoutSeconds: the normal end of a watch, continue at once
         failures = 0;
         expiredInARow = 0;
+        behindInARow = 0;
         this.log.debug('watch closed by the server; watching again', { resourceVersion: this.resourceVersion });
       } catch (error) {
         if (this.stopped) break;
         if (attempt.progressed) {
           failures = 0;
           expiredInARow = 0;
+          behindInARow = 0;
         }
-        if (isExpired(error)) {
+        if (isWatchCacheBehind(error) && behindInARow < BEHIND_RETRIES) {
+          // kube-apiserver's watch cache has not reached a resourceVersion it gave out (a write's, or a list's from
+          // etcd): it says so with 504 and Retry-After; the same watch succeeds once the cache catches up. Not a
+          // failure of the cache, so no warning and no stale clock; if it persists, relist as client-go does.
+          behindInARow++;
+          delay = Math.max(retryAfterMs(error), backoffDelay(behindInARow, policy));
+          this.log.info('watch cache behind the resourceVersion; watching again', {
+            resourceVersion: this.resourceVersion,
+            retryInMs: delay,
+          });
+        } else if (isExpired(error) || isWatchCacheBehind(error)) {
+          behindInARow = 0;
           relist = true;
           expiredInARow++;
           // a relist answered by another immediate expiry must not spin
@@ -392,6 +406,30 @@ function defaultKey(raw: unknown): string | undefined {
     : metadata.name;
 }
 
+/** Answers of "watch cache behind" in a row that are waited out before a relist. */
+const BEHIND_RETRIES = 5;
+
+/**
+ * kube-apiserver's 504 Timeout "Too large resource version" (cause ResourceVersionTooLarge): its watch cache is behind
+ * the requested resourceVersion, as a request or as a watch ERROR event.
+ */
+function isWatchCacheBehind(error: unknown): boolean {
+  if (error instanceof WatchCacheBehind) return true;
+  if (!(error instanceof KubeApiError) || error.code !== 504) return false;
+  const status = error.status;
+  return (
+    status?.details?.causes?.some((cause) => cause.reason === 'ResourceVersionTooLarge') === true ||
+    /too large resource version/i.test(status?.message ?? error.message)
+  );
+}
+
+function retryAfterMs(error: unknown): number {
+  const seconds = error instanceof KubeApiError ? error.status?.details?.retryAfterSeconds : undefined;
+  return typeof seconds === 'number' && seconds > 0 ? Math.min(seconds, 10) * 1000 : 0;
+}
+
+class WatchCacheBehind extends Error {}
+
 function isExpired(error: unknown): boolean {
   return error instanceof ResourceVersionExpired || (error instanceof KubeApiError && error.code === 410);
 }
@@ -401,6 +439,9 @@ function watchError(status: { code?: number; reason?: string; message?: string }
   const message = `watch error: ${status?.message ?? status?.reason ?? 'no details'}`;
   if (status?.code === 410 || status?.reason === 'Expired' || status?.reason === 'Gone') {
     return new ResourceVersionExpired(message);
+  }
+  if (status?.code === 504 && /too large resource version/i.test(status.message ?? '')) {
+    return new WatchCacheBehind(message);
   }
   return new Error(`${message}${status?.code ? ` (code ${status.code})` : ''}`);
 }

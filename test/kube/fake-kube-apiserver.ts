@@ -38,6 +38,7 @@ export class FakeKubeApiserver {
   expireNextContinue = false;
   private failures: Array<{ status: number; kind: 'list' | 'watch' | 'any' }> = [];
   private failAllWith: number | undefined;
+  private behind = 0;
   private objects = new Map<string, any>();
   private history: HistoryEvent[] = [];
   private rv = 100;
@@ -125,6 +126,14 @@ export class FakeKubeApiserver {
     for (let i = 0; i < count; i++) this.failures.push({ status, kind });
   }
 
+  /**
+   * The next `count` watches get kube-apiserver's answer for a resourceVersion its watch cache has not reached yet:
+   * 504 Timeout "Too large resource version", cause ResourceVersionTooLarge, Retry-After 1.
+   */
+  watchCacheBehindNext(count: number): void {
+    this.behind += count;
+  }
+
   /** Every request answers `status` until called again with undefined. */
   failAll(status: number | undefined): void {
     this.failAllWith = status;
@@ -175,6 +184,23 @@ export class FakeKubeApiserver {
     if (url.pathname !== this.collection) return status(res, 404, 'NotFound', `${url.pathname} not found`);
     const failure = this.failAllWith ?? this.takeFailure(kind);
     if (failure) return status(res, failure, 'InternalError', 'injected failure');
+    if (kind === 'watch' && this.behind > 0) {
+      this.behind--;
+      const rv = url.searchParams.get('resourceVersion');
+      return json(res, 504, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `Timeout: Too large resource version: ${rv}, current: ${Number(rv) - 1}`,
+        reason: 'Timeout',
+        details: {
+          causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+          retryAfterSeconds: 1,
+        },
+        code: 504,
+      });
+    }
     if (kind === 'list') this.list(url.searchParams, res);
     else this.watch(url.searchParams, res);
   }

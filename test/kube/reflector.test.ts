@@ -313,6 +313,28 @@ describe('Reflector failures and readiness', () => {
     expect(reflector.readiness.notReadyReason()).toBeUndefined();
   });
 
+  it('when kube-apiserver’s watch cache is behind the resourceVersion (504 Too large), then it watches again from it without a warning or a relist', async () => {
+    const { logger, lines } = capturingLogger();
+    const { fake, reflector } = await setup({ logger });
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const resumeFrom = lastWatch(fake).query.get('resourceVersion');
+
+    fake.watchCacheBehindNext(2);
+    fake.dropWatches();
+
+    await eventually(() => expect(fake.openWatches).toBe(1), 10_000);
+    const watches = fake.requests.filter((r) => r.kind === 'watch').slice(-3);
+    expect(watches.map((w) => w.query.get('resourceVersion'))).toEqual([resumeFrom, resumeFrom, resumeFrom]);
+    expect(fake.count('list')).toBe(1);
+    expect(reflector.readiness.notReadyReason()).toBeUndefined();
+    // (the dropped connection itself is a failure; the 504s that follow are not)
+    const failures = lines.filter((line) => line.level === 'warn' || line.level === 'error');
+    expect(failures.filter((line) => /too large|504/i.test(JSON.stringify(line)))).toEqual([]);
+    expect(lines.filter((line) => line.message.startsWith('watch cache behind'))).toHaveLength(2);
+  });
+
   it('when re-watching keeps failing, then it relists after a few attempts', async () => {
     const { fake, reflector } = await setup();
     reflector.start();
