@@ -13,6 +13,19 @@ describe('chart lint', () => {
   });
 });
 
+describe('chart kubeVersion', () => {
+  test.each([
+    ['1.26.0', true],
+    ['1.27.3', true],
+    ['1.35.0', true],
+    ['1.25.16', false],
+  ])('when installed on Kubernetes %s, then helm accepts it: %s', async (version, accepted) => {
+    const result = await helm(['template', RELEASE, CHART_DIR, '--kube-version', version]);
+    if (accepted) expect(result).toMatchObject({ code: 0 });
+    else expect(result.stderr).toMatch(/kubeVersion/);
+  });
+});
+
 describe('chart values schema', () => {
   test.each<[string, Record<string, string | number | boolean>, RegExp]>([
     ['an unknown service.type', { 'service.type': 'Ingress' }, /service\/type/],
