@@ -3,6 +3,7 @@ import type { BenchContext, Scenario } from '../context.js';
 import { bearer, sendJson } from '../http.js';
 import { readMemory } from '../kapi-process.js';
 import { processCpuMs } from '../process-cpu.js';
+import { runningPodStatus } from '../../src/sandbox/pod-status.js';
 import { detail, verdict, type Row } from '../report.js';
 
 /**
@@ -69,7 +70,7 @@ async function makePods(ctx: BenchContext): Promise<void> {
     headers: json,
     body: JSON.stringify({ metadata: { name: NAMESPACE } }),
   });
-  const startedAt = new Date(Date.now() - 4 * 3600_000).toISOString();
+  const startedAt = new Date(Date.now() - 4 * 3600_000);
   for (let i = 0; i < PODS; i++) {
     const name = `app-${i}`;
     const pod = await sendJson<Record<string, unknown>>(`${base}/api/v1/namespaces/${NAMESPACE}/pods`, {
@@ -87,19 +88,7 @@ async function makePods(ctx: BenchContext): Promise<void> {
       headers: json,
       body: JSON.stringify({
         ...pod,
-        status: {
-          phase: 'Running',
-          containerStatuses: [
-            {
-              name: 'app',
-              ready: true,
-              restartCount: 0,
-              image: 'example/app:1',
-              imageID: '',
-              state: { running: { startedAt } },
-            },
-          ],
-        },
+        status: runningPodStatus([{ name: 'app', image: 'example/app:1' }], startedAt),
       }),
     });
   }

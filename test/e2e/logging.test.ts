@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getJson, login } from './client.js';
+import { runningPodStatus } from '../../src/sandbox/pod-status.js';
 import { RUN_LABEL, startE2E, waitFor, type E2E } from './harness.js';
 
 interface LogRecord {
@@ -60,19 +61,7 @@ async function makeLoggingPod(namespace: string, name: string): Promise<void> {
       path,
       body: {
         ...pod,
-        status: {
-          phase: 'Running',
-          containerStatuses: [
-            {
-              name: 'app',
-              ready: true,
-              restartCount: 0,
-              image: 'busybox:1.36',
-              imageID: '',
-              state: { running: { startedAt: new Date(Date.now() - 600_000).toISOString() } },
-            },
-          ],
-        },
+        status: runningPodStatus([{ name: 'app', image: 'busybox:1.36' }], new Date(Date.now() - 600_000)),
       },
     });
   }
