@@ -102,21 +102,14 @@ async function login(app: express.Express, username: string) {
   return { ...tokens, sessionId: (me.body as { sessionId: string }).sessionId };
 }
 
-async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls until `check` passes. No deadline of its own: the test's timeout is the only limit (a busy machine is slow). */
+async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
-/** Each replica heard `expected` within 2 s (watches deliver in milliseconds). */
+/** Waits until each replica heard `expected` (watches deliver in milliseconds; the test timeout is the limit). */
 async function expectHeardOnBoth(expected: Revocation): Promise<void> {
-  const heardEverywhere = await within(2000, () =>
-    replicas.every((replica) => replica.heard.some((heard) => matches(heard, expected))),
-  );
-  expect({ heardEverywhere, expected }).toEqual({ heardEverywhere: true, expected });
+  await eventually(() => replicas.every((replica) => replica.heard.some((heard) => matches(heard, expected))));
 }
 
 function matches(heard: Revocation, expected: Revocation): boolean {
@@ -132,10 +125,7 @@ beforeAll(async () => {
   admin = new KubeClient(adminConnection);
   replicas.push(await startReplica(), await startReplica());
   for (const replica of replicas) {
-    const ready = await within(10_000, () =>
-      replica.identity.readiness.every((check) => check.notReadyReason() === undefined),
-    );
-    if (!ready) throw new Error('identity caches did not sync');
+    await eventually(() => replica.identity.readiness.every((check) => check.notReadyReason() === undefined));
   }
 });
 
@@ -212,7 +202,7 @@ describe('when a login session ends', () => {
     sweeper.start();
     try {
       // the login came before the sweeper's list, so its cache holds the session
-      await sweeper.waitForSync(5_000);
+      await sweeper.waitForSync(60_000);
       expect(await sweeper.sweep()).toBeGreaterThanOrEqual(1);
       await expectHeardOnBoth(session(tokens.sessionId));
     } finally {

@@ -148,11 +148,10 @@ export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Polls `check` until it returns true, failing after `timeoutMs`. */
-export async function eventually(check: () => boolean, timeoutMs = 2000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/**
+ * Polls `check` until it returns true. No deadline of its own: the test's timeout is the only limit, as a busy
+ * machine is slow, not wrong.
+ */
+export async function eventually(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
 }

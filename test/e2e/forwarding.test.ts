@@ -214,10 +214,7 @@ describe('when an authenticated caller’s request is forwarded', () => {
     });
     const path = `/api/v1/namespaces/${namespace}/configmaps/${name}`;
     // RBAC caches on a real cluster take a moment to see a new binding.
-    await waitFor(
-      async () => (await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) })).status === 200,
-      10_000,
-    );
+    await waitFor(async () => (await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) })).status === 200);
     const answer = await rawRequest(e2e.kapiUrl, { path, headers: bearer(outsiderToken) });
     expect(JSON.parse(answer.body)).toMatchObject({ data: { seen: 'yes' } });
     const request = selfSubjectReviewRequest(await servedReviewVersion());
@@ -281,7 +278,7 @@ describe('when an authenticated caller’s request is forwarded', () => {
         body: { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { [RUN_LABEL]: e2e.runId } } },
       });
       // Relayed before the next write is even made: event by event, not held until a later one or the end.
-      await waitFor(() => watch.events.some(({ event }) => event.type === 'ADDED'), 10_000);
+      await waitFor(() => watch.events.some(({ event }) => event.type === 'ADDED'));
       const added = watch.events.find(({ event }) => event.type === 'ADDED')!;
       expect(added.event.object.metadata?.name).toBe(name);
 
@@ -294,7 +291,7 @@ describe('when an authenticated caller’s request is forwarded', () => {
       // A real cluster's node controller may modify the node too; only the label tells this change apart.
       const isThePatch = ({ event }: (typeof watch.events)[number]) =>
         event.type === 'MODIFIED' && event.object.metadata?.labels?.changed === 'yes';
-      await waitFor(() => watch.events.some(isThePatch), 10_000);
+      await waitFor(() => watch.events.some(isThePatch));
       const modified = watch.events.find(isThePatch)!;
       expect(modified.event.object.metadata?.name).toBe(name);
       expect(watch.events.indexOf(modified)).toBeGreaterThan(watch.events.indexOf(added));

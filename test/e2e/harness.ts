@@ -256,7 +256,7 @@ export async function ensureCrds(admin: KubeClient): Promise<void> {
           path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
         });
         return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-      }, 10_000);
+      });
     }
   }
 }
@@ -270,12 +270,12 @@ export async function createUnlessExists(client: KubeClient, path: string, body:
   }
 }
 
-/** Polls `check` every 25 ms until it holds; fails with the elapsed time after `timeoutMs`. */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 1_000): Promise<number> {
+/**
+ * Polls `check` every 25 ms until it holds; resolves with the time that took (for a report, never for a bound). No
+ * deadline of its own: the test's timeout is the only limit, as a busy machine is slow, not wrong.
+ */
+export async function waitFor(check: () => Promise<boolean> | boolean): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
+  return Date.now() - started;
 }

@@ -39,7 +39,7 @@ beforeAll(async () => {
     body: { spec: { authentication: { accessTokenMaxAge: `${ACCESS_TOKEN_SECONDS}s` } } },
   });
   // applied once a login answers with the new lifetime
-  await waitFor(async () => (await login(e2e.kapiUrl, user, PASSWORD)).expires_in === ACCESS_TOKEN_SECONDS, 10_000);
+  await waitFor(async () => (await login(e2e.kapiUrl, user, PASSWORD)).expires_in === ACCESS_TOKEN_SECONDS);
 }, 120_000);
 
 afterAll(async () => {
@@ -141,7 +141,7 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
     const before = readCache();
 
     // the server refuses the cached access token from now on (expiry plus its clock tolerance)
-    await waitFor(async () => (await nodesStatus(before.accessToken)) === 401, 30_000);
+    await waitFor(async () => (await nodesStatus(before.accessToken)) === 401);
 
     // no password anywhere, stdin not a terminal: only the refresh grant can make this work
     const second = await kubectl(['get', 'nodes', '-o', 'name']);
@@ -182,7 +182,7 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
-      await waitFor(() => output.includes(`Password for ${user} at ${e2e.kapiHttpsUrl}: `), 20_000);
+      await waitFor(() => output.includes(`Password for ${user} at ${e2e.kapiHttpsUrl}: `));
       child.stdin.write(`${PASSWORD}\r`);
       expect(await closed).toBe(0);
     } finally {

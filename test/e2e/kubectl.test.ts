@@ -121,14 +121,14 @@ describe('when a user whose RBAC allows it uses kubectl through kapi', () => {
       // The first line comes from kubectl's list; it then watches from the list's resourceVersion, so the change
       // below reaches it whether or not the watch request has arrived yet. (A real cluster's node controller may
       // print more lines for the same node; only the label tells this change apart.)
-      await waitFor(() => lines().includes(`${name}=`), 10_000);
+      await waitFor(() => lines().includes(`${name}=`));
       await e2e.admin.request({
         method: 'PATCH',
         path: `/api/v1/nodes/${name}`,
         contentType: 'application/merge-patch+json',
         body: { metadata: { labels: { changed: 'yes' } } },
       });
-      await waitFor(() => lines().includes(`${name}=yes`), 5_000);
+      await waitFor(() => lines().includes(`${name}=yes`));
     } finally {
       child.kill('SIGKILL');
     }

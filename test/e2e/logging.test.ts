@@ -111,7 +111,7 @@ beforeAll(async () => {
   await waitFor(async () => {
     const answer = await logs(`namespaces=${own},${other}&operation=statistics`);
     return answer.status === 200 && answer.body.statistics?.containers === 2;
-  }, 120_000);
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -43,8 +43,9 @@ describe('when a replica is stopped while a watch is open through it', () => {
     })();
     await expect(cut).resolves.toMatch(/ended|cut/);
     await stopping;
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(3_000);
+    // Held for the grace period first: a lower bound only, as a busy machine makes it later, never earlier. That the
+    // cut and stop() come at all is the proof they do not wait for the watch to end by itself (tens of minutes): the
+    // test's own timeout is the only limit.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 });

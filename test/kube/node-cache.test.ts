@@ -55,7 +55,7 @@ describe('createNodeCache', () => {
     fake.put(node('n1'));
 
     nodes.start();
-    await nodes.waitForSync(3000);
+    await nodes.waitForSync();
     expect(nodes.get('n1')?.metadata?.managedFields).toBeUndefined();
     expect(nodes.readiness.name).toBe('cache:nodes');
     const revision = nodes.revision;

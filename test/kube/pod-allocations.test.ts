@@ -110,7 +110,7 @@ describe('PodAllocations over a watched pod list', () => {
     fake.put(podObject('pending', undefined, '1'));
 
     allocations.start();
-    await allocations.waitForSync(3000);
+    await allocations.waitForSync();
     const cpuOn = (node: string) => allocations.allocatedOn(node).cpuRequestsMilli;
     expect([cpuOn('n1'), cpuOn('n2'), allocations.size]).toEqual([300, 0, 3]);
     expect(fake.requests[0]!.query.get('fieldSelector')).toBe(NON_TERMINATED_PODS);

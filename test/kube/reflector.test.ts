@@ -58,7 +58,7 @@ describe('Reflector list', () => {
     expect(reflector.readiness.name).toBe('cache:nodes');
 
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
 
     expect(names(reflector)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(reflector.size).toBe(5);
@@ -84,7 +84,7 @@ describe('Reflector list', () => {
     fake.expireNextContinue = true;
 
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
 
     expect(names(reflector)).toEqual(['a', 'b', 'c', 'd', 'e']);
     const pages = fake.requests.filter((r) => r.kind === 'list').map((r) => r.query.get('continue'));
@@ -94,7 +94,7 @@ describe('Reflector list', () => {
   it('when selectors are given, then list and watch both send them', async () => {
     const { fake, reflector } = await setup({ fieldSelector: 'status.phase!=Failed', labelSelector: 'zone=a' });
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.count('watch')).toBe(1));
     for (const request of fake.requests) {
       expect(request.query.get('fieldSelector')).toBe('status.phase!=Failed');
@@ -108,7 +108,7 @@ describe('Reflector watch', () => {
     const { fake, reflector, events } = await setup();
     fake.put(node('a', { zone: 'one' }));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     const revision = reflector.revision;
     fake.pieceBytes = 7; // pieces split JSON tokens and the multi-byte characters below
@@ -128,7 +128,7 @@ describe('Reflector watch', () => {
     const { fake, reflector, events } = await setup();
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     const revision = reflector.revision;
 
@@ -149,7 +149,7 @@ describe('Reflector watch', () => {
       const { fake, reflector, events } = await setup();
       for (const name of ['a', 'b', 'c']) fake.put(node(name, { zone: 'one' }));
       reflector.start();
-      await reflector.waitForSync(3000);
+      await reflector.waitForSync();
       await eventually(() => expect(fake.openWatches).toBe(1));
       const unchanged = reflector.get('c');
       fake.expiredAs = expiredAs;
@@ -174,7 +174,7 @@ describe('Reflector watch', () => {
     const { fake, reflector } = await setup();
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     fake.put(node('b'));
     await eventually(() => expect(reflector.size).toBe(2));
@@ -190,34 +190,41 @@ describe('Reflector watch', () => {
   });
 
   it('when the server ends a watch at its timeout, then it watches again at once without relisting', async () => {
-    // a backoff of ten minutes: a second watch within the wait below can only be the immediate one
-    const backoff = { initialMs: 600_000, maxMs: 600_000 };
-    const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 }, backoff });
+    // A backoff longer than the test: the second watch can only come if it is made at once, not after a sleep.
+    const { fake, reflector } = await setup({
+      watchTimeoutSeconds: { min: 1, max: 1 },
+      backoff: { initialMs: 3_600_000, maxMs: 3_600_000 },
+    });
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     fake.put(node('a'));
-    await eventually(() => expect(fake.count('watch')).toBe(2), 20_000);
+    await eventually(() => expect(fake.count('watch')).toBe(2));
     expect(fake.count('list')).toBe(1);
   });
 
   it('when watches end at once without events, then that counts as a failure and is retried with backoff', async () => {
     const { fake, reflector } = await setup({ backoff: { initialMs: 20, maxMs: 1000 } });
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     fake.endWatchesAtOnce = true;
     fake.dropWatches();
 
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    // a tight loop would make hundreds; 20, 40, 80, 160 ms (±25%) leave room for about five
-    expect(fake.count('watch')).toBeLessThanOrEqual(7);
-    expect(fake.count('watch')).toBeGreaterThanOrEqual(3);
+    // After the drop it watches again at once; each empty watch then waits longer than the last (20, 40, 80 ms
+    // ±25%). Lower bounds only: a busy machine makes the gaps longer, never shorter; a tight loop has none.
+    const from = fake.count('watch');
+    await eventually(() => expect(fake.count('watch')).toBeGreaterThanOrEqual(from + 4));
+    const at = fake.requests.filter((r) => r.kind === 'watch').map((r) => r.at);
+    const gaps = at.slice(from, from + 4).map((t, i) => t - at[from - 1 + i]!);
+    expect(gaps[1]).toBeGreaterThanOrEqual(15);
+    expect(gaps[2]).toBeGreaterThanOrEqual(30);
+    expect(gaps[3]).toBeGreaterThanOrEqual(60);
   });
 
   it('when a watch goes silent past its timeout and grace, then it is aborted and opened again', async () => {
     const { fake, reflector } = await setup({ watchTimeoutSeconds: { min: 1, max: 1 }, idleGraceMs: 100 });
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     fake.hangWatches = true;
     fake.dropWatches();
@@ -228,7 +235,7 @@ describe('Reflector watch', () => {
     fake.hangWatches = false;
     fake.put(node('late')); // the hung watch never delivers it; only a new watch can
 
-    await eventually(() => expect(reflector.get('late')).toBeDefined(), 4000);
+    await eventually(() => expect(reflector.get('late')).toBeDefined());
     const [, hung, next] = fake.requests.filter((r) => r.kind === 'watch');
     expect(next!.at - hung!.at).toBeGreaterThanOrEqual(1000);
   });
@@ -237,7 +244,7 @@ describe('Reflector watch', () => {
     const { fake, reflector } = await setup();
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     const seen = fake.resourceVersion;
 
@@ -259,7 +266,7 @@ describe('Reflector failures and readiness', () => {
     reflector.start();
     await eventually(() => expect(fake.count('list')).toBeGreaterThanOrEqual(2));
     expect(reflector.readiness.notReadyReason()).toMatch(/not synced yet \(last error: HTTP 500: injected failure\)/);
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
 
     const at = fake.requests.filter((r) => r.kind === 'list').map((r) => r.at);
     const gaps = at.slice(1).map((t, i) => t - at[i]!);
@@ -273,7 +280,7 @@ describe('Reflector failures and readiness', () => {
     const { fake, reflector } = await setup({ staleAfterMs: 300, backoff: { initialMs: 20, maxMs: 50 } });
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
 
     fake.failAll(503);
@@ -294,7 +301,7 @@ describe('Reflector failures and readiness', () => {
     const { fake, reflector } = await setup({ backoff: { initialMs: 100, maxMs: 400 } });
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     const seen = fake.resourceVersion;
 
@@ -317,14 +324,14 @@ describe('Reflector failures and readiness', () => {
     const { logger, lines } = capturingLogger();
     const { fake, reflector } = await setup({ logger });
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
     const resumeFrom = lastWatch(fake).query.get('resourceVersion');
 
     fake.watchCacheBehindNext(2);
     fake.dropWatches();
 
-    await eventually(() => expect(fake.openWatches).toBe(1), 10_000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
     const watches = fake.requests.filter((r) => r.kind === 'watch').slice(-3);
     expect(watches.map((w) => w.query.get('resourceVersion'))).toEqual([resumeFrom, resumeFrom, resumeFrom]);
     expect(fake.count('list')).toBe(1);
@@ -338,7 +345,7 @@ describe('Reflector failures and readiness', () => {
   it('when re-watching keeps failing, then it relists after a few attempts', async () => {
     const { fake, reflector } = await setup();
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     await eventually(() => expect(fake.openWatches).toBe(1));
 
     fake.failNext(5, 500, 'watch');
@@ -353,7 +360,7 @@ describe('Reflector failures and readiness', () => {
     const { fake, reflector } = await setup({ logger, backoff: { initialMs: 1, maxMs: 2 } });
     fake.failNext(40, 500, 'list');
     reflector.start();
-    await reflector.waitForSync(5000);
+    await reflector.waitForSync();
 
     const warnings = lines.filter((l) => l.level === 'warn');
     expect(warnings.length).toBeLessThanOrEqual(6); // attempts 1, 2, 4, 8, 16, 32
@@ -377,7 +384,7 @@ describe('Reflector failures and readiness', () => {
     });
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     expect(events).toEqual(['added a']);
     expect(reflector.size).toBe(1);
   });
@@ -388,7 +395,7 @@ describe('Reflector failures and readiness', () => {
     const off = reflector.on('added', (obj) => heard.push(obj.name));
     fake.put(node('a'));
     reflector.start();
-    await reflector.waitForSync(3000);
+    await reflector.waitForSync();
     off();
     fake.put(node('b'));
     await eventually(() => expect(reflector.size).toBe(2));
@@ -410,7 +417,7 @@ describe('Reflector stop', () => {
       const { fake, reflector } = await setup();
       fake.put(node('a'));
       reflector.start();
-      await reflector.waitForSync(3000);
+      await reflector.waitForSync();
       await eventually(() => expect(fake.openWatches).toBe(1));
       expect(long().length).toBeGreaterThan(0); // the watch's idle watchdog, at least
 
@@ -431,8 +438,8 @@ describe('Reflector stop', () => {
   });
 
   it('when stopped while backing off before the first sync, then waiters are rejected and the loop ends', async () => {
-    // backing off for ten minutes: a stop that waited for it would outlast the test's own timeout
-    const { fake, reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } });
+    // A backoff longer than the test: stop() returning at all proves it does not sleep the backoff out.
+    const { fake, reflector } = await setup({ backoff: { initialMs: 3_600_000, maxMs: 3_600_000 } });
     fake.failAll(500);
     reflector.start();
     const waiting = reflector.waitForSync();

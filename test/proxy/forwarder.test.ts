@@ -226,14 +226,16 @@ describe('answers passed back', () => {
   });
 });
 
+/** Backend timeouts longer than any test runs: a test that ends proves something other than a timeout ended it. */
+const NEVER_TIMES_OUT = { connectTimeoutMs: 3_600_000, responseTimeoutMs: 3_600_000 };
+
 describe('kube-apiserver unavailable', () => {
-  it('when nothing listens at kube-apiserver’s address, then the client gets a 503 Status within a second', async () => {
+  it('when nothing listens at kube-apiserver’s address, then the refusal is answered with a 503 Status at once', async () => {
+    // Both timeouts outlast the test: the answer can only come from the refused connection, never from waiting.
     const closedPort = await freePort();
-    const down = await startKapi(`http://127.0.0.1:${closedPort}`);
+    const down = await startKapi(`http://127.0.0.1:${closedPort}`, { backend: NEVER_TIMES_OUT });
     try {
-      const started = Date.now();
       const answer = await send(down.url, { path: '/api/v1/nodes', headers: auth });
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(answer.status).toBe(503);
       expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
       expect(JSON.parse(answer.body).message).toMatch(/^kube-apiserver is unavailable/);
@@ -249,16 +251,20 @@ describe('kube-apiserver unavailable', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const { connectionFor, tokenAccess } = await import('../../src/kube/connection.js');
+    // The silent server never completes a handshake and the response timeout outlasts the test, so the connect
+    // timeout is the only way this request can end.
     const stuck = await startKapi('unused', {
       connection: connectionFor(tokenAccess(`https://127.0.0.1:${port}`, KAPI_TOKEN), 'kubeconfig'),
-      backend: { connectTimeoutMs: 300 },
+      backend: { ...NEVER_TIMES_OUT, connectTimeoutMs: 300 },
     });
     try {
       const started = Date.now();
       const answer = await send(stuck.url, { path: '/api/v1/nodes', headers: auth });
       expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', code: 503 });
+      // a lower bound only (a busy machine makes it later, never earlier): it waited for the handshake
       expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(connections.size).toBeGreaterThanOrEqual(1);
     } finally {
       await stuck.stop();
       for (const socket of connections) socket.destroy();
@@ -329,9 +335,9 @@ describe('aborts', () => {
       agent: false,
     });
     req.on('error', () => undefined);
-    await until(() => arrived, 3_000, 'the request to reach the backend');
+    await until(() => arrived);
     req.destroy();
-    await until(() => backendClosed, 3_000, 'the backend to see the close');
+    await until(() => backendClosed);
   });
 
   it('when kube-apiserver cuts an answer short, then the client’s answer is cut too (not a clean end)', async () => {
@@ -377,7 +383,7 @@ describe('aborts', () => {
       req.on('error', () => undefined);
       setTimeout(() => reject(new Error('no first event')), 3_000).unref();
     });
-    await until(() => backendClosed, 3_000, 'the backend to see the close');
+    await until(() => backendClosed);
   });
 
   it('when kube-apiserver cuts a watch, then the client’s stream is cut too (not a clean end)', async () => {

@@ -117,11 +117,7 @@ function kubectl(args: string[], options: { token?: string; stdin?: string; time
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
     try {
-      await until(
-        () => sandbox.audit.some((entry) => entry.path === '/api/v1/nodes' && entry.verb === 'watch'),
-        10_000,
-        'the watch',
-      );
+      await until(() => sandbox.audit.some((entry) => entry.path === '/api/v1/nodes' && entry.verb === 'watch'));
       const name = nodes[0]!.replace('node/', '');
       const res = await fetch(`${sandbox.url}/api/v1/nodes/${name}`, {
         method: 'PATCH',
@@ -129,7 +125,7 @@ function kubectl(args: string[], options: { token?: string; stdin?: string; time
         body: JSON.stringify({ metadata: { labels: { 'kapi.io/touched': 'yes' } } }),
       });
       expect(res.status).toBe(200);
-      await until(() => stdout.includes(`node/${name}`), 10_000, 'kubectl to print the change');
+      await until(() => stdout.includes(`node/${name}`));
     } finally {
       child.kill('SIGKILL');
     }

@@ -192,28 +192,26 @@ describe('identity seed', () => {
 });
 
 describe('scale', () => {
-  test('when 5,000 nodes and 50,000 pods are seeded, then every one is there and paging by 500 reads all nodes (times printed; the bench measures)', async () => {
-    const started = Date.now();
+  // How long seeding and paging take is a figure of `npm run bench` (it seeds the same 5,000 nodes and 50,000 pods),
+  // not a bound a shared test run can hold.
+  test('when 5,000 nodes and 50,000 pods are seeded, then all are listed and paging all nodes by 500 returns each once', async () => {
     const sandbox = await testSandbox({ nodes: 5000, podsPerNode: 10 });
-    const seedSeconds = (Date.now() - started) / 1000;
     try {
-      const pageStart = Date.now();
+      const names = new Set<string>();
+      let pages = 0;
       let token = '';
-      let count = 0;
       do {
         const page = await call<Json>(sandbox, 'GET', `/api/v1/nodes?limit=500${token ? `&continue=${token}` : ''}`);
-        count += page.body.items.length;
+        for (const item of page.body.items) names.add(item.metadata.name);
+        pages++;
         token = page.body.metadata.continue ?? '';
       } while (token);
-      const pageSeconds = (Date.now() - pageStart) / 1000;
       const pods = await call<Json>(sandbox, 'GET', '/api/v1/pods?limit=1');
-      console.log(
-        `seeded 5,000 nodes and 50,000 pods in ${seedSeconds.toFixed(2)} s; paged all nodes in ${pageSeconds.toFixed(3)} s`,
-      );
-      expect(count).toBe(5000);
+      expect(names.size).toBe(5000);
+      expect(pages).toBe(10);
       expect(pods.body.metadata.remainingItemCount + 1).toBe(50_000);
     } finally {
       await sandbox.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -171,6 +171,7 @@ describe('watch', () => {
     expect(res.body.kind).toBe('Status');
   });
 
+  // A lower bound only (a busy machine ends it later, never earlier): the stream was held until timeoutSeconds.
   test('when timeoutSeconds passes, then the server ends the stream cleanly', async () => {
     const started = Date.now();
     const res = await fetch(
@@ -199,13 +200,11 @@ describe('watch', () => {
     const watches = await Promise.all(
       Array.from({ length: 1000 }, () => openWatch(sandbox, `${cms('demo')}?watch=1&resourceVersion=${rv}`)),
     );
-    const started = Date.now();
-    const pending = watches.map((w) => readEvents(w.res, 1, 10_000));
+    // no deadline of its own (the longest a timer can wait): the test's timeout is the only limit
+    const pending = watches.map((w) => readEvents(w.res, 1, 2 ** 31 - 1));
     await call(sandbox, 'POST', cms('demo'), { body: configMap('fan-out') });
     const results = await Promise.all(pending);
-    const elapsed = Date.now() - started;
     for (const w of watches) w.abort.abort();
-    console.log(`1,000 watches received one event in ${elapsed} ms`);
     expect(results.every((events) => events[0]?.object.metadata.name === 'fan-out')).toBe(true);
-  }, 30_000);
+  }, 60_000);
 });
