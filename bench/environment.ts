@@ -35,6 +35,8 @@ export interface Environment {
   loginUser: { name: string; password: string; hash: string };
   nodeCount: number;
   podCount: number;
+  /** The sandbox's start, seeding included, to its first answer (ms); not for a real cluster. */
+  seedMs?: number;
   stop(): Promise<void>;
 }
 
@@ -51,7 +53,9 @@ export async function startEnvironment(options: {
   timeoutMs: number;
 }): Promise<Environment> {
   const adminPassword = randomBytes(18).toString('base64url');
+  const seedStarted = Date.now();
   const sandbox = { ...(await startSandboxProcess({ ...options, adminPassword })), adminPassword };
+  const seedMs = Date.now() - seedStarted;
   setBackendTrust(sandbox.caPem ? { ca: sandbox.caPem } : {});
   const dir = mkdtempSync(path.join(tmpdir(), 'kapi-bench-'));
   try {
@@ -102,6 +106,7 @@ export async function startEnvironment(options: {
       loginUser: { name: LOGIN_USER, password, hash },
       nodeCount: await count('nodes'),
       podCount: await count('pods'),
+      seedMs,
       async stop() {
         rmSync(dir, { recursive: true, force: true });
         await sandbox.stop();
