@@ -97,6 +97,11 @@ export interface Sandbox {
   compactHistory(): void;
   /** Cuts every open watch, as a restarting kube-apiserver would. */
   dropWatches(): void;
+  /**
+   * Holds back open watches of one resource (events and bookmarks) until the returned release is called, as a
+   * lagging watch cache would: a write is answered, and watchers hear of it only later.
+   */
+  holdWatches(group: string, resource: string): () => void;
   stop(): Promise<void>;
 }
 
@@ -269,6 +274,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     compactHistory: () => store.compactHistory(),
     dropWatches: () => hub.closeAll(true),
+    holdWatches: (group, resource) => hub.hold(group, resource),
     stop: () => {
       stopped ??= new Promise<void>((resolve) => {
         hub.closeAll(false);

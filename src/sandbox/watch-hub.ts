@@ -71,6 +71,8 @@ export function bookmarkLine(type: ResourceType, version: string, rv: number, in
  */
 export class WatchHub {
   private readonly byType = new Map<string, Set<Watcher>>();
+  /** Types whose live events and bookmarks are held back, per watch in order (see `hold`). */
+  private readonly held = new Map<string, Map<Watcher, string[]>>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -98,7 +100,32 @@ export class WatchHub {
   }
 
   remove(watcher: Watcher): void {
-    this.byType.get(typeKey(watcher.type.group, watcher.type.resource))?.delete(watcher);
+    const key = typeKey(watcher.type.group, watcher.type.resource);
+    this.byType.get(key)?.delete(watcher);
+    this.held.get(key)?.delete(watcher);
+  }
+
+  /**
+   * Holds back what open watches of a type are sent (events and bookmarks, in order) until the returned release is
+   * called: a watch that lags behind its writes, as kube-apiserver's watch cache may. Tests use it.
+   */
+  hold(group: string, resource: string): () => void {
+    const key = typeKey(group, resource);
+    const queues = this.held.get(key) ?? new Map<Watcher, string[]>();
+    this.held.set(key, queues);
+    return () => {
+      if (this.held.get(key) !== queues) return;
+      this.held.delete(key);
+      for (const [watcher, lines] of queues) for (const line of lines) watcher.send(line);
+    };
+  }
+
+  private deliver(watcher: Watcher, line: string): void {
+    const queues = this.held.get(typeKey(watcher.type.group, watcher.type.resource));
+    if (!queues) return watcher.send(line);
+    const queue = queues.get(watcher) ?? [];
+    queue.push(line);
+    queues.set(watcher, queue);
   }
 
   publish(event: StoreEvent): void {
@@ -107,7 +134,7 @@ export class WatchHub {
     for (const watcher of watchers) {
       if (watcher.namespace && watcher.namespace !== event.object.namespace) continue;
       const delivery = deliveryFor(event, watcher.filter);
-      if (delivery) watcher.send(eventLine(event, delivery, watcher.version));
+      if (delivery) this.deliver(watcher, eventLine(event, delivery, watcher.version));
     }
   }
 
@@ -141,7 +168,7 @@ export class WatchHub {
           line = bookmarkLine(watcher.type, watcher.version, rv);
           lines.set(key, line);
         }
-        watcher.send(line);
+        this.deliver(watcher, line);
       }
     }
   }

@@ -9,9 +9,9 @@ import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { createIdentity, type Identity } from '../../src/auth/index.js';
 import type { LoginSession } from '../../src/auth/sessions/session-record.js';
 import { ClusterSessionStore } from '../../src/auth/sessions/sessions.js';
-import { ClusterUserStore } from '../../src/auth/users/users.js';
+import { ClusterUserStore, type LoginFreshness } from '../../src/auth/users/users.js';
 import { statusAfterFailure } from '../../src/auth/users/login-limits.js';
-import { KubeClient } from '../../src/kube/client.js';
+import { KubeClient, type KubeRequest } from '../../src/kube/client.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
@@ -52,7 +52,7 @@ async function kapiClient(): Promise<{ client: KubeClient; connection: KubeConne
   return { client: new KubeClient(connection), connection };
 }
 
-async function startReplica(secret = JWT_SECRET): Promise<Replica> {
+async function startReplica(secret = JWT_SECRET, loginFreshness?: LoginFreshness): Promise<Replica> {
   const { client: kube, connection } = await kapiClient();
   const identity = createIdentity({
     client: kube,
@@ -61,6 +61,7 @@ async function startReplica(secret = JWT_SECRET): Promise<Replica> {
     signingKeySecret: secret,
     allowGeneratedKey: false,
     clock: clock.read,
+    ...(loginFreshness && { loginFreshness }),
   });
   await identity.start();
   const app = express();
@@ -155,6 +156,14 @@ afterAll(async () => {
 
 const [one, two] = [() => replicas[0]!.app, () => replicas[1]!.app];
 
+const KAPI = 'system:serviceaccount:kapi-system:kapi-apiserver';
+/** The requests kapi made for the users collection itself (not a watch, not a named user) since `seen` was taken. */
+const auditIds = () => new Set(sandbox.audit.map((entry) => entry.auditId));
+const collectionReads = (seen: Set<string>) =>
+  sandbox.audit.filter(
+    (entry) => !seen.has(entry.auditId) && entry.user === KAPI && entry.verb === 'list' && entry.path === USERS,
+  ).length;
+
 describe('two replicas on one cluster', () => {
   test('when the seeded admin logs in on one replica, then the token works on the other', async () => {
     const tokens = await login(one(), 'admin', ADMIN_PASSWORD);
@@ -208,6 +217,64 @@ describe('two replicas on one cluster', () => {
     // every request kapi made is in the sandbox's audit trail: none of them named a tried user
     expect(sandbox.audit.filter((entry) => entry.path.includes(prefix))).toEqual([]);
   });
+
+  test('when a User is created while the watch of kapi lags behind, then it logs in on the first try', async () => {
+    // a wait far beyond what is needed: the test proves the order of things, not how fast they are
+    const lagging = await startReplica(JWT_SECRET, { waitMs: 30_000, reuseVersionMs: 1000 });
+    replicas.push(lagging);
+    const release = sandbox.holdWatches('iam.kapi.io', 'users');
+    let released = false;
+    try {
+      const seen = auditIds();
+      const name = await createUser('pw-lag');
+      const answer = Promise.resolve(
+        tokenRequest(
+          lagging.app,
+          { grant_type: 'password', username: name, password: 'pw-lag', ...client },
+          '10.7.0.1',
+        ),
+      );
+      // the watch delivers the new User only after kapi has read the collection's version, as a lagging watch would
+      const asked = await within(20_000, async () => collectionReads(seen) > 0);
+      release();
+      released = true;
+      expect(asked).toBe(true);
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect(res.body.access_token).toEqual(expect.any(String));
+    } finally {
+      if (!released) release();
+    }
+  });
+
+  test('when one admitted address tries 50 made-up names, then the users collection is read about once a second at most, and not at all once the address is locked out', async () => {
+    // a short wait: misses outside a reuse window wait for the next bookmark, and this test counts reads, not waits
+    const replica = await startReplica(JWT_SECRET, { waitMs: 200, reuseVersionMs: 1000 });
+    replicas.push(replica);
+    const prefix = `nobody-${Date.now().toString(36)}`;
+    const attempt = (name: string) =>
+      tokenRequest(replica.app, { grant_type: 'password', username: name, password: 'x', ...client }, '10.8.1.1');
+    const saved = settings.current;
+    settings.current = { ...saved, loginLimit: { maxFailures: 100, windowSeconds: 600 } };
+    try {
+      const seen = auditIds();
+      const started = performance.now();
+      for (let i = 0; i < 50; i++) await attempt(`${prefix}-${i}`).expect(400);
+      const elapsedMs = performance.now() - started;
+      const reads = collectionReads(seen);
+      // one read per reuse window (1 s) at most, however many names: a bound that grows with the time taken
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThanOrEqual(1 + Math.ceil(elapsedMs / 1000));
+      expect(sandbox.audit.filter((entry) => entry.path.includes(prefix))).toEqual([]);
+
+      settings.current = saved; // 50 failures against a limit of 3: the address is locked out
+      const seenLocked = auditIds();
+      for (let i = 50; i < 70; i++) await attempt(`${prefix}-${i}`).expect(429);
+      expect(collectionReads(seenLocked)).toBe(0);
+    } finally {
+      settings.current = saved;
+    }
+  }, 120_000); // 50 bcrypt comparisons: seconds on a busy machine
 
   test('when a rotated refresh token is reused on the other replica after the grace, then the session ends everywhere', async () => {
     const name = await createUser('pw-4');
@@ -395,6 +462,74 @@ describe('the cluster stores', () => {
     } finally {
       await Promise.all((await store.listForUser('over-cap')).map((session) => store.delete(session.id)));
       await store.stop();
+      connection.close();
+    }
+  });
+});
+
+describe('logins made sure of against a lagging watch', () => {
+  /** kapi's client, whose reads of the users collection's version fail while `failing` is set. */
+  async function usersStore(freshness: LoginFreshness, failing = { versionReads: false }) {
+    const { client: kube, connection } = await kapiClient();
+    const request = kube.request.bind(kube);
+    kube.request = <T>(req: KubeRequest): Promise<T> =>
+      failing.versionReads && req.path === USERS && req.query?.limit === 1
+        ? Promise.reject(new Error('connect ECONNREFUSED'))
+        : request<T>(req);
+    const store = new ClusterUserStore(kube, logger, freshness);
+    store.start();
+    await store.waitForSync(10_000);
+    return {
+      store,
+      close: async () => {
+        await store.stop();
+        connection.close();
+      },
+    };
+  }
+
+  test('when 50 made-up names miss the cache, at once and one by one, then the collection version is read once', async () => {
+    // a clock that stands still: every miss falls in one reuse window
+    const { store, close } = await usersStore({ waitMs: 200, reuseVersionMs: 1000, now: () => 0 });
+    try {
+      const seen = auditIds();
+      const names = Array.from({ length: 50 }, (_, i) => `made-up-${i}-${Date.now().toString(36)}`);
+      expect(await Promise.all(names.slice(0, 25).map((name) => store.find(name)))).toEqual(Array(25).fill(undefined));
+      for (const name of names.slice(25)) expect(await store.find(name)).toBeUndefined();
+      expect(collectionReads(seen)).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  test('when the version read fails, then a miss is answered from the cache as it stands, and a known user still is', async () => {
+    const failing = { versionReads: false };
+    const { store, close } = await usersStore({ waitMs: 30_000, reuseVersionMs: 1000 }, failing);
+    const release = sandbox.holdWatches('iam.kapi.io', 'users');
+    let released = false;
+    try {
+      failing.versionReads = true;
+      const name = await createUser('pw-fail');
+      // the watch has not delivered it and the version cannot be read: unknown, as before this was made sure of
+      expect(await store.find(name)).toBeUndefined();
+      expect(await store.find('admin')).toMatchObject({ name: 'admin' });
+      release();
+      released = true;
+      expect(await within(10_000, async () => (await store.find(name)) !== undefined)).toBe(true);
+    } finally {
+      if (!released) release();
+      await close();
+    }
+  });
+
+  test('when the users cache has not synced, then a login lookup still fails (503) without reading the version', async () => {
+    const { client: kube, connection } = await kapiClient();
+    const store = new ClusterUserStore(kube, logger, { waitMs: 30_000, reuseVersionMs: 1000 });
+    try {
+      const seen = auditIds();
+      await expect(store.find('anyone')).rejects.toThrow('not synced');
+      expect(collectionReads(seen)).toBe(0);
+    } finally {
       connection.close();
     }
   });

@@ -451,3 +451,55 @@ describe('Reflector stop', () => {
     await expect(reflector.waitForSync()).rejects.toThrow(/stopped before it synced/);
   });
 });
+
+describe('Reflector waitUntil (consistent reads from the cache)', () => {
+  const reached = (reflector: Reflector<Item>, target: string) => () =>
+    Number(reflector.lastResourceVersion) >= Number(target);
+
+  it('when a bookmark carries the cache past the target, then the wait ends true and the version is the bookmark', async () => {
+    const { fake, reflector } = await setup();
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const target = String(Number(fake.resourceVersion) + 1);
+    const waiting = reflector.waitUntil(reached(reflector, target), 10_000);
+    fake.bookmark();
+    expect(await waiting).toBe(true);
+    expect(reflector.lastResourceVersion).toBe(target);
+  });
+
+  it('when an event delivers what is waited for, then the wait ends true, after the handlers ran', async () => {
+    const { fake, reflector } = await setup();
+    reflector.start();
+    await reflector.waitForSync(3000);
+    await eventually(() => expect(fake.openWatches).toBe(1));
+    const waiting = reflector.waitUntil(() => reflector.get('b') !== undefined, 10_000);
+    fake.put(node('b'));
+    expect(await waiting).toBe(true);
+  });
+
+  it('when the cache already holds what is waited for, then the wait ends at once', async () => {
+    const { fake, reflector } = await setup();
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync(3000);
+    expect(await reflector.waitUntil(reached(reflector, fake.resourceVersion), 0)).toBe(true);
+  });
+
+  it('when nothing arrives in time, then the wait ends false', async () => {
+    const { fake, reflector } = await setup();
+    reflector.start();
+    await reflector.waitForSync(3000);
+    expect(await reflector.waitUntil(reached(reflector, String(Number(fake.resourceVersion) + 5)), 50)).toBe(false);
+  });
+
+  it('when the cache stops during a wait, then the wait ends false at once', async () => {
+    const { fake, reflector } = await setup();
+    reflector.start();
+    await reflector.waitForSync(3000);
+    const waiting = reflector.waitUntil(reached(reflector, String(Number(fake.resourceVersion) + 5)), 60_000);
+    await reflector.stop();
+    expect(await waiting).toBe(false);
+  });
+});

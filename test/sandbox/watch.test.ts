@@ -61,6 +61,46 @@ describe('watch', () => {
     expect(bad.status).toBe(422);
   });
 
+  test('when watches of a resource are held, then their events and bookmarks wait for the release and then arrive in order', async () => {
+    await call(sandbox, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'w-held' } } });
+    const rv = await currentRv(cms('w-held'));
+    const { res, abort } = await openWatch(
+      sandbox,
+      `${cms('w-held')}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true`,
+    );
+    const events: Json[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body!) {
+        buffer += decoder.decode(chunk, { stream: true });
+        const lines = buffer.split('\n');
+        buffer = lines.pop()!;
+        for (const line of lines) if (line.trim()) events.push(JSON.parse(line));
+      }
+    })().catch(() => undefined);
+    const release = sandbox.holdWatches('', 'configmaps');
+    try {
+      const created = await call<Json>(sandbox, 'POST', cms('w-held'), { body: configMap('late') });
+      expect(created.status).toBe(201);
+      // the write is answered, but its watcher hears nothing of it, nor of bookmarks, while held (bookmarks: 150 ms)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(events).toEqual([]);
+      release();
+      for (let i = 0; i < 200 && events.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(events[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'late' } } });
+      const addedAt = Number(events[0].object.metadata.resourceVersion);
+      expect(
+        events.slice(1).every((e) => e.type === 'BOOKMARK' && Number(e.object.metadata.resourceVersion) >= addedAt),
+      ).toBe(true);
+      expect(events.length).toBeGreaterThan(1);
+    } finally {
+      release();
+      abort.abort();
+      await reading;
+    }
+  });
+
   test('when bookmarks are allowed, then BOOKMARK events with only the resourceVersion arrive periodically', async () => {
     const rv = await currentRv('/api/v1/nodes');
     const { res, abort } = await openWatch(

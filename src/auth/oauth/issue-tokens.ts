@@ -309,9 +309,9 @@ function unknownLogin(login: string): string {
   return `unknown:${createHmac('sha256', UNKNOWN_LOGIN_KEY).update(login).digest('hex').slice(0, 12)}`;
 }
 
-/** The name an attempt tried, for the audit line: from the watched cache only, never a cluster read. */
+/** The name an attempt tried, for the audit line: from the watched cache as it stands, never a cluster read. */
 async function auditedName(deps: TokenIssuerDeps, login: string): Promise<string> {
-  const user = await deps.users.find(login).catch(() => undefined);
+  const user = await deps.users.find(login, { cacheOnly: true }).catch(() => undefined);
   return user ? user.name : unknownLogin(login);
 }
 

@@ -1,6 +1,8 @@
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import { describeError } from '../../kube/cache-health.js';
 import type { ReadinessCheck } from '../../kube/caches.js';
 import { Reflector } from '../../kube/reflector.js';
+import { SharedVersionRead, resourceVersionReached } from '../../kube/resource-version.js';
 import type { Logger } from '../../observability/logger.js';
 import { isObjectName } from '../kube-names.js';
 import type { UserStatusPatch } from './login-limits.js';
@@ -17,10 +19,11 @@ import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-re
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
 export interface UserStore {
   /**
-   * By name, or by e-mail when the login contains "@", for a login: from the watched cache only, never a cluster read
-   * (anyone may try any name). Fails while the cache has not synced.
+   * By name, or by e-mail when the login contains "@", for a login: from the watched cache, never a cluster read per
+   * name (anyone may try any name); a miss waits, bounded, for the cache to catch up with the cluster. Fails while
+   * the cache has not synced. `cacheOnly` answers from the cache as it stands (for an audit line: no wait, no read).
    */
-  find(login: string): Promise<UserRecord | undefined>;
+  find(login: string, options?: { cacheOnly?: boolean }): Promise<UserRecord | undefined>;
   /** By name; checked on every authenticated request, so it is answered from the cache when it can be. */
   get(name: string): Promise<UserRecord | undefined>;
   /**
@@ -31,12 +34,27 @@ export interface UserStore {
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
+const MISSING = Symbol('missing');
+const orUndefined = (found: UserRecord | undefined | typeof MISSING) => (found === MISSING ? undefined : found);
 const REQUEST_TIMEOUT_MS = 10_000;
 
+/** How a login's cache miss is made sure of: see `ClusterUserStore.find`. */
+export interface LoginFreshness {
+  /** The longest a login waits for the cache to catch up with the cluster, reading its version included. */
+  waitMs: number;
+  /** A read of the users' current resourceVersion serves every miss for this long after it started. */
+  reuseVersionMs: number;
+  /** Monotonic milliseconds, for the reuse window. */
+  now?: () => number;
+}
+
+export const LOGIN_FRESHNESS: LoginFreshness = { waitMs: 2000, reuseVersionMs: 1000 };
+
 /**
- * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache alone:
- * a User is known to them once the watch delivers it (milliseconds after it is written), and a flood of made-up
- * names costs kube-apiserver nothing. For a bearer token (`get`) a name missing from the cache is read once directly
+ * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache, made
+ * sure of as kube-apiserver's consistent reads from its watch cache are: a miss waits (bounded) until the watch has
+ * caught up with the collection's current resourceVersion, so a User created a moment ago can log in at once, while
+ * a flood of made-up names costs kube-apiserver about one small list per second, never a read per name. For a bearer token (`get`) a name missing from the cache is read once directly
  * (a user created a moment ago and logged in on a replica whose watch was faster); names known to be gone are
  * remembered (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the
  * watch reports it) is told to `onRevoked` listeners.
@@ -47,12 +65,19 @@ export class ClusterUserStore implements UserStore {
   private readonly gone = new LruMap<string, true>(10_000);
   private readonly log: Logger;
   private readonly revocations: RevocationEvents;
+  private readonly collectionVersion: SharedVersionRead;
 
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
+    private readonly freshness: LoginFreshness = LOGIN_FRESHNESS,
   ) {
     this.log = logger.child({ component: 'users' });
+    this.collectionVersion = new SharedVersionRead(
+      () => this.readCollectionVersion(),
+      freshness.reuseVersionMs,
+      freshness.now,
+    );
     this.revocations = new RevocationEvents(this.log);
     this.reflector = new Reflector<UserRecord>({
       client,
@@ -99,19 +124,71 @@ export class ClusterUserStore implements UserStore {
     return this.reflector.stop();
   }
 
-  async find(login: string): Promise<UserRecord | undefined> {
+  /**
+   * A miss is made sure of before it is believed: the users' current resourceVersion is read (shared, see
+   * `SharedVersionRead`), and the login waits until the watch has reached it or delivered the user, at most
+   * `waitMs`. If that read fails or the wait runs out, the cache answers as it stands.
+   */
+  async find(login: string, options: { cacheOnly?: boolean } = {}): Promise<UserRecord | undefined> {
     // an unsynced cache cannot tell "nobody" from "not read yet": the login is answered 503, and counts for nothing
     if (!this.reflector.synced) throw new Error('the users cache has not synced yet');
-    if (!login.includes('@')) return this.reflector.get(login);
+    const cached = this.fromCache(login);
+    if (cached !== MISSING || options.cacheOnly) return orUndefined(cached);
+    // a login that cannot be a User's name or e-mail will never be one: no read, no wait
+    if (!login.includes('@') && !isObjectName(login)) return undefined;
+    const startedAt = Date.now();
+    let target: string;
+    try {
+      target = await this.collectionVersion.current();
+    } catch {
+      return orUndefined(this.fromCache(login));
+    }
+    const left = this.freshness.waitMs - (Date.now() - startedAt);
+    const seenAtStart = this.reflector.lastResourceVersion;
+    await this.reflector.waitUntil(
+      () => {
+        if (this.fromCache(login) !== MISSING) return true;
+        const seen = this.reflector.lastResourceVersion;
+        // not comparable (not kube-apiserver's decimal versions): the next event or bookmark is the best there is
+        return resourceVersionReached(seen, target) ?? seen !== seenAtStart;
+      },
+      Math.max(0, left),
+    );
+    return orUndefined(this.fromCache(login));
+  }
+
+  /** A user by name or by its e-mail address; undefined when an address is shared (neither may use it). */
+  private fromCache(login: string): UserRecord | undefined | typeof MISSING {
+    if (!login.includes('@')) return this.reflector.get(login) ?? MISSING;
     const names = this.byEmail.get(emailKey(login));
-    if (!names || names.size === 0) return undefined;
+    if (!names || names.size === 0) return MISSING;
     if (names.size > 1) {
       // Two users with one address: neither may log in with it, rather than whichever the cache returns first.
       this.log.warn('e-mail address shared by several users; log in by name', { users: [...names].slice(0, 5) });
       return undefined;
     }
     const [name] = names;
-    return this.reflector.get(name!);
+    return this.reflector.get(name!) ?? MISSING;
+  }
+
+  /** One small page of the users, for its resourceVersion: what the collection is at now (a consistent read). */
+  private async readCollectionVersion(): Promise<string> {
+    try {
+      const list = await this.client.request<{ metadata?: { resourceVersion?: string } }>({
+        path: USERS_PATH,
+        query: { limit: 1 },
+        timeoutMs: this.freshness.waitMs,
+      });
+      const version = list.metadata?.resourceVersion;
+      if (!version) throw new Error('the users list carried no resourceVersion');
+      return version;
+    } catch (error) {
+      // shared by every miss for a while, so this is logged about once per read, not once per login
+      this.log.warn('could not read the users resourceVersion; logins answer from the cache as it is', {
+        error: describeError(error),
+      });
+      throw error;
+    }
   }
 
   async get(name: string): Promise<UserRecord | undefined> {
