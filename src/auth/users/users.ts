@@ -34,9 +34,10 @@ export interface UserStore {
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Not in the cache, as against in it and unusable (an e-mail address two users share). */
 const MISSING = Symbol('missing');
 const orUndefined = (found: UserRecord | undefined | typeof MISSING) => (found === MISSING ? undefined : found);
-const REQUEST_TIMEOUT_MS = 10_000;
 
 /** How a login's cache miss is made sure of: see `ClusterUserStore.find`. */
 export interface LoginFreshness {
@@ -54,7 +55,8 @@ export const LOGIN_FRESHNESS: LoginFreshness = { waitMs: 2000, reuseVersionMs: 1
  * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache, made
  * sure of as kube-apiserver's consistent reads from its watch cache are: a miss waits (bounded) until the watch has
  * caught up with the collection's current resourceVersion, so a User created a moment ago can log in at once, while
- * a flood of made-up names costs kube-apiserver about one small list per second, never a read per name. For a bearer token (`get`) a name missing from the cache is read once directly
+ * a flood of made-up names costs kube-apiserver about one small list per second, never a read per name. For a
+ * bearer token (`get`) a name missing from the cache is read once directly
  * (a user created a moment ago and logged in on a replica whose watch was faster); names known to be gone are
  * remembered (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the
  * watch reports it) is told to `onRevoked` listeners.
