@@ -87,7 +87,7 @@ describe('watch', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(events).toEqual([]);
       release();
-      for (let i = 0; i < 200 && events.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(events[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'late' } } });
       const addedAt = Number(events[0].object.metadata.resourceVersion);
       expect(
