@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -106,6 +106,19 @@ export async function startKapiProcess(options: {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Starts VmHWM over from the current RSS (Linux: `5` written to /proc/<pid>/clear_refs), so a row's peak is its own
+ * rather than the highest of every row before it. False where the kernel does not allow it.
+ */
+export function resetPeakMemory(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** VmRSS and VmHWM from /proc/<pid>/status (Linux), in MiB. */
