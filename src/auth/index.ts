@@ -20,7 +20,7 @@ import { ClusterSessionStore, type SessionStore } from './sessions/sessions.js';
 import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.js';
 import { tokenPolicy, type TokenPolicy } from './tokens/tokens.js';
 import { discoveryRoutes } from './tokens/discovery-routes.js';
-import { ClusterUserStore, type LoginFreshness, type UserStore } from './users/users.js';
+import { ClusterUserStore, type LoginMissReads, type UserStore } from './users/users.js';
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
 export type { Revocation, RevocationListener } from './sessions/revocations.js';
@@ -61,8 +61,8 @@ export interface IdentityConfig {
   issuerUrl?: string;
   metrics?: Metrics;
   clock?: () => number;
-  /** How long a login's cache miss waits for the users' watch to catch up; default LOGIN_FRESHNESS. */
-  loginFreshness?: LoginFreshness;
+  /** How often logins whose name the users cache does not know may read it from the cluster; default LOGIN_MISS_READS. */
+  loginMissReads?: LoginMissReads;
 }
 
 const START_SYNC_TIMEOUT_MS = 10_000;
@@ -71,7 +71,7 @@ const START_SYNC_TIMEOUT_MS = 10_000;
 export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
-  const users = new ClusterUserStore(client, logger, config.loginFreshness);
+  const users = new ClusterUserStore(client, logger, config.loginMissReads);
   const sessions = new ClusterSessionStore(client, logger, clock, () => {
     const settings = config.settings();
     return settings.multipleLogin ? settings.maxSessionsPerUser : 1;

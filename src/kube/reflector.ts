@@ -85,7 +85,6 @@ export class Reflector<T> {
   };
   private readonly stopping = new AbortController();
   private readonly syncWaiters = new Set<(error: Error) => void>();
-  private readonly progressWaiters = new Set<() => void>();
   private running: Promise<void> | undefined;
   private resourceVersion = '';
   private isSynced = false;
@@ -124,35 +123,6 @@ export class Reflector<T> {
 
   get synced(): boolean {
     return this.isSynced;
-  }
-
-  /** The resourceVersion this cache has seen last: of its last list, event or bookmark. */
-  get lastResourceVersion(): string {
-    return this.resourceVersion;
-  }
-
-  /**
-   * Resolves true as soon as `done()` holds, checked now and after each list, event and bookmark (events' handlers
-   * have run by then); false after `timeoutMs` or when the cache stops.
-   */
-  waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
-    if (done()) return Promise.resolve(true);
-    if (this.stopped) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const finish = (reached: boolean) => {
-        clearTimeout(timer);
-        this.progressWaiters.delete(check);
-        this.stopping.signal.removeEventListener('abort', stop);
-        resolve(reached);
-      };
-      const check = () => {
-        if (done()) finish(true);
-      };
-      const stop = () => finish(false);
-      const timer = setTimeout(stop, timeoutMs);
-      this.progressWaiters.add(check);
-      this.stopping.signal.addEventListener('abort', stop);
-    });
   }
 
   get(key: string): T | undefined {
@@ -286,7 +256,6 @@ export class Reflector<T> {
         this.resourceVersion = resourceVersion;
         this.lastHeard = Date.now();
         this.health.current();
-        this.progressed();
         this.log.info('listed', { objects: entries.size, resourceVersion, durationMs: Date.now() - started });
         if (!this.isSynced) {
           this.isSynced = true;
@@ -402,11 +371,6 @@ export class Reflector<T> {
     }
     const resourceVersion = raw?.metadata?.resourceVersion;
     if (typeof resourceVersion === 'string' && resourceVersion) this.resourceVersion = resourceVersion;
-    this.progressed();
-  }
-
-  private progressed(): void {
-    for (const check of [...this.progressWaiters]) this.call(check, 'progress');
   }
 
   private toStored(key: string, raw: unknown): StoredObject<T> | undefined {

@@ -9,7 +9,7 @@ import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import { createIdentity, type Identity } from '../../src/auth/index.js';
 import type { LoginSession } from '../../src/auth/sessions/session-record.js';
 import { ClusterSessionStore } from '../../src/auth/sessions/sessions.js';
-import { ClusterUserStore, type LoginFreshness } from '../../src/auth/users/users.js';
+import { ClusterUserStore, type LoginMissReads } from '../../src/auth/users/users.js';
 import { statusAfterFailure } from '../../src/auth/users/login-limits.js';
 import { KubeClient, type KubeRequest } from '../../src/kube/client.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
@@ -52,7 +52,7 @@ async function kapiClient(): Promise<{ client: KubeClient; connection: KubeConne
   return { client: new KubeClient(connection), connection };
 }
 
-async function startReplica(secret = JWT_SECRET, loginFreshness?: LoginFreshness): Promise<Replica> {
+async function startReplica(secret = JWT_SECRET, loginMissReads?: LoginMissReads): Promise<Replica> {
   const { client: kube, connection } = await kapiClient();
   const identity = createIdentity({
     client: kube,
@@ -61,7 +61,7 @@ async function startReplica(secret = JWT_SECRET, loginFreshness?: LoginFreshness
     signingKeySecret: secret,
     allowGeneratedKey: false,
     clock: clock.read,
-    ...(loginFreshness && { loginFreshness }),
+    ...(loginMissReads && { loginMissReads }),
   });
   await identity.start();
   const app = express();
@@ -157,12 +157,26 @@ afterAll(async () => {
 const [one, two] = [() => replicas[0]!.app, () => replicas[1]!.app];
 
 const KAPI = 'system:serviceaccount:kapi-system:kapi-apiserver';
-/** The requests kapi made for the users collection itself (not a watch, not a named user) since `seen` was taken. */
 const auditIds = () => new Set(sandbox.audit.map((entry) => entry.auditId));
+/** The lists of the users collection kapi made (not its watches) since `seen` was taken. */
 const collectionReads = (seen: Set<string>) =>
   sandbox.audit.filter(
     (entry) => !seen.has(entry.auditId) && entry.user === KAPI && entry.verb === 'list' && entry.path === USERS,
   ).length;
+/** The reads of users by name kapi made since `seen` was taken, of names starting with `prefix`. */
+const namedReads = (seen: Set<string>, prefix: string) =>
+  sandbox.audit.filter(
+    (entry) =>
+      !seen.has(entry.auditId) &&
+      entry.user === KAPI &&
+      entry.verb === 'get' &&
+      entry.path.startsWith(`${USERS}/${prefix}`),
+  ).length;
+/** A clock for the read budget that moves only when told to. */
+const budgetClock = () => {
+  const clock = { ms: 0, now: () => clock.ms };
+  return clock;
+};
 
 describe('two replicas on one cluster', () => {
   test('when the seeded admin logs in on one replica, then the token works on the other', async () => {
@@ -208,50 +222,44 @@ describe('two replicas on one cluster', () => {
     expect(user.status.failedLogins).toHaveLength(3);
   });
 
-  test('when logins try made-up names, even from a locked-out address, then kube-apiserver is never asked for them', async () => {
+  test('when a locked-out address tries made-up names, then kube-apiserver is never asked for them', async () => {
     const prefix = `ghost-${Date.now().toString(36)}`;
     const attempt = (name: string) =>
       tokenRequest(one(), { grant_type: 'password', username: name, password: 'x', ...client }, '10.8.0.1');
     for (let i = 0; i < 3; i++) await attempt(`${prefix}-${i}`).expect(400);
+    const seen = auditIds();
     for (let i = 3; i < 23; i++) await attempt(`${prefix}-${i}`).expect(429);
-    // every request kapi made is in the sandbox's audit trail: none of them named a tried user
-    expect(sandbox.audit.filter((entry) => entry.path.includes(prefix))).toEqual([]);
+    // every request kapi made is in the sandbox's audit trail: none since the lock-out named a tried user
+    expect(sandbox.audit.filter((entry) => !seen.has(entry.auditId) && entry.path.includes(prefix))).toEqual([]);
+    expect(collectionReads(seen)).toBe(0);
   });
 
   test('when a User is created while the watch of kapi lags behind, then it logs in on the first try', async () => {
-    // a wait far beyond what is needed: the test proves the order of things, not how fast they are
-    const lagging = await startReplica(JWT_SECRET, { waitMs: 30_000, reuseVersionMs: 1000 });
+    const lagging = await startReplica(JWT_SECRET);
     replicas.push(lagging);
     const release = sandbox.holdWatches('iam.kapi.io', 'users');
-    let released = false;
     try {
       const seen = auditIds();
       const name = await createUser('pw-lag');
-      const answer = Promise.resolve(
-        tokenRequest(
-          lagging.app,
-          { grant_type: 'password', username: name, password: 'pw-lag', ...client },
-          '10.7.0.1',
-        ),
+      const res = await tokenRequest(
+        lagging.app,
+        { grant_type: 'password', username: name, password: 'pw-lag', ...client },
+        '10.7.0.1',
       );
-      let answered = false;
-      void answer.finally(() => (answered = true));
-      // the watch delivers the new User only after kapi has read the collection's version, as a lagging watch would
-      await eventually(() => answered || collectionReads(seen) > 0);
-      release();
-      released = true;
-      expect(collectionReads(seen)).toBeGreaterThan(0);
-      const res = await answer;
       expect(res.status).toBe(200);
       expect(res.body.access_token).toEqual(expect.any(String));
+      // the watch has delivered nothing yet: the login read the User by name, and never listed the collection
+      expect(namedReads(seen, name)).toBeGreaterThanOrEqual(1);
+      expect(collectionReads(seen)).toBe(0);
     } finally {
-      if (!released) release();
+      release();
     }
   });
 
-  test('when one admitted address tries 50 made-up names, then the users collection is read about once a second at most, and not at all once the address is locked out', async () => {
-    // a short wait: misses outside a reuse window wait for the next bookmark, and this test counts reads, not waits
-    const replica = await startReplica(JWT_SECRET, { waitMs: 200, reuseVersionMs: 1000 });
+  test('when one admitted address tries 50 made-up names, then at most the budget of reads by name is made, none once the address is locked out', async () => {
+    const clock = budgetClock();
+    const budget = { perSecond: 5, burst: 10, now: clock.now };
+    const replica = await startReplica(JWT_SECRET, budget);
     replicas.push(replica);
     const prefix = `nobody-${Date.now().toString(36)}`;
     const attempt = (name: string) =>
@@ -260,23 +268,60 @@ describe('two replicas on one cluster', () => {
     settings.current = { ...saved, loginLimit: { maxFailures: 100, windowSeconds: 600 } };
     try {
       const seen = auditIds();
-      const started = performance.now();
-      for (let i = 0; i < 50; i++) await attempt(`${prefix}-${i}`).expect(400);
-      const elapsedMs = performance.now() - started;
-      const reads = collectionReads(seen);
-      // one read per reuse window (1 s) at most, however many names: a bound that grows with the time taken
-      expect(reads).toBeGreaterThanOrEqual(1);
-      expect(reads).toBeLessThanOrEqual(1 + Math.ceil(elapsedMs / 1000));
-      expect(sandbox.audit.filter((entry) => entry.path.includes(prefix))).toEqual([]);
+      for (let i = 0; i < 50; i++) {
+        clock.ms += 100; // the budget's own clock: 5 s over the 50 attempts, whatever the machine's speed
+        await attempt(`${prefix}-${i}`).expect(400);
+      }
+      const reads = namedReads(seen, prefix);
+      // the burst is spent first, then the refill: 10 + 5/s × 5 s, well short of one read per name
+      expect(reads).toBeGreaterThanOrEqual(budget.burst);
+      expect(reads).toBeLessThanOrEqual(budget.burst + budget.perSecond * (clock.ms / 1000));
+      expect(reads).toBeLessThan(50);
+      expect(collectionReads(seen)).toBe(0);
 
       settings.current = saved; // 50 failures against a limit of 3: the address is locked out
       const seenLocked = auditIds();
+      clock.ms += 60_000; // a full budget: what refuses the reads now is the lock-out alone
       for (let i = 50; i < 70; i++) await attempt(`${prefix}-${i}`).expect(429);
+      expect(namedReads(seenLocked, prefix)).toBe(0);
       expect(collectionReads(seenLocked)).toBe(0);
     } finally {
       settings.current = saved;
     }
   }, 120_000); // 50 bcrypt comparisons: seconds on a busy machine
+
+  test('when the read budget is spent, then logins are answered from the cache (invalid_grant), never 500', async () => {
+    const replica = await startReplica(JWT_SECRET, { perSecond: 5, burst: 2, now: () => 0 });
+    replicas.push(replica);
+    const release = sandbox.holdWatches('iam.kapi.io', 'users');
+    try {
+      const prefix = `spent-${Date.now().toString(36)}`;
+      const seen = auditIds();
+      const answers = [];
+      for (let i = 0; i < 4; i++) {
+        answers.push(
+          await tokenRequest(
+            replica.app,
+            { grant_type: 'password', username: `${prefix}-${i}`, password: 'x', ...client },
+            `10.8.2.${i + 1}`,
+          ),
+        );
+      }
+      expect(answers.map((res) => [res.status, res.body.error])).toEqual(Array(4).fill([400, 'invalid_grant']));
+      expect(namedReads(seen, prefix)).toBe(2);
+      // a User the lagging watch has not delivered, with the budget spent: unknown, as the cache stands
+      const name = await createUser('pw-spent');
+      const res = await tokenRequest(
+        replica.app,
+        { grant_type: 'password', username: name, password: 'pw-spent', ...client },
+        '10.8.2.9',
+      );
+      expect([res.status, res.body.error]).toEqual([400, 'invalid_grant']);
+      expect(namedReads(seen, name)).toBe(0);
+    } finally {
+      release();
+    }
+  });
 
   test('when a rotated refresh token is reused on the other replica after the grace, then the session ends everywhere', async () => {
     const name = await createUser('pw-4');
@@ -469,20 +514,23 @@ describe('the cluster stores', () => {
   });
 });
 
-describe('logins made sure of against a lagging watch', () => {
-  /** kapi's client, whose reads of the users collection's version fail while `failing` is set. */
-  async function usersStore(freshness: LoginFreshness, failing = { versionReads: false }) {
+describe('logins whose name the cache does not know', () => {
+  /** kapi's client, counting its reads of users by name; they fail while `failing.namedReads` is set. */
+  async function usersStore(missReads: LoginMissReads, failing = { namedReads: false }) {
     const { client: kube, connection } = await kapiClient();
     const request = kube.request.bind(kube);
-    kube.request = <T>(req: KubeRequest): Promise<T> =>
-      failing.versionReads && req.path === USERS && req.query?.limit === 1
-        ? Promise.reject(new Error('connect ECONNREFUSED'))
-        : request<T>(req);
-    const store = new ClusterUserStore(kube, logger, freshness);
+    const reads: string[] = [];
+    kube.request = <T>(req: KubeRequest): Promise<T> => {
+      const named = (req.method ?? 'GET') === 'GET' && req.path.startsWith(`${USERS}/`);
+      if (named) reads.push(req.path.slice(USERS.length + 1));
+      return named && failing.namedReads ? Promise.reject(new Error('connect ECONNREFUSED')) : request<T>(req);
+    };
+    const store = new ClusterUserStore(kube, logger, missReads);
     store.start();
     await store.waitForSync(10_000);
     return {
       store,
+      reads,
       close: async () => {
         await store.stop();
         connection.close();
@@ -490,47 +538,79 @@ describe('logins made sure of against a lagging watch', () => {
     };
   }
 
-  test('when 50 made-up names miss the cache, at once and one by one, then the collection version is read once', async () => {
-    // a clock that stands still: every miss falls in one reuse window
-    const { store, close } = await usersStore({ waitMs: 200, reuseVersionMs: 1000, now: () => 0 });
+  test('when many logins miss the cache for one name at once, then one read serves them all', async () => {
+    const { store, reads, close } = await usersStore({ perSecond: 5, burst: 10, now: () => 0 });
+    const release = sandbox.holdWatches('iam.kapi.io', 'users');
     try {
-      const seen = auditIds();
-      const names = Array.from({ length: 50 }, (_, i) => `made-up-${i}-${Date.now().toString(36)}`);
-      expect(await Promise.all(names.slice(0, 25).map((name) => store.find(name)))).toEqual(Array(25).fill(undefined));
-      for (const name of names.slice(25)) expect(await store.find(name)).toBeUndefined();
-      expect(collectionReads(seen)).toBe(1);
+      const unknown = `made-up-${Date.now().toString(36)}`;
+      expect(await Promise.all(Array.from({ length: 20 }, () => store.find(unknown)))).toEqual(
+        Array(20).fill(undefined),
+      );
+      expect(reads.filter((name) => name === unknown)).toHaveLength(1);
+      const name = await createUser('pw-shared');
+      const found = await Promise.all(Array.from({ length: 20 }, () => store.find(name)));
+      expect(found.map((user) => user?.name)).toEqual(Array(20).fill(name));
+      expect(reads.filter((read) => read === name)).toHaveLength(1);
+    } finally {
+      release();
+      await close();
+    }
+  });
+
+  test('when the clock stands still, then no more names are read than the burst, and the rest are unknown', async () => {
+    const { store, reads, close } = await usersStore({ perSecond: 5, burst: 3, now: () => 0 });
+    try {
+      const names = Array.from({ length: 10 }, (_, i) => `frozen-${i}-${Date.now().toString(36)}`);
+      for (const name of names) expect(await store.find(name)).toBeUndefined();
+      expect(reads).toEqual(names.slice(0, 3));
     } finally {
       await close();
     }
   });
 
-  test('when the version read fails, then a miss is answered from the cache as it stands, and a known user still is', async () => {
-    const failing = { versionReads: false };
-    const { store, close } = await usersStore({ waitMs: 30_000, reuseVersionMs: 1000 }, failing);
+  test('when a login is an e-mail address or cannot be a name, then nothing is read', async () => {
+    const { store, reads, close } = await usersStore({ perSecond: 5, burst: 10, now: () => 0 });
+    try {
+      expect(await store.find(`nobody-${Date.now().toString(36)}@example.com`)).toBeUndefined();
+      expect(await store.find('Not_A..Name')).toBeUndefined();
+      expect(await store.find('someone', { cacheOnly: true })).toBeUndefined();
+      expect(reads).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  test('when the read fails, then the login is answered from the cache as it stands, and a known user still is', async () => {
+    const failing = { namedReads: false };
+    const { store, reads, close } = await usersStore({ perSecond: 5, burst: 10, now: () => 0 }, failing);
     const release = sandbox.holdWatches('iam.kapi.io', 'users');
     let released = false;
     try {
-      failing.versionReads = true;
+      failing.namedReads = true;
       const name = await createUser('pw-fail');
-      // the watch has not delivered it and the version cannot be read: unknown, as before this was made sure of
+      // the watch has not delivered it and it cannot be read: unknown, as the cache stands
       expect(await store.find(name)).toBeUndefined();
+      expect(reads).toEqual([name]);
       expect(await store.find('admin')).toMatchObject({ name: 'admin' });
+      failing.namedReads = false;
+      expect(await store.find(name)).toMatchObject({ name });
       release();
       released = true;
-      await eventually(async () => (await store.find(name)) !== undefined);
+      await eventually(async () => (await store.find(name, { cacheOnly: true })) !== undefined);
     } finally {
       if (!released) release();
       await close();
     }
   });
 
-  test('when the users cache has not synced, then a login lookup still fails (503) without reading the version', async () => {
+  test('when the users cache has not synced, then a login lookup still fails (503) without reading', async () => {
     const { client: kube, connection } = await kapiClient();
-    const store = new ClusterUserStore(kube, logger, { waitMs: 30_000, reuseVersionMs: 1000 });
+    const store = new ClusterUserStore(kube, logger, { perSecond: 5, burst: 10 });
     try {
       const seen = auditIds();
       await expect(store.find('anyone')).rejects.toThrow('not synced');
       expect(collectionReads(seen)).toBe(0);
+      expect(namedReads(seen, 'anyone')).toBe(0);
     } finally {
       connection.close();
     }

@@ -2,11 +2,11 @@ import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { describeError } from '../../kube/cache-health.js';
 import type { ReadinessCheck } from '../../kube/caches.js';
 import { Reflector } from '../../kube/reflector.js';
-import { SharedVersionRead, resourceVersionReached } from '../../kube/resource-version.js';
 import type { Logger } from '../../observability/logger.js';
 import { isObjectName } from '../kube-names.js';
 import type { UserStatusPatch } from './login-limits.js';
 import { LruMap } from '../lru-map.js';
+import { ReadBudget } from './read-budget.js';
 import {
   RevocationEvents,
   userChangeRevocations,
@@ -19,9 +19,9 @@ import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-re
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
 export interface UserStore {
   /**
-   * By name, or by e-mail when the login contains "@", for a login: from the watched cache, never a cluster read per
-   * name (anyone may try any name); a miss waits, bounded, for the cache to catch up with the cluster. Fails while
-   * the cache has not synced. `cacheOnly` answers from the cache as it stands (for an audit line: no wait, no read).
+   * By name, or by e-mail when the login contains "@", for a login: from the watched cache; a name the cache does
+   * not know may be read directly, within a global budget (anyone may try any name). Fails while the cache has not
+   * synced. `cacheOnly` answers from the cache as it stands (for an audit line: no read).
    */
   find(login: string, options?: { cacheOnly?: boolean }): Promise<UserRecord | undefined>;
   /** By name; checked on every authenticated request, so it is answered from the cache when it can be. */
@@ -39,23 +39,27 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const MISSING = Symbol('missing');
 const orUndefined = (found: UserRecord | undefined | typeof MISSING) => (found === MISSING ? undefined : found);
 
-/** How a login's cache miss is made sure of: see `ClusterUserStore.find`. */
-export interface LoginFreshness {
-  /** The longest a login waits for the cache to catch up with the cluster, reading its version included. */
-  waitMs: number;
-  /** A read of the users' current resourceVersion serves every miss for this long after it started. */
-  reuseVersionMs: number;
-  /** Monotonic milliseconds, for the reuse window. */
+/** How many logins whose name the cache does not know may read it from the cluster: see `ClusterUserStore.find`. */
+export interface LoginMissReads {
+  /** Sustained reads per second, for all logins together. */
+  perSecond: number;
+  /** Reads allowed at once after a quiet spell. */
+  burst: number;
+  /** Monotonic milliseconds, for the refill. */
   now?: () => number;
 }
 
-export const LOGIN_FRESHNESS: LoginFreshness = { waitMs: 2000, reuseVersionMs: 1000 };
+export const LOGIN_MISS_READS: LoginMissReads = { perSecond: 5, burst: 10 };
+/** A login waits no longer than this for its read; a slow cluster then answers from the cache. */
+const MISS_READ_TIMEOUT_MS = 2000;
+/** A read by name that failed: the login is answered from the cache. */
+const READ_FAILED = Symbol('read failed');
 
 /**
- * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache, made
- * sure of as kube-apiserver's consistent reads from its watch cache are: a miss waits (bounded) until the watch has
- * caught up with the collection's current resourceVersion, so a User created a moment ago can log in at once, while
- * a flood of made-up names costs kube-apiserver about one small list per second, never a read per name. For a
+ * Users from a watched cache of `users.iam.kapi.io`, with an e-mail index. Logins are answered from the cache; a
+ * name it does not know is read directly (one GET), so a User created a moment ago can log in at once, and an
+ * unknown name costs about what a known one does (no wait that would tell them apart). Those reads share a global
+ * budget (`LoginMissReads`), so a flood of made-up names costs kube-apiserver a bounded rate whatever is tried. For a
  * bearer token (`get`) a name missing from the cache is read once directly
  * (a user created a moment ago and logged in on a replica whose watch was faster); names known to be gone are
  * remembered (bounded) so a deleted user's tokens do not cause a read per request. A user deleted or disabled (as the
@@ -67,18 +71,20 @@ export class ClusterUserStore implements UserStore {
   private readonly gone = new LruMap<string, true>(10_000);
   private readonly log: Logger;
   private readonly revocations: RevocationEvents;
-  private readonly collectionVersion: SharedVersionRead;
+  private readonly missReadBudget: ReadBudget;
+  /** Reads in flight for logins' misses, by name: concurrent logins for one name share one read. */
+  private readonly missReads = new Map<string, Promise<UserRecord | undefined | typeof READ_FAILED>>();
 
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
-    private readonly freshness: LoginFreshness = LOGIN_FRESHNESS,
+    missReads: LoginMissReads = LOGIN_MISS_READS,
   ) {
     this.log = logger.child({ component: 'users' });
-    this.collectionVersion = new SharedVersionRead(
-      () => this.readCollectionVersion(),
-      freshness.reuseVersionMs,
-      freshness.now,
+    this.missReadBudget = new ReadBudget(
+      missReads.perSecond,
+      missReads.burst,
+      missReads.now ?? (() => performance.now()),
     );
     this.revocations = new RevocationEvents(this.log);
     this.reflector = new Reflector<UserRecord>({
@@ -127,36 +133,36 @@ export class ClusterUserStore implements UserStore {
   }
 
   /**
-   * A miss is made sure of before it is believed: the users' current resourceVersion is read (shared, see
-   * `SharedVersionRead`), and the login waits until the watch has reached it or delivered the user, at most
-   * `waitMs`. If that read fails or the wait runs out, the cache answers as it stands.
+   * A name the cache does not know is read directly, when the budget allows: the watch may lag behind (a User
+   * created a moment ago), and the read takes about what a known user's lookup does. An e-mail address is not a name
+   * that can be read, so it is answered from the cache. An empty budget or a failed read answers from the cache.
    */
   async find(login: string, options: { cacheOnly?: boolean } = {}): Promise<UserRecord | undefined> {
     // an unsynced cache cannot tell "nobody" from "not read yet": the login is answered 503, and counts for nothing
     if (!this.reflector.synced) throw new Error('the users cache has not synced yet');
     const cached = this.fromCache(login);
     if (cached !== MISSING || options.cacheOnly) return orUndefined(cached);
-    // a login that cannot be a User's name or e-mail will never be one: no read, no wait
-    if (!login.includes('@') && !isObjectName(login)) return undefined;
-    const startedAt = Date.now();
-    let target: string;
-    try {
-      target = await this.collectionVersion.current();
-    } catch {
-      return orUndefined(this.fromCache(login));
+    // a login that cannot be a User's name will never be one: no read
+    if (login.includes('@') || !isObjectName(login)) return undefined;
+    let read = this.missReads.get(login);
+    if (!read) {
+      if (!this.missReadBudget.take()) return orUndefined(this.fromCache(login));
+      read = this.readMiss(login);
+      this.missReads.set(login, read);
+      void read.finally(() => this.missReads.delete(login));
     }
-    const left = this.freshness.waitMs - (Date.now() - startedAt);
-    const seenAtStart = this.reflector.lastResourceVersion;
-    await this.reflector.waitUntil(
-      () => {
-        if (this.fromCache(login) !== MISSING) return true;
-        const seen = this.reflector.lastResourceVersion;
-        // not comparable (not kube-apiserver's decimal versions): the next event or bookmark is the best there is
-        return resourceVersionReached(seen, target) ?? seen !== seenAtStart;
-      },
-      Math.max(0, left),
-    );
-    return orUndefined(this.fromCache(login));
+    const fetched = await read;
+    return fetched === READ_FAILED || fetched === undefined ? orUndefined(this.fromCache(login)) : fetched;
+  }
+
+  private async readMiss(name: string): Promise<UserRecord | undefined | typeof READ_FAILED> {
+    try {
+      return await this.read(name, MISS_READ_TIMEOUT_MS);
+    } catch (error) {
+      // bounded by the budget, so this is logged a few times a second at most
+      this.log.warn('could not read a user for a login; answering from the cache', { error: describeError(error) });
+      return READ_FAILED;
+    }
   }
 
   /** A user by name or by its e-mail address; undefined when an address is shared (neither may use it). */
@@ -171,26 +177,6 @@ export class ClusterUserStore implements UserStore {
     }
     const [name] = names;
     return this.reflector.get(name!) ?? MISSING;
-  }
-
-  /** One small page of the users, for its resourceVersion: what the collection is at now (a consistent read). */
-  private async readCollectionVersion(): Promise<string> {
-    try {
-      const list = await this.client.request<{ metadata?: { resourceVersion?: string } }>({
-        path: USERS_PATH,
-        query: { limit: 1 },
-        timeoutMs: this.freshness.waitMs,
-      });
-      const version = list.metadata?.resourceVersion;
-      if (!version) throw new Error('the users list carried no resourceVersion');
-      return version;
-    } catch (error) {
-      // shared by every miss for a while, so this is logged about once per read, not once per login
-      this.log.warn('could not read the users resourceVersion; logins answer from the cache as it is', {
-        error: describeError(error),
-      });
-      throw error;
-    }
   }
 
   async get(name: string): Promise<UserRecord | undefined> {
@@ -225,11 +211,11 @@ export class ClusterUserStore implements UserStore {
     }
   }
 
-  private async read(name: string): Promise<UserRecord | undefined> {
+  private async read(name: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<UserRecord | undefined> {
     try {
       const raw = await this.client.request<unknown>({
         path: `${USERS_PATH}/${encodeURIComponent(name)}`,
-        timeoutMs: REQUEST_TIMEOUT_MS,
+        timeoutMs,
       });
       return userRecordFrom(raw);
     } catch (err) {
