@@ -101,3 +101,18 @@ export function requestTargetIn(bytes: Buffer | undefined): string | undefined {
   if (!bytes || bytes.length === 0) return undefined;
   return REQUEST_LINE_START.exec(bytes.subarray(0, 8192).toString('latin1'))?.[1];
 }
+
+/**
+ * The path of a request target for an audit line: never the query, nor the scheme, host and userinfo of an
+ * absolute-form (`http://user:password@host/…`) or authority-form (`user:password@host:443`) target.
+ */
+export function auditPath(target: string | undefined): string | undefined {
+  if (target === undefined) return undefined;
+  if (target.startsWith('/')) return target.split('?')[0];
+  if (!/^https?:\/\//i.test(target)) return undefined;
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return undefined;
+  }
+}

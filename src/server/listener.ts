@@ -10,6 +10,7 @@ import { closeGracefully, responseHead } from '../proxy/raw-http.js';
 import type { ConnectionCap } from './connection-cap.js';
 import {
   answerFormat,
+  auditPath,
   CONNECT_REFUSED,
   errorAnswer,
   EXPECTATION_FAILED,
@@ -163,7 +164,7 @@ function framingAnswerer(logger: Logger | undefined, formatOf: (target: string |
       audit: true,
       requestId: newRequestId(),
       verb: method,
-      path: target?.split('?')[0],
+      path: auditPath(target),
       status,
       sourceIp: clientAddress(socket as Socket),
     });

@@ -1,4 +1,10 @@
-import { answerFormat, errorAnswer, parserFailure, requestTargetIn } from '../../src/server/framing-errors.js';
+import {
+  answerFormat,
+  auditPath,
+  errorAnswer,
+  parserFailure,
+  requestTargetIn,
+} from '../../src/server/framing-errors.js';
 
 describe('answerFormat', () => {
   test.each([
@@ -92,5 +98,21 @@ describe('requestTargetIn', () => {
     ['', undefined],
   ])('when the bytes are %j, then the target is %j', (text, target) => {
     expect(requestTargetIn(Buffer.from(text, 'latin1'))).toBe(target);
+  });
+});
+
+describe('auditPath', () => {
+  test.each([
+    ['/oauth/token?password=secret', '/oauth/token'],
+    ['/api/v1/nodes', '/api/v1/nodes'],
+    ['http://admin:s3cret@kapi.example.com/api/v1/nodes?token=t', '/api/v1/nodes'],
+    ['HTTPS://admin:s3cret@kapi.example.com', '/'],
+    ['admin:s3cret@kapi.example.com:443', undefined],
+    ['kapi.example.com:443', undefined],
+    ['*', undefined],
+    [undefined, undefined],
+  ])('when the request target is %s, then the audit line names the path %s and no credentials', (target, path) => {
+    expect(auditPath(target)).toBe(path);
+    expect(String(auditPath(target))).not.toContain('s3cret');
   });
 });

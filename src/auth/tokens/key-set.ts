@@ -91,7 +91,12 @@ export function keySetFromSecretData(data: Readonly<Record<string, string>> | un
   }
   const active = activeKid === undefined ? [...byKid.values()][0] : byKid.get(activeKid);
   if (activeKid !== undefined && !active)
-    problems.push(`data.${ACTIVE_ENTRY} names kid "${activeKid}", not in the set`);
+    // a value that is no kid at all may be key material pasted into the wrong entry: it is never quoted
+    problems.push(
+      KID.test(activeKid)
+        ? `data.${ACTIVE_ENTRY} names kid "${activeKid}", not in the set`
+        : `data.${ACTIVE_ENTRY} is not a kid (${activeKid.length} characters; a kid is 1-64 of A-Z a-z 0-9 _ -)`,
+    );
   if (problems.length > 0 || !active) return { problems: problems.map((problem) => `Secret ${where} ${problem}`) };
   return { keys: { active, byKid, fingerprint: fingerprintOf(data ?? {}) } };
 }

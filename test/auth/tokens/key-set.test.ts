@@ -57,6 +57,11 @@ describe('keySetFromSecretData', () => {
     { name: 'two keys and no active', data: { 'a.key': hmac(1), 'b.key': hmac(2) }, problem: /must name the signing/ },
     { name: 'an active kid not in the set', data: { 'a.key': hmac(1), active: b64('b') }, problem: /"b", not in/ },
     {
+      name: 'key material pasted into active',
+      data: { 'a.key': hmac(1), active: b64('not/a+kid=but-secret-key-material') },
+      problem: /data.active is not a kid \(33 characters/,
+    },
+    {
       name: 'more keys than allowed',
       data: Object.fromEntries(Array.from({ length: MAX_KEYS + 1 }, (_, i) => [`k${i}.key`, hmac(i)])),
       problem: /at most 16/,
@@ -69,6 +74,8 @@ describe('keySetFromSecretData', () => {
     expect(text).toContain(`Secret ${where}`);
     for (const value of Object.values(data as Record<string, string>)) {
       if (value.length > 8) expect(text).not.toContain(value);
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      if (decoded.length > 8) expect(text).not.toContain(decoded);
     }
   });
 
