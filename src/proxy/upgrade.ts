@@ -117,14 +117,19 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     bodyless: true,
   });
   let answered = false;
+  /** Given up by kapi itself (client gone, session ended): the 'error' the destroy emits is no outage. */
+  let cut = false;
   const abandon = () => {
-    if (!answered) upstream.destroy();
+    if (answered) return;
+    cut = true;
+    upstream.destroy();
   };
   socket.once('close', abandon);
   // Cut by the end of the session or user: still waiting for kube-apiserver, a 401; once switched, the tunnel closes.
   let cutTunnel: (() => void) | undefined;
   const unregister = deps.registry?.register(user, () => {
     if (cutTunnel) return cutTunnel();
+    cut = true;
     upstream.destroy();
     if (answered) socket.destroy();
     else refuse(new UnauthorizedError().toStatus());
@@ -171,7 +176,7 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
   });
 
   upstream.on('error', (error: Error) => {
-    if (answered || socket.destroyed) return;
+    if (answered || cut || socket.destroyed) return;
     deps.logger.warn('kube-apiserver unreachable for an upgrade', { requestId, error: describe(error) });
     refuse(backendFailure(error).toStatus());
   });

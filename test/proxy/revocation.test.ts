@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { UserInfo } from '../../src/auth/identity.js';
 import { StreamRegistry } from '../../src/proxy/stream-registry.js';
-import { Backend, startKapi, until, USER_TOKEN, type Kapi } from './harness.js';
+import { Backend, rawExchange, startKapi, until, USER_TOKEN, type Kapi } from './harness.js';
 
 /** Checked when the module loaded: every end a test makes comes after it. */
 const ALICE_IN_SESSION: UserInfo = {
@@ -266,6 +266,30 @@ describe('when the session of an upgraded exec ends', () => {
     } finally {
       client.terminate();
     }
+  });
+
+  it('then the upgrade still waiting gets exactly one answer, the 401, with no false outage logged', async () => {
+    let backendSocket: Socket | undefined;
+    backend.onUpgrade = (_req, socket) => {
+      backendSocket = socket;
+      socket.on('error', () => undefined);
+    };
+    const exchange = rawExchange(
+      kapi.port,
+      `GET ${EXEC} HTTP/1.1\r\nHost: kapi\r\nAuthorization: Bearer ${USER_TOKEN}\r\nConnection: Upgrade\r\n` +
+        'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    );
+    await until(() => backendSocket !== undefined);
+    registry.endSession('s1');
+    const { data, closedByServer } = await exchange;
+    const answer = data.toString('latin1');
+    expect(closedByServer).toBe(true);
+    expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 401']);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { kind: string; code: number };
+    expect(body).toMatchObject({ kind: 'Status', code: 401 });
+    const logged = kapi.logs.lines.map((line) => JSON.parse(line) as { audit?: boolean; status?: number });
+    expect(logged.filter((line) => line.audit).map((line) => line.status)).toEqual([401]);
+    expect(kapi.logs.lines.join('\n')).not.toMatch(/unreachable/);
   });
 });
 
