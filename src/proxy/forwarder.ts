@@ -80,7 +80,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     });
     if (!headers.ok) return next(new ForbiddenError(headers.message));
     if (res.destroyed) return;
-    const longRunning = isLongRunning(target);
+    const longRunning = isLongRunning(req.method, target);
     const withBody = hasRequestBody(req.headers);
     if (!longRunning && !withBody) return exchange(req, res, next, target, headers.headers);
     const limited = withBody && !longRunning;

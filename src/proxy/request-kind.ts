@@ -15,22 +15,28 @@ const TRUE_VALUES = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 /** Where upgrades are relayed, as Express mounts prefixes: the prefix itself or anything below it. */
 const UPGRADE_PREFIXES = ['/api', '/apis'];
 
+/** Subresources that stream whatever the method, so also with a request body (kubectl exec/attach send POST). */
+const STREAMING_ANY_METHOD = new Set(['attach', 'exec', 'proxy', 'portforward']);
+
 /**
- * A watch (by parameter or the legacy `/watch/` path), a legacy `/proxy/` path, or a streaming subresource (exec,
- * attach, port-forward, proxy, log): such requests may stay open indefinitely.
+ * A GET watch (by parameter or the legacy `/watch/` path) or log, a legacy `/proxy/` path, or a streaming subresource
+ * (exec, attach, port-forward, proxy): such requests may stay open indefinitely. A watch is a GET only (kube-apiserver
+ * reads `watch` for a list), so `?watch=true` on a write does not make its body unlimited.
  */
-export function isLongRunning(url: string): boolean {
+export function isLongRunning(method: string, url: string): boolean {
   const { pathname, query } = splitUrl(url);
-  if (query && hasTrueWatchParameter(query)) return true;
+  const read = method === 'GET';
+  if (read && query && hasTrueWatchParameter(query)) return true;
   const parts = pathname.split('/').filter((part) => part !== '');
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 2) rest = parts.slice(2);
   else if (parts[0] === 'apis' && parts.length >= 3) rest = parts.slice(3);
   else return false;
-  if (rest[0] === 'watch' || rest[0] === 'proxy') return true;
+  if (rest[0] === 'proxy' || (read && rest[0] === 'watch')) return true;
   if (rest[0] === 'namespaces' && rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2]!)) rest = rest.slice(2);
   const subresource = rest[2];
-  return subresource !== undefined && LONG_RUNNING_SUBRESOURCES.has(subresource);
+  if (subresource === undefined) return false;
+  return (read ? LONG_RUNNING_SUBRESOURCES : STREAMING_ANY_METHOD).has(subresource);
 }
 
 /** What a relayed stream is, for the open-streams metric. */

@@ -131,6 +131,18 @@ describe('a body refused before kube-apiserver sees it whole (a fake kube-apiser
     expect(completed).toEqual([]);
   });
 
+  it('when a write with ?watch=true sends a chunked body past the limit, then it is still a 413 and kube-apiserver never gets it', async () => {
+    const answer = await send(kapi.url, {
+      method: 'POST',
+      path: `${CONFIGMAPS}?watch=true`,
+      headers: [...auth, ...json],
+      body: chunks(Buffer.alloc(4096, 'x'), 512),
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+    expect(completed).toEqual([]);
+  });
+
   it('when a declared length is over the limit, then kube-apiserver is not even asked', async () => {
     const answer = await send(kapi.url, {
       method: 'PUT',

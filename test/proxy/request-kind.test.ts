@@ -31,8 +31,22 @@ describe('isLongRunning', () => {
     ['discovery', '/apis', false],
     ['version', '/version', false],
     ['a parameter that only contains watch', '/api/v1/pods?watchdog=true', false],
-  ])('when the request is %s (%s), then long-running is %s', (_case, url, expected) => {
-    expect(isLongRunning(url)).toBe(expected);
+  ])('when the request is %s (GET %s), then long-running is %s', (_case, url, expected) => {
+    expect(isLongRunning('GET', url)).toBe(expected);
+  });
+
+  it.each([
+    ['a create with watch=true', 'POST', '/api/v1/namespaces/x/configmaps?watch=true', false],
+    ['an update with watch=1', 'PUT', '/api/v1/namespaces/x/configmaps/c?watch=1', false],
+    ['a patch on a legacy /watch/ path', 'PATCH', '/api/v1/watch/namespaces/x/configmaps/c', false],
+    ['a post to log', 'POST', '/api/v1/namespaces/ns/pods/p/log?follow=true', false],
+    ['an exec by POST', 'POST', '/api/v1/namespaces/ns/pods/p/exec?command=sh&stdin=true', true],
+    ['an attach by POST', 'POST', '/api/v1/namespaces/ns/pods/p/attach', true],
+    ['a port-forward by POST', 'POST', '/api/v1/namespaces/ns/pods/p/portforward', true],
+    ['a service proxy by POST', 'POST', '/api/v1/namespaces/ns/services/s:80/proxy/upload', true],
+    ['a legacy /proxy/ path by PUT', 'PUT', '/api/v1/proxy/namespaces/ns/services/s/x', true],
+  ])('when the request is %s (%s %s), then long-running is %s', (_case, method, url, expected) => {
+    expect(isLongRunning(method, url)).toBe(expected);
   });
 });
 
