@@ -151,7 +151,7 @@ export interface paths {
         };
         /**
          * Query, count, chart or export container logs
-         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read. Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
          */
         get: operations["queryLogs"];
         put?: never;
@@ -171,7 +171,7 @@ export interface paths {
         };
         /**
          * The same as queryLogs, where KubeSphere 3.4 clients ask
-         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read. Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
          */
         get: operations["queryTenantLogs"];
         put?: never;
@@ -862,7 +862,7 @@ export interface operations {
             query?: {
                 /** @description query: one page of matching records; statistics: how many containers and records match; histogram: record counts per `interval`; export: every matching record as text/plain, streamed. */
                 operation?: "query" | "statistics" | "histogram" | "export";
-                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. */
+                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. Without it, a caller that may not read logs cluster-wide gets every namespace it may read, each checked by a SubjectAccessReview: when more than 200 namespaces match `namespace_query`, that is a 400 asking to name them. */
                 namespaces?: string[];
                 /** @description Comma-separated keywords; a record matches when its namespace contains any of them, ignoring case. Example: `dem,kube`. */
                 namespace_query?: string[];
@@ -1020,7 +1020,7 @@ export interface operations {
             query?: {
                 /** @description query: one page of matching records; statistics: how many containers and records match; histogram: record counts per `interval`; export: every matching record as text/plain, streamed. */
                 operation?: "query" | "statistics" | "histogram" | "export";
-                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. */
+                /** @description Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. Without it, a caller that may not read logs cluster-wide gets every namespace it may read, each checked by a SubjectAccessReview: when more than 200 namespaces match `namespace_query`, that is a 400 asking to name them. */
                 namespaces?: string[];
                 /** @description Comma-separated keywords; a record matches when its namespace contains any of them, ignoring case. Example: `dem,kube`. */
                 namespace_query?: string[];

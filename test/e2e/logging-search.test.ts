@@ -84,7 +84,7 @@ function day(seconds: number): string {
       logging: loggingRoutes({
         backend,
         authorizer: undefined,
-        namespaces: { list: () => [], get: () => undefined },
+        namespaces: { synced: true, list: () => [], get: () => undefined },
         logger: silentLogger,
       }),
     });

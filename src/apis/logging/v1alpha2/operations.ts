@@ -18,6 +18,11 @@ export type SortOrder = (typeof SORT_ORDERS)[number];
 /** OpenSearch's default `index.max_result_window`: `from + size` beyond it is refused by both backends alike. */
 export const MAX_RESULT_WINDOW = 10_000;
 export const DEFAULT_SIZE = 10;
+/**
+ * The most namespaces one query that names none may have reviewed (after `namespace_query`): each is a
+ * SubjectAccessReview once the authorizer's cache expires, so beyond this the caller must name `namespaces`.
+ */
+export const MAX_UNNAMED_NAMESPACES = 200;
 export const DEFAULT_INTERVAL = '15m';
 export const INTERVAL_PATTERN = /^(?:[1-9]\d{0,5}[smhdw]|1[Mqy])$/;
 
@@ -68,7 +73,12 @@ export const LogQuerySchema = z.object({
       'query: one page of matching records; statistics: how many containers and records match; histogram: ' +
         'record counts per `interval`; export: every matching record as text/plain, streamed.',
     ),
-  namespaces: exact('namespaces', 'demo,kube-system'),
+  namespaces: exact('namespaces', 'demo,kube-system').describe(
+    'Comma-separated namespaces; a record matches when it equals any of them. Example: `demo,kube-system`. ' +
+      'Without it, a caller that may not read logs cluster-wide gets every namespace it may read, each checked ' +
+      `by a SubjectAccessReview: when more than ${MAX_UNNAMED_NAMESPACES} namespaces match \`namespace_query\`, ` +
+      'that is a 400 asking to name them.',
+  ),
   namespace_query: keywords('namespace', 'dem,kube'),
   workloads: exact('workloads (Deployment, StatefulSet, DaemonSet, Job)', 'web,api'),
   workload_query: keywords('workload name (OpenSearch: its pod name)', 'we'),
@@ -170,7 +180,8 @@ export const SKIPPED_TRAILER = 'Kapi-Skipped-Containers';
 
 const description =
   'Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): ' +
-  'naming a namespace it may not read is a 403; naming none means every namespace it may read. Times are whole ' +
+  'naming a namespace it may not read is a 403; naming none means every namespace it may read (at most ' +
+  `${MAX_UNNAMED_NAMESPACES} to review, else a 400). Times are whole ` +
   'Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer ' +
   `${SKIPPED_TRAILER} counts containers that could not be read).`;
 

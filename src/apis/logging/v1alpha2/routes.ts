@@ -40,25 +40,33 @@ export function loggingRoutes(deps: LoggingRoutesDeps): LoggingRouters {
   const now = deps.now ?? Date.now;
 
   const logs = async (req: Request, res: Response): Promise<void> => {
-    const query = parseLogQuery(req.query as Record<string, unknown>, Math.floor(now() / 1000));
-    const scope = await scopeFor(deps, req, query);
+    const nowSeconds = Math.floor(now() / 1000);
+    const query = parseLogQuery(req.query as Record<string, unknown>, nowSeconds);
+    // listening before the scope is worked out: its per-namespace reviews stop when the client has gone
     const abort = new AbortController();
     const clientGone = () => {
       if (!res.writableFinished) abort.abort(new Error('the client went away'));
     };
     res.on('close', clientGone);
-    const search: LogSearch = { filter: query, scope, signal: abort.signal };
     try {
-      await answer(deps.backend, search, query, req, res);
-    } catch (error) {
-      if (abort.signal.aborted) return; // nobody left to answer
-      if (error instanceof ApiError) throw error;
-      deps.logger.error('log backend failed', {
-        requestId: req.requestId,
-        backend: deps.backend.name,
-        error: error instanceof Error ? error.message : String(error),
+      const scope = await scopeFor(deps, req, query, abort.signal, nowSeconds).catch((error: unknown) => {
+        if (abort.signal.aborted) return undefined;
+        throw error;
       });
-      throw new ServiceUnavailableError(`the ${deps.backend.name} log backend could not answer; try again`);
+      if (!scope) return; // nobody left to answer
+      const search: LogSearch = { filter: query, scope, signal: abort.signal };
+      try {
+        await answer(deps.backend, search, query, req, res);
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        if (error instanceof ApiError) throw error;
+        deps.logger.error('log backend failed', {
+          requestId: req.requestId,
+          backend: deps.backend.name,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        throw new ServiceUnavailableError(`the ${deps.backend.name} log backend could not answer; try again`);
+      }
     } finally {
       res.off('close', clientGone);
     }
@@ -79,10 +87,16 @@ export function loggingRoutes(deps: LoggingRoutesDeps): LoggingRouters {
   return { logging, tenant };
 }
 
-async function scopeFor(deps: LoggingRoutesDeps, req: Request, query: LogQuery): Promise<NamespaceScope> {
+async function scopeFor(
+  deps: LoggingRoutesDeps,
+  req: Request,
+  query: LogQuery,
+  signal: AbortSignal,
+  now: number,
+): Promise<NamespaceScope> {
   if (!deps.authorizer) return { kind: 'all' };
   if (!req.user) throw new UnauthorizedError();
-  return readableNamespaces(deps.authorizer, req.user, query, deps.namespaces);
+  return readableNamespaces(deps.authorizer, req.user, query, deps.namespaces, { now, signal });
 }
 
 async function answer(backend: LogBackend, search: LogSearch, query: LogQuery, req: Request, res: Response) {
