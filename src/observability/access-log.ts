@@ -7,7 +7,7 @@ import type { Logger } from './logger.js';
  */
 export function accessLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    // winston formats a line before its transports drop it by level: a line nobody keeps costs nothing here.
+    // A line nobody keeps costs nothing here: no listener, no fields gathered.
     if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {

@@ -2,8 +2,6 @@
  * In-memory stand-ins for identity's stores, sharing the interfaces of the cluster-backed ones (so the HTTP tests
  * run without a cluster), plus a clock the tests move and a logger whose lines the tests read.
  */
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import bcrypt from 'bcrypt';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import type { UserStatusPatch } from '../../src/auth/users/login-limits.js';
@@ -161,14 +159,6 @@ export class RecordingAuthorizer implements Authorizer {
 /** A logger as production builds it (same formats, redaction included) whose finished lines the test can read. */
 export function capturingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
-  const logger = createLogger('debug');
-  logger.clear();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(chunk.toString('utf8').trimEnd());
-      callback();
-    },
-  });
-  logger.add(new winston.transports.Stream({ stream: sink }));
+  const logger = createLogger('debug', { sink: (line) => lines.push(line) });
   return { logger, lines };
 }

@@ -1,5 +1,4 @@
-import { Writable } from 'node:stream';
-import winston from 'winston';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import type { WatchCollection, WatchedCollection } from '../../src/config/watched-collection.js';
 import { KubeApiError, type KubeClient, type KubeRequest } from '../../src/kube/client.js';
 import type { ChangeEvent, ChangeHandler } from '../../src/kube/object-store.js';
@@ -127,19 +126,9 @@ export function notFound(): KubeApiError {
 }
 
 /** A logger whose JSON lines the test can read. */
-export function capturingLogger(): { logger: winston.Logger; lines: Array<Record<string, any>> } {
+export function capturingLogger(): { logger: Logger; lines: Array<Record<string, any>> } {
   const lines: Array<Record<string, any>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString('utf8')));
-      done();
-    },
-  });
-  const logger = winston.createLogger({
-    level: 'debug',
-    format: winston.format.json(),
-    transports: [new winston.transports.Stream({ stream })],
-  });
+  const logger = createLogger('debug', { sink: (line) => lines.push(JSON.parse(line)) });
   return { logger, lines };
 }
 

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import winston from 'winston';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -304,21 +303,10 @@ export interface CapturedLog {
   [field: string]: unknown;
 }
 
-/** A real winston logger whose JSON lines are kept in memory, for tests that assert what was (not) logged. */
-export function capturingLogger(): { logger: winston.Logger; lines: CapturedLog[] } {
+/** kapi's logger with its JSON lines kept in memory, for tests that assert what was (not) logged. */
+export function capturingLogger(): { logger: Logger; lines: CapturedLog[] } {
   const lines: CapturedLog[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line.trim()) lines.push(JSON.parse(line) as CapturedLog);
-      done();
-    },
-  });
-  const logger = winston.createLogger({
-    level: 'debug',
-    format: winston.format.json(),
-    transports: [new winston.transports.Stream({ stream })],
-  });
+  const logger = createLogger('debug', { sink: (line) => lines.push(JSON.parse(line) as CapturedLog) });
   return { logger, lines };
 }
 

@@ -1,22 +1,9 @@
 import { jest } from '@jest/globals';
-import { Writable } from 'node:stream';
-import winston from 'winston';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger, flushLogs, type Logger } from '../../src/observability/logger.js';
 
-function capture(): { lines: string[]; logger: winston.Logger } {
+function capture(): { lines: string[]; logger: Logger } {
   const lines: string[] = [];
-  const logger = createLogger('debug');
-  logger.clear();
-  logger.add(
-    new winston.transports.Stream({
-      stream: new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString().trim());
-          done();
-        },
-      }),
-    }),
-  );
+  const logger = createLogger('debug', { sink: (line) => lines.push(line) });
   return { lines, logger };
 }
 
@@ -45,6 +32,30 @@ describe('createLogger', () => {
     cyclic.self = cyclic;
     expect(() => logger.error('broken', { cyclic })).not.toThrow();
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', message: 'broken', logError: expect.any(String) });
+  });
+  test('when a child logger writes, then its context is on the line and the entry’s own fields win', () => {
+    const { lines, logger } = capture();
+    logger.child({ component: 'users', cache: 'users' }).info('synced', { cache: 'sessions', count: 2 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ component: 'users', cache: 'sessions', count: 2, message: 'synced' });
+  });
+
+  test('when fields are named level, message or timestamp, then they cannot stand in for the real ones', () => {
+    const { lines, logger } = capture();
+    logger.info('real', { level: 'error', message: 'forged', timestamp: 'then' });
+    const entry = JSON.parse(lines[0]!);
+    expect(entry).toMatchObject({ level: 'info', message: 'real' });
+    expect(new Date(entry.timestamp).toISOString()).toBe(entry.timestamp);
+  });
+
+  test('when the level is warn, then info and debug entries are not written and say so through isLevelEnabled', () => {
+    const lines: string[] = [];
+    const logger = createLogger('warn', { sink: (line) => lines.push(line) });
+    logger.debug('d');
+    logger.info('i');
+    logger.warn('w');
+    logger.error('e');
+    expect(lines.map((line) => JSON.parse(line).message)).toEqual(['w', 'e']);
+    expect([logger.isLevelEnabled('info'), logger.isLevelEnabled('warn')]).toEqual([false, true]);
   });
 });
 
@@ -91,8 +102,30 @@ describe('stdout batching', () => {
     });
   });
 
+  test('when lines fill the waiting buffer or one is larger than it, then every line reaches stdout whole and in order', async () => {
+    await capturedStdout(async (written) => {
+      const logger = createLogger('info');
+      const long = 'é'.repeat(30_000);
+      for (let i = 0; i < 200; i++) logger.info(`line ${i}`, { padding: 'x'.repeat(1_000) });
+      logger.info('huge', { long });
+      logger.info('after');
+      flushLogs();
+      const lines = written
+        .join('')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(lines.map((line) => line.message)).toEqual([
+        ...Array.from({ length: 200 }, (_, i) => `line ${i}`),
+        'huge',
+        'after',
+      ]);
+      expect(lines[200].long).toBe(long);
+      expect(written.length).toBeGreaterThan(2);
+    });
+  });
+
   test('when flushLogs is called (as on exit), then waiting lines are written at once', async () => {
-    const { flushLogs } = await import('../../src/observability/logger.js');
     await capturedStdout(async (written) => {
       createLogger('info').info('third');
       expect(written).toEqual([]);

@@ -6,12 +6,10 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import winston from 'winston';
 import type { UserInfo } from '../../src/auth/identity.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
-import type { Logger } from '../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { createForwarder, type Forwarder, type ForwarderDeps } from '../../src/proxy/forwarder.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { UnauthorizedError } from '../../src/server/errors.js';
@@ -94,20 +92,7 @@ export class Backend {
 /** Log lines kept in memory, so tests can check that no credential was ever logged. */
 export class CapturedLogs {
   readonly lines: string[] = [];
-  readonly logger: Logger = winston.createLogger({
-    level: 'debug',
-    format: winston.format.json(),
-    transports: [
-      new winston.transports.Stream({
-        stream: new Writable({
-          write: (chunk: Buffer, _encoding, done) => {
-            this.lines.push(chunk.toString('utf8'));
-            done();
-          },
-        }),
-      }),
-    ],
-  });
+  readonly logger: Logger = createLogger('debug', { sink: (line) => this.lines.push(line) });
 }
 
 function bearerOf(req: http.IncomingMessage): string | undefined {

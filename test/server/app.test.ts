@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import type { RequestHandler } from 'express';
 import request from 'supertest';
-import winston from 'winston';
-import type { Logger } from '../../src/observability/logger.js';
+import { createLogger, type LogLevel } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createApp } from '../../src/server/app.js';
 import { UnauthorizedError } from '../../src/server/errors.js';
@@ -10,32 +8,20 @@ import { FixedAllocations, InMemoryNodeCache } from '../apis/resources/v1alpha3/
 
 const TOKEN = 'app-test-token-0123456789';
 
-/** A winston logger writing JSON lines into `lines`; `formatted` counts the lines it formatted at all. */
-function capturingLogger(level: string) {
+/** kapi's logger writing JSON lines into `lines`; `formatted` counts the lines it formatted at all. */
+function capturingLogger(level: LogLevel) {
   const lines: Record<string, unknown>[] = [];
   const counter = { formatted: 0 };
-  const counting = winston.format((info) => {
-    counter.formatted++;
-    return info;
+  const logger = createLogger(level, {
+    sink: (line) => {
+      counter.formatted++;
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    },
   });
-  const logger = winston.createLogger({
-    level,
-    format: winston.format.combine(counting(), winston.format.json()),
-    transports: [
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-            done();
-          },
-        }),
-      }),
-    ],
-  });
-  return { logger: logger as Logger, lines, counter };
+  return { logger, lines, counter };
 }
 
-function setup(level = 'info', trustedProxies: string[] = []) {
+function setup(level: LogLevel = 'info', trustedProxies: string[] = []) {
   const { logger, lines, counter } = capturingLogger(level);
   const metrics = new Metrics({ processMetrics: false });
   const forwarded: string[] = [];
