@@ -1,3 +1,5 @@
+// First: V8 settings that must hold before anything else allocates.
+import './observability/v8-tuning.js';
 import { listenAddress, parseOptions, usage, type Options } from './config/options.js';
 import { resolveClusterSource, connectToCluster } from './kube/cluster-source.js';
 import { connectionFor, tokenAccess, type KubeConnection } from './kube/connection.js';
