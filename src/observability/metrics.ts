@@ -139,17 +139,33 @@ export class Metrics {
     });
   }
 
+  /**
+   * The counter and histogram series of one route family, method and code, looked up once: prom-client hashes a label
+   * object on every call otherwise. The key space is bounded (route families, Node's known methods, status codes).
+   */
+  private readonly series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+
+  private seriesOf(route: string, method: string, code: number) {
+    const key = `${route} ${method} ${code}`;
+    let series = this.series.get(key);
+    if (!series) {
+      const counter = this.requests.labels(route, method, String(code));
+      const histogram = this.latency.labels(route, method);
+      series = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
+      this.series.set(key, series);
+    }
+    return series;
+  }
+
   /** Express middleware: counts and times each request by its route family. */
   observe() {
     return (req: Request, res: Response, next: NextFunction): void => {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
-        const route = routeFamily(req.path);
-        this.requests.inc({ route, method: req.method, code: String(res.statusCode) });
+        const series = this.seriesOf(routeFamily(req.path), req.method, res.statusCode);
+        series.count();
         // The raw URL, not req.query: asking Express for the query parses it on every forwarded request.
-        if (!WATCH_QUERY.test(req.originalUrl)) {
-          this.latency.observe({ route, method: req.method }, Number(process.hrtime.bigint() - started) / 1e9);
-        }
+        if (!WATCH_QUERY.test(req.originalUrl)) series.time(Number(process.hrtime.bigint() - started) / 1e9);
       });
       next();
     };
