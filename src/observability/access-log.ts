@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from './logger.js';
 
@@ -7,22 +8,36 @@ import type { Logger } from './logger.js';
  */
 export function accessLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    // A line nobody keeps costs nothing here: no listener, no fields gathered.
-    if (!logger.isLevelEnabled('info')) return next();
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      logger.info('request', {
-        audit: true,
-        requestId: req.requestId,
-        clientRequestId: req.clientRequestId,
-        user: req.user?.username,
-        verb: req.method,
-        path: req.path,
-        status: res.statusCode,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        sourceIp: req.ip ?? req.socket.remoteAddress,
-      });
-    });
+    auditRequest(logger, req, res, req.path, () => req.ip ?? req.socket.remoteAddress);
     next();
   };
+}
+
+/** The request as the audit line reads it when the answer is finished (`user` is set by then when authenticated). */
+type AuditedRequest = IncomingMessage & { requestId?: string; clientRequestId?: string; user?: { username: string } };
+
+/** Writes the audit line when the answer is finished; `sourceIp` is asked only then. */
+export function auditRequest(
+  logger: Logger,
+  req: AuditedRequest,
+  res: ServerResponse,
+  path: string,
+  sourceIp: () => string | undefined,
+): void {
+  // A line nobody keeps costs nothing here: no listener, no fields gathered.
+  if (!logger.isLevelEnabled('info')) return;
+  const started = process.hrtime.bigint();
+  res.on('finish', () => {
+    logger.info('request', {
+      audit: true,
+      requestId: req.requestId,
+      clientRequestId: req.clientRequestId,
+      user: req.user?.username,
+      verb: req.method,
+      path,
+      status: res.statusCode,
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      sourceIp: sourceIp(),
+    });
+  });
 }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -160,15 +161,20 @@ export class Metrics {
   /** Express middleware: counts and times each request by its route family. */
   observe() {
     return (req: Request, res: Response, next: NextFunction): void => {
-      const started = process.hrtime.bigint();
-      res.on('finish', () => {
-        const series = this.seriesOf(routeFamily(req.path), req.method, res.statusCode);
-        series.count();
-        // The raw URL, not req.query: asking Express for the query parses it on every forwarded request.
-        if (!WATCH_QUERY.test(req.originalUrl)) series.time(Number(process.hrtime.bigint() - started) / 1e9);
-      });
+      this.track(req.method, req.path, req.originalUrl, res);
       next();
     };
+  }
+
+  /** Counts and times a request when its answer is finished; `target` is the raw request target (for `watch=`). */
+  track(method: string, path: string, target: string, res: ServerResponse): void {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const series = this.seriesOf(routeFamily(path), method, res.statusCode);
+      series.count();
+      // The raw target, not a parsed query: parsing it would cost every forwarded request.
+      if (!WATCH_QUERY.test(target)) series.time(Number(process.hrtime.bigint() - started) / 1e9);
+    });
   }
 }
 

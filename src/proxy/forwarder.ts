@@ -1,5 +1,4 @@
-import type { ClientRequest, IncomingMessage } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/identity.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { Logger } from '../observability/logger.js';
@@ -36,9 +35,23 @@ export interface ForwarderDeps {
   maxRequestBodyBytes?: number;
 }
 
+/** A request on its way to kube-apiserver: kapi's request id, and the user once authenticated. */
+export type ForwardedRequest = IncomingMessage & {
+  /** A server's request always has both. */
+  method: string;
+  url: string;
+  requestId: string;
+  clientRequestId?: string;
+  user?: UserInfo;
+};
+/** Where a request that cannot be forwarded goes: the error becomes a `Status` answer. */
+export type Fail = (error: unknown) => void;
+/** Forwards one authenticated request (`req.user` set), or hands `fail` the error to answer with. */
+export type ForwardRequest = (req: ForwardedRequest, res: ServerResponse, fail: Fail) => void;
+
 export interface Forwarder {
-  /** Express handler for /api, /apis and /version, mounted after authentication (`req.user` set). */
-  handler: RequestHandler;
+  /** For /api, /apis, /version and /openapi, after authentication (`req.user` set). */
+  forward: ForwardRequest;
   /** For the http(s) server's 'upgrade' event. */
   handleUpgrade: UpgradeHandler;
   /** For `http.createServer({ shouldUpgradeCallback })`: other upgrades (h2c, other paths) stay ordinary requests. */
@@ -63,9 +76,9 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   const maxBody = deps.maxRequestBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES;
 
   const forward = (
-    req: Request,
-    res: Response,
-    next: NextFunction,
+    req: ForwardedRequest,
+    res: ServerResponse,
+    next: Fail,
     user: UserInfo,
     target: string,
     auth: Record<string, string>,
@@ -143,7 +156,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       if (longRunning) {
         // A watch's head goes out now, not with its first event.
         res.flushHeaders();
-        const kind = streams && streamKind(req.originalUrl);
+        const kind = streams && streamKind(req.url);
         if (kind) streams.inc(kind);
         const unregister = deps.streamRegistry?.register(user, responseCut(upstreamRes, res));
         res.once('close', () => {
@@ -166,7 +179,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
    * A 413 Status, then the connection closes; the rest of the body is read and dropped meanwhile, so a client still
    * sending it is not cut off before it can read the answer.
    */
-  const refuseBody = (req: Request, res: Response, next: NextFunction, limit: number) => {
+  const refuseBody = (req: ForwardedRequest, res: ServerResponse, next: Fail, limit: number) => {
     res.setHeader('Connection', 'close');
     req.resume();
     next(requestEntityTooLarge(limit));
@@ -176,7 +189,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
    * No answer came: kube-apiserver closed a connection it had taken (502, not an outage), or could not be reached
    * at all (503).
    */
-  const failed = (req: Request, next: NextFunction, error: NodeJS.ErrnoException, reached: boolean) => {
+  const failed = (req: ForwardedRequest, next: Fail, error: NodeJS.ErrnoException, reached: boolean) => {
     const fields = { requestId: req.requestId, error: error.message };
     if (reached) {
       deps.logger.warn('kube-apiserver closed the connection before answering', fields);
@@ -187,7 +200,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   };
 
   /** A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. */
-  const exchange = (req: Request, res: Response, next: NextFunction, target: string, headers: string[]) => {
+  const exchange = (req: ForwardedRequest, res: ServerResponse, next: Fail, target: string, headers: string[]) => {
     let current: Exchange;
     let answered = false;
     let clientGone = false;
@@ -235,11 +248,11 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     start(SAFE_METHODS.has(req.method));
   };
 
-  const handler: RequestHandler = (req, res, next) => {
+  const forwardRequest: ForwardRequest = (req, res, next) => {
     const user = req.user;
     // Defence in depth: never forward a request nobody authenticated, whatever the mount order.
     if (!user) return next(new UnauthorizedError());
-    const target = originFormTarget(req.originalUrl);
+    const target = originFormTarget(req.url);
     if (!target)
       return next(
         new BadRequestError(
@@ -259,7 +272,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   };
 
   return {
-    handler,
+    forward: forwardRequest,
     handleUpgrade: createUpgradeRelay({
       backend,
       credentials,

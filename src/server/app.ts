@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import express, { type RequestHandler, type Router } from 'express';
 import helmet from 'helmet';
 import type { NodeCache, PodAllocationIndex, ReadinessCheck } from '../kube/caches.js';
@@ -10,6 +11,10 @@ import type { LoggingRouters } from '../apis/logging/v1alpha2/routes.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { healthRoutes } from './health.js';
 import { requestId } from './request-id.js';
+import { forwardedRequests, withForwarding } from './forwarded-requests.js';
+import type { RequestAuthenticator } from '../auth/authenticate.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ForwardRequest } from '../proxy/forwarder.js';
 
 /** Everything the HTTP app needs, built by the composition root (main.ts) or by tests. */
 export interface AppDeps {
@@ -22,39 +27,31 @@ export interface AppDeps {
   /** Puts `req.user` on the request or answers 401; absent only when features are tested alone. */
   authenticate?: RequestHandler;
   guard?: AccessGuard;
-  /** Forwards /api and /apis to kube-apiserver as the caller. */
-  forward?: RequestHandler;
+  /** Forwards /api, /apis, /version and /openapi to kube-apiserver as the caller, beside Express. */
+  forwarding?: { authenticate: RequestAuthenticator; forward: ForwardRequest };
   /** Proxies trusted to name the client in X-Forwarded-For (req.ip: audit lines, login limits). */
   trustedProxies?: readonly string[];
   /** Request metrics, when the metrics listener is on. */
-  observe?: RequestHandler;
+  metrics?: Metrics;
   /** The logging API (SPEC §6), at the logging group and at the tenant group KubeSphere 3.4 clients use. */
   logging?: LoggingRouters;
 }
 
 /**
- * Paths forwarded to kube-apiserver as the caller. A lookahead: it matches without consuming, so Express strips no
- * prefix from `req.url` and the audit line and metrics see the full path.
+ * The request pipeline, in order, in one place: forwarded paths (/api, /apis, /version, /openapi) take their own lean
+ * pipeline (forwarded-requests.ts: id → metrics → audit log → authn → kube-apiserver); kapi's own paths go through
+ * Express: id → metrics → audit log → security headers → public: health, API documents, OAuth → authn → features →
+ * 404; errors → Status.
  */
-const FORWARDED_PATH = /^(?=\/(?:api|apis|version|openapi)(?:\/|$))/;
-
-/**
- * The request pipeline, in order, in one place: id → metrics → audit log → then either forwarded paths (authn →
- * kube-apiserver) or kapi's own (security headers → public: health, API documents, OAuth → authn → features → 404); errors → Status.
- */
-export function createApp(deps: AppDeps): express.Express {
+export function createApp(deps: AppDeps): http.RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
   app.set('trust proxy', deps.trustedProxies?.length ? [...deps.trustedProxies] : false);
   app.use(requestId);
-  if (deps.observe) app.use(deps.observe);
+  if (deps.metrics) app.use(deps.metrics.observe());
   app.use(accessLog(deps.logger));
-
-  // Nothing else kapi serves lives under the forwarded paths: they go straight to authentication and kube-apiserver,
-  // past routers they would never match, and come back as kube-apiserver sent them (no browser security headers).
-  if (deps.forward) app.use(FORWARDED_PATH, ...(deps.authenticate ? [deps.authenticate] : []), deps.forward);
 
   app.use(helmet({ contentSecurityPolicy: false, strictTransportSecurity: false }));
   app.use(healthRoutes(deps.readiness));
@@ -73,5 +70,14 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));
-  return app;
+  if (!deps.forwarding) return app;
+  return withForwarding(
+    forwardedRequests({
+      logger: deps.logger,
+      metrics: deps.metrics,
+      trustedProxies: deps.trustedProxies,
+      ...deps.forwarding,
+    }),
+    app,
+  );
 }

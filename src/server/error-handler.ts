@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../observability/logger.js';
 import { ApiError, reasonForCode, statusBody } from './errors.js';
@@ -12,26 +13,38 @@ export function notFound(req: Request, _res: Response, next: NextFunction): void
  * they carry a 4xx one; anything else is a 500 whose detail goes to the log, never to the client.
  */
 export function errorHandler(logger: Logger) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const status =
-      err instanceof ApiError
-        ? err.toStatus()
-        : (() => {
-            const code = httpCodeOf(err);
-            const message =
-              code < 500 && err instanceof Error ? err.message : 'an internal error occurred; see the server log';
-            return statusBody(code, reasonForCode(code), message);
-          })();
-    if (status.code >= 500) {
-      logger.error('request failed', { requestId: req.requestId, path: req.path, error: describe(err) });
-    }
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(status.details.retryAfterSeconds));
-    res.status(status.code).json(status);
-  };
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void =>
+    answerError(logger, err, req, res, req.path);
+}
+
+/** `errorHandler` without Express: for the forwarded requests' pipeline (and Express's). */
+export function answerError(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse, path: string) {
+  const status =
+    err instanceof ApiError
+      ? err.toStatus()
+      : (() => {
+          const code = httpCodeOf(err);
+          const message =
+            code < 500 && err instanceof Error ? err.message : 'an internal error occurred; see the server log';
+          return statusBody(code, reasonForCode(code), message);
+        })();
+  if (status.code >= 500) {
+    logger.error('request failed', {
+      requestId: (req as { requestId?: string }).requestId,
+      path,
+      error: describe(err),
+    });
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(status.details.retryAfterSeconds));
+  const body = JSON.stringify(status);
+  res.statusCode = status.code;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 function httpCodeOf(err: unknown): number {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { clientRequestIdOf, newRequestId } from '../observability/request-id.js';
 
@@ -11,9 +12,19 @@ declare module 'express-serve-static-core' {
 }
 
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  req.requestId = newRequestId();
+  assignRequestId(req, res);
+  next();
+}
+
+/** `requestId` without Express: kapi's id on the request and in the X-Request-Id answer header. */
+export function assignRequestId(
+  req: IncomingMessage & { requestId?: string; clientRequestId?: string },
+  res: ServerResponse,
+): string {
+  const id = newRequestId();
+  req.requestId = id;
   const given = clientRequestIdOf(req.headers['x-request-id']);
   if (given !== undefined) req.clientRequestId = given;
-  res.setHeader('X-Request-Id', req.requestId);
-  next();
+  res.setHeader('X-Request-Id', id);
+  return id;
 }

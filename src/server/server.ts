@@ -159,8 +159,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     publicRoutes: [identity.oauthRouter],
     authenticate: identity.authenticate,
     guard: identity.guard,
-    forward: forwarder.handler,
-    observe: metrics.observe(),
+    forwarding: { authenticate: identity.authenticateRequest, forward: forwarder.forward },
+    metrics,
     trustedProxies: options.trustedProxies,
     logging: logging.routers,
   });

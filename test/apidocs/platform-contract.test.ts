@@ -5,7 +5,7 @@
  * test's time) come from the same request pipeline (createApp) over in-memory identity stores.
  */
 import request from 'supertest';
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
 import { startE2E, silentLogger, type E2E } from '../e2e/harness.js';
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 /** Sends the call, checks the answer against the document, and returns it. */
-async function send(target: string | Express, call: Call): Promise<Answer & { json: () => unknown }> {
+async function send(target: string | RequestListener, call: Call): Promise<Answer & { json: () => unknown }> {
   let req = request(target)[call.method](call.url);
   for (const [name, value] of Object.entries(call.headers ?? {})) req = req.set(name, value);
   if (call.form !== undefined) {
@@ -299,7 +299,7 @@ describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () 
 
 describe('answers a healthy cluster does not give in a test', () => {
   /** The server's own pipeline over in-memory identity stores. */
-  function pipeline(options: Parameters<typeof testIdentity>[0]): Express {
+  function pipeline(options: Parameters<typeof testIdentity>[0]): RequestListener {
     const { identity } = testIdentity(options);
     return createApp({
       logger: silentLogger,

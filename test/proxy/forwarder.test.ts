@@ -40,9 +40,7 @@ describe('authentication before forwarding', () => {
   it('when the forwarder is reached without an authenticated user, then it refuses rather than forwarding', async () => {
     const res = { destroyed: false, once: () => undefined } as never;
     const errors: unknown[] = [];
-    kapi.forwarder.handler({ originalUrl: '/api/v1/nodes', rawHeaders: [] } as never, res, (e?: unknown) =>
-      errors.push(e),
-    );
+    kapi.forwarder.forward({ url: '/api/v1/nodes', rawHeaders: [] } as never, res, (e?: unknown) => errors.push(e));
     expect(errors).toEqual([expect.objectContaining({ code: 401 })]);
     expect(backend.requests).toHaveLength(0);
   });

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import type { UserInfo } from '../../src/auth/identity.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
@@ -15,6 +15,7 @@ import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { UnauthorizedError } from '../../src/server/errors.js';
 import { listen, type Listener } from '../../src/server/listener.js';
 import { requestId } from '../../src/server/request-id.js';
+import { forwardedRequests, withForwarding } from '../../src/server/forwarded-requests.js';
 
 export const USER_TOKEN = 'user-token-0123456789';
 export const KAPI_TOKEN = 'kapi-sa-token-9876543210';
@@ -144,17 +145,15 @@ export async function startKapi(
     streamRegistry: options.streamRegistry,
     maxRequestBodyBytes: options.maxRequestBodyBytes,
   });
-  const app = express();
-  app.use(requestId);
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    authenticate(req).then((user) => {
-      req.user = user;
-      next();
-    }, next);
-  });
-  app.use(['/api', '/apis', '/version'], forwarder.handler);
-  app.use(notFound);
-  app.use(errorHandler(logs.logger));
+  // Forwarded paths take production's pipeline; anything else is a 404 Status, as kapi answers unknown paths.
+  const others = express();
+  others.use(requestId);
+  others.use(notFound);
+  others.use(errorHandler(logs.logger));
+  const app = withForwarding(
+    forwardedRequests({ logger: logs.logger, authenticate, forward: forwarder.forward }),
+    others,
+  );
   const listener = await listen(app, { port: 0, host: '127.0.0.1', tls: options.tls });
   listener.server.on('upgrade', forwarder.handleUpgrade);
   return {

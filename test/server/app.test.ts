@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import type { ForwardRequest } from '../../src/proxy/forwarder.js';
 import request from 'supertest';
 import { createLogger, type LogLevel } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -25,14 +27,17 @@ function setup(level: LogLevel = 'info', trustedProxies: string[] = []) {
   const { logger, lines, counter } = capturingLogger(level);
   const metrics = new Metrics({ processMetrics: false });
   const forwarded: string[] = [];
+  const user = { username: 'alice', groups: ['dev'] };
   const authenticate: RequestHandler = (req, _res, next) => {
     if (req.headers.authorization !== `Bearer ${TOKEN}`) return next(new UnauthorizedError());
-    req.user = { username: 'alice', groups: ['dev'] };
+    req.user = user;
     next();
   };
-  const forward: RequestHandler = (req, res) => {
-    forwarded.push(req.originalUrl);
-    res.status(200).json({ kind: 'Node', url: req.url });
+  const authenticateRequest = (req: IncomingMessage) =>
+    req.headers.authorization === `Bearer ${TOKEN}` ? Promise.resolve(user) : Promise.reject(new UnauthorizedError());
+  const forward: ForwardRequest = (req, res) => {
+    forwarded.push(req.url);
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Node', url: req.url }));
   };
   const app = createApp({
     logger,
@@ -40,8 +45,8 @@ function setup(level: LogLevel = 'info', trustedProxies: string[] = []) {
     nodes: new InMemoryNodeCache([]),
     allocations: new FixedAllocations({}),
     authenticate,
-    forward,
-    observe: metrics.observe(),
+    forwarding: { authenticate: authenticateRequest, forward },
+    metrics,
     trustedProxies,
   });
   return { app, lines, counter, metrics, forwarded };
