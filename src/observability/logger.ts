@@ -58,10 +58,21 @@ export class Logger {
   }
 }
 
+/** Whether a field name is a secret's, remembered: field names come from kapi's code, a small fixed set. */
+const secretField = new Map<string, boolean>();
+function isSecretField(key: string): boolean {
+  let secret = secretField.get(key);
+  if (secret === undefined) {
+    secret = SECRET_FIELDS.test(key);
+    if (secretField.size < 1024) secretField.set(key, secret);
+  }
+  return secret;
+}
+
 function jsonLine(level: LogLevel, message: string, context: LogFields, fields: LogFields | undefined): string {
   const record: LogFields = {};
-  for (const key in context) record[key] = SECRET_FIELDS.test(key) ? '[redacted]' : context[key];
-  if (fields) for (const key in fields) record[key] = SECRET_FIELDS.test(key) ? '[redacted]' : fields[key];
+  for (const key in context) record[key] = isSecretField(key) ? '[redacted]' : context[key];
+  if (fields) for (const key in fields) record[key] = isSecretField(key) ? '[redacted]' : fields[key];
   record.level = level;
   record.message = message;
   record.timestamp = new Date().toISOString();

@@ -149,10 +149,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         upstreamRes.resume();
         return next(redirectRefused());
       }
-      // appendHeader, not writeHead's header list: headers already on `res` would turn repeats (Warning) into one.
-      const relayed = forwardResponseHeaders(upstreamRes.rawHeaders);
-      for (let i = 0; i < relayed.length; i += 2) res.appendHeader(relayed[i]!, relayed[i + 1]!);
-      res.writeHead(code, upstreamRes.statusMessage || undefined);
+      res.writeHead(code, upstreamRes.statusMessage || undefined, answerHead(upstreamRes.rawHeaders, req.requestId));
       if (longRunning) {
         // A watch's head goes out now, not with its first event.
         res.flushHeaders();
@@ -216,10 +213,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
               next(redirectRefused());
               return false;
             }
-            // appendHeader, not writeHead's header list: headers already on `res` would turn repeats into one.
-            const relayed = forwardResponseHeaders(rawHeaders);
-            for (let i = 0; i < relayed.length; i += 2) res.appendHeader(relayed[i]!, relayed[i + 1]!);
-            res.writeHead(code, statusMessage || undefined);
+            res.writeHead(code, statusMessage || undefined, answerHead(rawHeaders, req.requestId));
             return true;
           },
           onData(chunk) {
@@ -290,4 +284,15 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
 function discardBody(req: IncomingMessage, upstream: ClientRequest): void {
   req.unpipe(upstream);
   req.resume();
+}
+
+/**
+ * kube-apiserver's answer headers as relayed (hop-by-hop ones dropped, repeats such as Warning kept), with kapi's
+ * X-Request-Id. Handed to `writeHead` as one flat list: on a response with no header set before, Node writes it as it
+ * is, without building a header object.
+ */
+function answerHead(rawHeaders: readonly string[], requestId: string): string[] {
+  const relayed = forwardResponseHeaders(rawHeaders);
+  relayed.push('X-Request-Id', requestId);
+  return relayed;
 }

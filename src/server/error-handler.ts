@@ -40,6 +40,9 @@ export function answerError(logger: Logger, err: unknown, req: IncomingMessage, 
     return;
   }
   if (status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(status.details.retryAfterSeconds));
+  // Forwarded requests carry their id to here; Express's pipeline has set the header already.
+  const id = (req as { requestId?: string }).requestId;
+  if (id !== undefined && !res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', id);
   const body = JSON.stringify(status);
   res.statusCode = status.code;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -52,12 +52,15 @@ export interface ForwardingDeps {
 export function forwardedRequests(
   deps: ForwardingDeps,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => void {
-  const trust = proxyAddr.compile(deps.trustedProxies?.length ? [...deps.trustedProxies] : []);
+  const trusted = deps.trustedProxies?.length ? proxyAddr.compile([...deps.trustedProxies]) : undefined;
+  // Without trusted proxies the peer is the client (as Express's req.ip), and no X-Forwarded-For is parsed.
+  const sourceIpOf = (req: IncomingMessage) =>
+    trusted ? proxyAddr(req, trusted) : (req.socket.remoteAddress ?? undefined);
   return (incoming, res, path) => {
     const req = incoming as ForwardedRequest;
-    assignRequestId(req, res);
+    assignRequestId(req);
     deps.metrics?.track(req.method, path, req.url, res);
-    auditRequest(deps.logger, req, res, path, () => proxyAddr(req, trust));
+    auditRequest(deps.logger, req, res, path, () => sourceIpOf(req));
     const fail = (error: unknown) => answerError(deps.logger, error, req, res, path);
     deps.authenticate(req).then((user) => {
       req.user = user;

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { clientRequestIdOf, newRequestId } from '../observability/request-id.js';
 
@@ -12,19 +12,18 @@ declare module 'express-serve-static-core' {
 }
 
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  assignRequestId(req, res);
+  res.setHeader('X-Request-Id', assignRequestId(req));
   next();
 }
 
-/** `requestId` without Express: kapi's id on the request and in the X-Request-Id answer header. */
-export function assignRequestId(
-  req: IncomingMessage & { requestId?: string; clientRequestId?: string },
-  res: ServerResponse,
-): string {
+/**
+ * kapi's id on the request (and the client's own, when plausible), without Express. The caller puts it in the
+ * X-Request-Id answer header: the forwarder writes it with kube-apiserver's head, `answerError` with an error.
+ */
+export function assignRequestId(req: IncomingMessage & { requestId?: string; clientRequestId?: string }): string {
   const id = newRequestId();
   req.requestId = id;
   const given = clientRequestIdOf(req.headers['x-request-id']);
   if (given !== undefined) req.clientRequestId = given;
-  res.setHeader('X-Request-Id', id);
   return id;
 }

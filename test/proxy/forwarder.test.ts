@@ -90,6 +90,30 @@ describe('headers arriving at kube-apiserver', () => {
     },
   );
 
+  it.each([
+    ['relayed', 'GET', '/api/v1/nodes', auth, 200],
+    ['relayed as a watch', 'GET', '/api/v1/nodes?watch=1', auth, 200],
+    ['refused: no token', 'GET', '/api/v1/nodes', [], 401],
+    ['refused: a redirect', 'GET', '/api/v1/redirect', auth, 502],
+  ])(
+    'when an answer is %s, then it carries kapi’s X-Request-Id once, the id of its audit line',
+    async (_case, method, path, headers, status) => {
+      backend.onRequest = (req, res) =>
+        req.url === '/api/v1/redirect'
+          ? res.writeHead(302, { Location: 'https://elsewhere.example/' }).end()
+          : res.writeHead(200, { 'Content-Type': 'application/json', 'X-Request-Id': 'backend-id' }).end('{}');
+      const answer = await send(kapi.url, { method, path, headers: [...headers, 'X-Request-Id', 'client-id'] });
+      expect(answer.status).toBe(status);
+      const ids = headerValues(answer.rawHeaders, 'x-request-id').filter((id) => id !== 'backend-id');
+      expect(ids).toHaveLength(1);
+      expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+      const auditLine = () =>
+        kapi.logs.lines.map((text) => JSON.parse(text)).find((entry) => entry.audit && entry.requestId === ids[0]);
+      await until(() => auditLine() !== undefined);
+      expect(auditLine()).toMatchObject({ status, clientRequestId: 'client-id' });
+    },
+  );
+
   it('when the client names headers in Connection, then neither they nor hop-by-hop headers arrive', async () => {
     await send(kapi.url, {
       path: '/api/v1/pods',

@@ -37,7 +37,10 @@ function setup(level: LogLevel = 'info', trustedProxies: string[] = []) {
     req.headers.authorization === `Bearer ${TOKEN}` ? Promise.resolve(user) : Promise.reject(new UnauthorizedError());
   const forward: ForwardRequest = (req, res) => {
     forwarded.push(req.url);
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Node', url: req.url }));
+    // As the forwarder does: kapi's request id goes out with the answer's head.
+    res
+      .writeHead(200, { 'Content-Type': 'application/json', 'X-Request-Id': req.requestId })
+      .end(JSON.stringify({ kind: 'Node', url: req.url }));
   };
   const app = createApp({
     logger,
