@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestMetrics } from './request-metrics.js';
 
 /**
  * Prometheus metrics, served on their own port. Routes are labelled by their pattern (never the raw path, which
@@ -8,19 +9,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'kapi_http_requests_total',
-    help: 'HTTP requests by route pattern, method and status code',
-    labelNames: ['route', 'method', 'code'] as const,
-    registers: [this.registry],
-  });
-  readonly latency = new Histogram({
-    name: 'kapi_http_request_duration_seconds',
-    help: 'HTTP request latency by route pattern (time to the last byte; watches excluded)',
-    labelNames: ['route', 'method'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
+  /** kapi_http_requests_total and kapi_http_request_duration_seconds (watches excluded from the latency). */
+  readonly requests = new RequestMetrics(
+    this.registry,
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
   readonly logins = new Counter({
     name: 'kapi_login_attempts_total',
     help: 'Token requests by grant type and result',
@@ -140,24 +133,6 @@ export class Metrics {
     });
   }
 
-  /**
-   * The counter and histogram series of one route family, method and code, looked up once: prom-client hashes a label
-   * object on every call otherwise. The key space is bounded (route families, Node's known methods, status codes).
-   */
-  private readonly series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
-
-  private seriesOf(route: string, method: string, code: number) {
-    const key = `${route} ${method} ${code}`;
-    let series = this.series.get(key);
-    if (!series) {
-      const counter = this.requests.labels(route, method, String(code));
-      const histogram = this.latency.labels(route, method);
-      series = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
-      this.series.set(key, series);
-    }
-    return series;
-  }
-
   /** Express middleware: counts and times each request by its route family. */
   observe() {
     return (req: Request, res: Response, next: NextFunction): void => {
@@ -170,10 +145,10 @@ export class Metrics {
   track(method: string, path: string, target: string, res: ServerResponse): void {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const series = this.seriesOf(routeFamily(path), method, res.statusCode);
-      series.count();
+      const route = routeFamily(path);
+      this.requests.count(route, method, res.statusCode);
       // The raw target, not a parsed query: parsing it would cost every forwarded request.
-      if (!WATCH_QUERY.test(target)) series.time(Number(process.hrtime.bigint() - started) / 1e9);
+      if (!WATCH_QUERY.test(target)) this.requests.time(route, method, Number(process.hrtime.bigint() - started) / 1e9);
     });
   }
 }
