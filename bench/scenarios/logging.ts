@@ -100,6 +100,7 @@ export const loggingScenario: Scenario = {
   async run(ctx) {
     await makePods(ctx);
     const peakSince = resetPeakMemory(ctx.kapi.pid) ? 'since this row began' : 'since start';
+    const startMiB = readMemory(ctx.kapi.pid).rssMiB;
     const base = `${ctx.kapi.url}/kapis/logging.kapi.io/v1alpha2/logs?namespaces=${NAMESPACE}`;
     // kapi's pod cache sees the pods within a moment; the statistics also prove every container is readable.
     const deadline = Date.now() + 60_000;
@@ -131,7 +132,9 @@ export const loggingScenario: Scenario = {
       `export: first byte ${exported.firstByteMs.toFixed(0)} ms, ${mib.toFixed(0)} MiB in ${(exported.totalMs / 1000).toFixed(1)} s (${(mib / (exported.totalMs / 1000)).toFixed(1)} MiB/s); CPU: kapi ${(exported.cpuMs / 1000).toFixed(1)} s`,
     );
     const peak = readMemory(ctx.kapi.pid).peakMiB;
-    detail(`kapi peak RSS (VmHWM, ${peakSince}): ${peak.toFixed(0)} MiB`);
+    detail(
+      `kapi peak RSS (VmHWM, ${peakSince}): ${peak.toFixed(0)} MiB (RSS ${startMiB.toFixed(0)} MiB when the row began)`,
+    );
 
     const rows: Row[] = [
       {
