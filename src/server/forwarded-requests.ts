@@ -62,14 +62,20 @@ export function forwardedRequests(
     deps.metrics?.track(req.method, path, req.url, res);
     auditRequest(deps.logger, req, res, path, () => sourceIpOf(req));
     const fail = (error: unknown) => answerError(deps.logger, error, req, res, path);
-    deps.authenticate(req).then((user) => {
+    const forward = (user: ForwardedRequest['user']) => {
       req.user = user;
       try {
         deps.forward(req, res, fail);
       } catch (error) {
         fail(error);
       }
-    }, fail);
+    };
+    // As Express would: a step that throws instead of rejecting still ends in a Status, never in a crash.
+    try {
+      deps.authenticate(req).then(forward, fail);
+    } catch (error) {
+      fail(error);
+    }
   };
 }
 

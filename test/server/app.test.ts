@@ -92,6 +92,33 @@ describe('createApp: forwarded paths', () => {
     expect(audit(lines)).toEqual([expect.objectContaining({ path: '/apis/apps/v1/deployments', status: 401 })]);
   });
 
+  test.each([
+    ['authentication', 'authenticate'],
+    ['the forwarder', 'forward'],
+  ])('when %s throws instead of answering, then the answer is a 500 Status without detail', async (_case, step) => {
+    const { logger, lines } = capturingLogger('info');
+    const boom = () => {
+      throw new Error('internal detail 7f3a');
+    };
+    const app = createApp({
+      logger,
+      readiness: [],
+      nodes: new InMemoryNodeCache([]),
+      allocations: new FixedAllocations({}),
+      forwarding: {
+        authenticate: step === 'authenticate' ? boom : () => Promise.resolve({ username: 'alice', groups: [] }),
+        forward: step === 'forward' ? boom : () => undefined,
+      },
+    });
+    for (let i = 0; i < 2; i++) {
+      const res = await request(app).get('/api/v1/nodes').expect(500);
+      expect(res.body).toMatchObject({ kind: 'Status', code: 500 });
+      expect(res.text).not.toContain('7f3a');
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(lines.filter((line) => line.level === 'error')).toHaveLength(2);
+  });
+
   test.each(['/api', '/apis', '/version', '/openapi/v2', '/api/v1/namespaces'])(
     'when %s is requested, then it is forwarded without kapi’s browser security headers',
     async (path) => {
