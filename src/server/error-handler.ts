@@ -18,7 +18,13 @@ export function errorHandler(logger: Logger) {
 }
 
 /** `errorHandler` without Express: for the forwarded requests' pipeline (and Express's). */
-export function answerError(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse, path: string) {
+export function answerError(
+  logger: Logger,
+  err: unknown,
+  req: IncomingMessage & { requestId?: string },
+  res: ServerResponse,
+  path: string,
+) {
   const status =
     err instanceof ApiError
       ? err.toStatus()
@@ -30,7 +36,7 @@ export function answerError(logger: Logger, err: unknown, req: IncomingMessage, 
         })();
   if (status.code >= 500) {
     logger.error('request failed', {
-      requestId: (req as { requestId?: string }).requestId,
+      requestId: req.requestId,
       path,
       error: describe(err),
     });
@@ -41,8 +47,7 @@ export function answerError(logger: Logger, err: unknown, req: IncomingMessage, 
   }
   if (status.details?.retryAfterSeconds) res.setHeader('Retry-After', String(status.details.retryAfterSeconds));
   // Forwarded requests carry their id to here; Express's pipeline has set the header already.
-  const id = (req as { requestId?: string }).requestId;
-  if (id !== undefined && !res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', id);
+  if (req.requestId !== undefined && !res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', req.requestId);
   const body = JSON.stringify(status);
   res.statusCode = status.code;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -31,6 +31,9 @@ export function isForwardedPath(path: string): boolean {
   return FORWARDED_PATH.test(path);
 }
 
+/** Serves a request on a forwarded path (`path`: its target's path, already worked out). */
+export type ForwardedHandler = (req: IncomingMessage, res: ServerResponse, path: string) => void;
+
 export interface ForwardingDeps {
   logger: Logger;
   /** Who sent the request (401/503 errors otherwise). */
@@ -49,9 +52,7 @@ export interface ForwardingDeps {
  * process starts those reads missed V8's shared lookup cache on every request and forwarding cost a third more CPU.
  * Forwarded answers get no browser security headers: they come back as kube-apiserver sent them.
  */
-export function forwardedRequests(
-  deps: ForwardingDeps,
-): (req: IncomingMessage, res: ServerResponse, path: string) => void {
+export function forwardedRequests(deps: ForwardingDeps): ForwardedHandler {
   const trusted = deps.trustedProxies?.length ? proxyAddr.compile([...deps.trustedProxies]) : undefined;
   // Without trusted proxies the peer is the client (as Express's req.ip), and no X-Forwarded-For is parsed.
   const sourceIpOf = (req: IncomingMessage) =>
@@ -80,10 +81,7 @@ export function forwardedRequests(
 }
 
 /** Forwarded paths to `forwarded`, everything else to `app` (Express). */
-export function withForwarding(
-  forwarded: (req: IncomingMessage, res: ServerResponse, path: string) => void,
-  app: RequestListener,
-): RequestListener {
+export function withForwarding(forwarded: ForwardedHandler, app: RequestListener): RequestListener {
   return (req, res) => {
     const path = requestPath(req.url ?? '/');
     if (isForwardedPath(path)) forwarded(req, res, path);
