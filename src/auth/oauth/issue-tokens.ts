@@ -1,25 +1,24 @@
-import { createHmac, randomBytes } from 'node:crypto';
 import type { AuthSettings, GrantType, OAuthClient } from '../../config/cluster-configuration.js';
 import type { Logger } from '../../observability/logger.js';
 import { authenticateClient, clientCredentialsOf, requireGrant } from './client-authentication.js';
 import type { LoginAudit, LoginResult } from './login-audit.js';
 import type { LoginLimiter } from '../users/login-limiter.js';
+import { startLoginSession, tokenPair } from './login-session.js';
 import {
-  BAD_CREDENTIALS,
   BAD_REFRESH_TOKEN,
   OAuthError,
   invalidGrant,
   temporarilyUnavailable,
-  tooManyAttempts,
   unsupportedGrantType,
 } from './oauth-error.js';
 import { requiredParam, type FormParams } from './oauth-form.js';
-import { PasswordChecksBusy, type PasswordVerifier } from '../users/passwords.js';
-import { belongsTo, decideRefresh, rotatedSpec, type LoginSession } from '../sessions/session-record.js';
+import { checkPassword } from './password-login.js';
+import type { PasswordVerifier } from '../users/passwords.js';
+import { belongsTo, decideRefresh, rotatedSpec } from '../sessions/session-record.js';
 import type { SessionStore } from '../sessions/sessions.js';
 import type { KeySet } from '../tokens/key-set.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
-import { buildClaims, newTokenId, signToken, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
+import { newTokenId, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
 import type { UserStore } from '../users/users.js';
 
 /** The token endpoint's use cases: the password grant and the refresh grant (RFC 6749 §4.3, §6). */
@@ -101,74 +100,17 @@ function outcomeOf(err: unknown): { result: LoginResult; reason: string } {
   return { result, reason: err.auditReason ?? err.error };
 }
 
-/** Password grant: limits, then the password, then a new login session and its first token pair. */
+/** Password grant: the password under the login limits, then a new login session and its first token pair. */
 async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request: TokenRequest, note: AttemptNote) {
   const login = requiredParam(request.params, 'username');
   const password = requiredParam(request.params, 'password');
   const key = signingKey(deps);
-  const admission = await deps.limiter.admit(
-    {
-      sourceIp: request.sourceIp,
-      login,
-      lookup: async (name) => {
-        const found = await deps.users.find(name);
-        note.user = found ? found.name : unknownLogin(name);
-        return found;
-      },
-    },
-    deps.clock,
-    () => deps.settings().loginLimit,
-  );
-  // refused before the user was looked up (a limited address): the audit line still names who was tried
-  if (!('admitted' in admission)) note.user ??= await auditedName(deps, login);
-  if ('busy' in admission) {
-    throw temporarilyUnavailable('too many logins are being checked right now; try again').because(
-      'waited too long for the login checks in flight',
-    );
-  }
-  if ('retryAfterSeconds' in admission) {
-    throw tooManyAttempts(admission.retryAfterSeconds).because(`too many failures (${admission.limitedBy})`);
-  }
-  const { admitted } = admission;
-  const user = admitted.user;
-  // read after the admission, which may have waited for other checks
+  const user = await checkPassword(deps, { login, password, sourceIp: request.sourceIp }, note);
+  // read after the check, which may have waited for other checks
   const settings = deps.settings();
   const now = deps.clock();
-  let matches: boolean;
-  try {
-    matches = await deps.passwords.verify(password, user?.passwordHash);
-  } catch (err) {
-    // saturated checks say nothing about the password: never a failed login, never a step towards a lockout
-    if (err instanceof PasswordChecksBusy) {
-      admitted.withdrawn();
-      throw temporarilyUnavailable('too many logins are being checked right now; try again').because(
-        'password checks saturated',
-      );
-    }
-    await admitted.failed(deps.clock());
-    throw err;
-  }
-  if (!matches || !user || user.state === 'Disabled') await admitted.failed(deps.clock());
-  if (!user) throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
-  if (!matches) throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
-  if (user.state === 'Disabled') throw invalidGrant(BAD_CREDENTIALS).because('user disabled');
-  await admitted.succeeded(now).catch((err: unknown) => {
-    // the login stands; only the bookkeeping (last login, cleared failures) is missing
-    deps.logger.warn('could not record a successful login in the User status', { user: user.name, error: String(err) });
-  });
-
-  const nowSeconds = Math.floor(now / 1000);
-  const session = await deps.sessions.create({
-    username: user.name,
-    userUid: user.uid,
-    clientId: client.name,
-    expiresAt: nowSeconds + settings.refreshTokenMaxAgeSeconds,
-    refreshTokenId: newTokenId(),
-    loginTime: now,
-  });
-  if (!settings.multipleLogin) await endOtherSessions(deps, user.name, session.id);
-  else await endSessionsBeyondCap(deps, user.name, settings.maxSessionsPerUser, session.id);
-  return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
+  const session = await startLoginSession(deps, { user, clientId: client.name, now }, settings);
+  return tokenPair(deps.policy, key, session, user.groups, Math.floor(now / 1000), settings);
 }
 
 /**
@@ -212,14 +154,14 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         throw invalidGrant(BAD_REFRESH_TOKEN).because('refresh token reused; session revoked');
       case 'replay':
         deps.events?.refreshed?.('replayed');
-        return tokenPair(deps, key, session, user.groups, nowSeconds, settings);
+        return tokenPair(deps.policy, key, session, user.groups, nowSeconds, settings);
       case 'rotate': {
         const next = rotatedSpec(session, newTokenId(), nowSeconds, settings.refreshTokenMaxAgeSeconds);
         const result = await deps.sessions.replace(session, next);
         if (result === 'gone') throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
         if (result !== 'conflict') {
           deps.events?.refreshed?.('rotated');
-          return tokenPair(deps, key, result, user.groups, nowSeconds, settings);
+          return tokenPair(deps.policy, key, result, user.groups, nowSeconds, settings);
         }
         session = await deps.sessions.read(claims.sid);
         fresh = true;
@@ -227,92 +169,6 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
     }
   }
   throw temporarilyUnavailable('the login session is being updated concurrently; try again');
-}
-
-/** multipleLogin false: the new login ends every other session of the user, on every replica. */
-async function endOtherSessions(deps: TokenIssuerDeps, username: string, keep: string): Promise<void> {
-  const sessions = await deps.sessions.listForUser(username);
-  const others = sessions.filter((s) => s.id !== keep);
-  await Promise.all(others.map((s) => deps.sessions.delete(s.id)));
-  for (let i = 0; i < others.length; i++) deps.events?.revoked?.('single_login');
-}
-
-/**
- * A user holds at most `cap` sessions: this login's is the newest, the oldest end. Failing to end them leaves the
- * login standing (the sweep ends them later).
- */
-async function endSessionsBeyondCap(deps: TokenIssuerDeps, username: string, cap: number, keep: string): Promise<void> {
-  try {
-    const ended = await deps.sessions.endBeyondCap(username, cap, keep);
-    for (let i = 0; i < ended.length; i++) deps.events?.revoked?.('session_cap');
-    if (ended.length > 0) {
-      deps.logger.info('session limit reached: the oldest sessions of the user ended', {
-        user: username,
-        ended: ended.length,
-        maxSessionsPerUser: cap,
-      });
-    }
-  } catch (err) {
-    deps.logger.warn('could not end login sessions beyond the limit', { user: username, error: String(err) });
-  }
-}
-
-/**
- * A fresh access token and the session's current refresh token. The refresh token is rebuilt from the session
- * (id, rotation time, end), so asking twice gives the identical token; the access token ends with the session.
- */
-function tokenPair(
-  deps: TokenIssuerDeps,
-  keys: KeySet,
-  session: LoginSession,
-  groups: readonly string[],
-  nowSeconds: number,
-  settings: AuthSettings,
-): TokenResponse {
-  const subject = { username: session.username, clientId: session.clientId, sessionId: session.id, groups };
-  const issuer = deps.policy.issuer;
-  const accessExpiresAt = Math.min(nowSeconds + settings.accessTokenMaxAgeSeconds, session.expiresAt);
-  const access = buildClaims(
-    'access_token',
-    subject,
-    {
-      id: newTokenId(),
-      issuedAt: nowSeconds,
-      expiresAt: accessExpiresAt,
-    },
-    issuer,
-  );
-  const refresh = buildClaims(
-    'refresh_token',
-    subject,
-    {
-      id: session.refreshTokenId,
-      issuedAt: session.rotatedAt ?? nowSeconds,
-      expiresAt: session.expiresAt,
-    },
-    issuer,
-  );
-  return {
-    access_token: signToken(access, keys.active),
-    token_type: 'Bearer',
-    refresh_token: signToken(refresh, keys.active),
-    expires_in: accessExpiresAt - nowSeconds,
-  };
-}
-
-/**
- * A name that matches nobody may be a password typed into the wrong field, so it is logged only as a keyed digest:
- * repeated attempts on one name still correlate within this process, but the log holds nothing to guess against.
- */
-const UNKNOWN_LOGIN_KEY = randomBytes(32);
-function unknownLogin(login: string): string {
-  return `unknown:${createHmac('sha256', UNKNOWN_LOGIN_KEY).update(login).digest('hex').slice(0, 12)}`;
-}
-
-/** The name an attempt tried, for the audit line: from the watched cache as it stands, never a cluster read. */
-async function auditedName(deps: TokenIssuerDeps, login: string): Promise<string> {
-  const user = await deps.users.find(login, { cacheOnly: true }).catch(() => undefined);
-  return user ? user.name : unknownLogin(login);
 }
 
 function signingKey(deps: TokenIssuerDeps): KeySet {
