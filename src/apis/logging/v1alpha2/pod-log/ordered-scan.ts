@@ -74,16 +74,26 @@ export async function scanInOrder(
   const low = Math.max(plan.startMs ?? earliest, earliest);
   // Windows are [a, b); the last one must hold lines written exactly at endMs.
   const high = plan.endMs + 0.001;
-  const exhausted = new Set<ContainerTarget>();
+  // Ascending: the earliest a container's next line can be (its first line, then what the last read saw past its
+  // window). A container whose log ended is dropped.
+  const next = new Map(firsts);
+  const live = (t: ContainerTarget) => next.has(t) && !skipped.has(t);
   let width = tuning.firstWidthMs;
   let edge = plan.order === 'asc' ? low : high;
 
   while (plan.order === 'asc' ? edge < high : edge > low) {
+    if (plan.order === 'asc') {
+      // A gap (between containers, or inside one) is jumped to the next line anywhere, never taken as the end.
+      let soonest = Infinity;
+      for (const t of plan.targets) if (live(t)) soonest = Math.min(soonest, next.get(t)!);
+      if (soonest >= high) break;
+      edge = Math.max(edge, soonest);
+    }
     const a = plan.order === 'asc' ? edge : Math.max(low, edge - width);
     const b = plan.order === 'asc' ? Math.min(high, edge + width) : edge;
-    const readers = plan.targets.filter(
-      (t) => firsts.has(t) && firsts.get(t)! < b && !exhausted.has(t) && !skipped.has(t),
-    );
+    const readers = plan.targets.filter((t) => live(t) && next.get(t)! < b);
+    // Descending, no container has a line before b: everything earlier has been read. (Ascending, the container
+    // at `soonest` always reads.)
     if (readers.length === 0) break;
     const window = await readWindow(io, plan, readers, a, b, tuning.maxLines, skipped, signal);
     if (window === 'too-many') {
@@ -91,7 +101,10 @@ export async function scanInOrder(
       width = Math.max(1, width / 4);
       continue;
     }
-    if (plan.order === 'asc') for (const target of window.ended) exhausted.add(target);
+    if (plan.order === 'asc') {
+      for (const target of window.ended) next.delete(target);
+      for (const [target, ms] of window.later) next.set(target, Math.max(b, ms - OUT_OF_ORDER_MS));
+    }
     edge = plan.order === 'asc' ? b : a;
     const rate = window.lines.length / Math.max(1, b - a);
     const target = Math.min(tuning.maxLines / 2, Math.max(tuning.targetLines, readers.length * LINES_PER_READER));
@@ -130,7 +143,11 @@ async function firstLines(
   return firsts;
 }
 
-/** The matching lines of [a, b) from every reader; `ended` are those whose log ended inside the window. */
+/**
+ * The matching lines of [a, b) from every reader; `ended` are those whose log ended inside the window, `later` the
+ * time of the earliest line each other reader showed past the window (its later lines are at most OUT_OF_ORDER_MS
+ * before it).
+ */
 async function readWindow(
   io: ScanIo,
   plan: ScanPlan,
@@ -140,9 +157,10 @@ async function readWindow(
   maxLines: number,
   skipped: SkipTracker,
   signal: AbortSignal,
-): Promise<{ lines: ScanLine[]; ended: ContainerTarget[] } | 'too-many'> {
+): Promise<{ lines: ScanLine[]; ended: ContainerTarget[]; later: Map<ContainerTarget, number> } | 'too-many'> {
   const lines: ScanLine[] = [];
   const ended: ContainerTarget[] = [];
+  const laterAt = new Map<ContainerTarget, number>();
   const overflow = new AbortController();
   const windowSignal = AbortSignal.any([signal, overflow.signal]);
   const startMs = plan.startMs ?? -Infinity;
@@ -151,13 +169,13 @@ async function readWindow(
       io
         .limit(async () => {
           let seq = 0;
-          let later = false;
+          let later = Infinity;
           const end = await io.read(
             target,
             { sinceMs: a },
             (line) => {
               const ms = lineMs(line);
-              if (ms >= b) later = true;
+              if (ms >= b) later = Math.min(later, ms);
               if (ms >= b + OUT_OF_ORDER_MS) return false;
               if (ms < a || ms >= b || ms < startMs || !plan.accept(line.text)) return true;
               lines.push({ sec: line.sec, nano: line.nano, text: line.text, target, seq: seq++ });
@@ -170,7 +188,8 @@ async function readWindow(
             windowSignal,
           );
           // Only a log that ended before the window's end has nothing for later windows.
-          if (end === 'eof' && !later) ended.push(target);
+          if (end === 'eof' && later === Infinity) ended.push(target);
+          else if (later !== Infinity) laterAt.set(target, later);
           if (end === 'limit') skipped.skip(target, new Error('the log exceeds the read limit (limitBytes)'));
         }, windowSignal)
         .catch((error: unknown) => {
@@ -181,5 +200,5 @@ async function readWindow(
   );
   signal.throwIfAborted();
   if (overflow.signal.aborted) return 'too-many';
-  return { lines, ended };
+  return { lines, ended, later: laterAt };
 }

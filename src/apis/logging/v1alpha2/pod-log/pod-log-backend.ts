@@ -77,9 +77,9 @@ export class PodLogBackend implements LogBackend {
     };
     this.tailIo = {
       ...this.io,
-      tail: async (target, lines, sinceMs, onLine, signal) => {
+      tail: (target, lines, sinceMs, onLine, signal) => {
         const read = { tailLines: lines, limitBytes, timeoutMs, ...(sinceMs !== undefined && { sinceMs }) };
-        await readContainerLog(client, target, read, onLine, signal);
+        return readContainerLog(client, target, read, onLine, signal);
       },
     };
   }

@@ -1,9 +1,13 @@
 import type { ContainerTarget } from './containers.js';
 import { lineMs, type TimedLine } from './log-line.js';
+import type { ReadEnd } from './log-reader.js';
 import type { ScanIo, ScanLine } from './ordered-scan.js';
 import type { SkipTracker } from './skipped.js';
 
-/** The reads a tail query makes: the last `lines` lines of a container (since `sinceMs`), oldest first. */
+/**
+ * The reads a tail query makes: the last `lines` lines of a container (since `sinceMs`), oldest first; `limit` when
+ * `limitBytes` cut the tail (its newest lines never came).
+ */
 export interface TailIo extends ScanIo {
   tail(
     target: ContainerTarget,
@@ -11,7 +15,7 @@ export interface TailIo extends ScanIo {
     sinceMs: number | undefined,
     onLine: (line: TimedLine) => boolean,
     signal: AbortSignal,
-  ): Promise<void>;
+  ): Promise<ReadEnd>;
 }
 
 export interface TailPlan {
@@ -66,7 +70,7 @@ export async function newestLines(
             const lines: ScanLine[] = [];
             let read = 0;
             let oldestMs = Infinity;
-            await io.tail(
+            const end = await io.tail(
               target,
               tail.size,
               plan.startMs,
@@ -81,6 +85,9 @@ export async function newestLines(
               },
               signal,
             );
+            // Cut by the byte limit, the tail holds its oldest lines, not its newest: fewer lines than asked would
+            // wrongly say the log has no more.
+            if (end === 'limit') throw new Error('the log exceeds the read limit (limitBytes)');
             tail.lines = lines;
             tail.complete = read < tail.size;
             tail.oldestMs = oldestMs;

@@ -179,4 +179,47 @@ describe('scanInOrder', () => {
     const result = await collect(new FakeLogs(shuffled), [a], 'asc');
     expect(result.texts).toEqual(['a3', 'a1', 'a0', 'a2', 'a4']);
   });
+
+  describe('when lines are days apart, between containers and inside one', () => {
+    const DAY = 86_400_000;
+    const c = target('c', 2);
+    // a ends before b begins (the gap between containers), then a and c resume days later (gaps inside them)
+    const apart = new Map([
+      [a, lines('a', [DAY, DAY + 1000, 6 * DAY])],
+      [b, lines('b', [3 * DAY, 3 * DAY + 500])],
+      [c, lines('c', [9 * DAY])],
+    ]);
+    const ended = new Map([
+      [a, lines('a', [DAY, DAY + 1000])],
+      [b, lines('b', [3 * DAY, 3 * DAY + 500])],
+    ]);
+    const endMs = 10 * DAY;
+
+    it('then asc returns every line, in time order, and desc the same lines reversed', async () => {
+      for (const [logs, targets, expected] of [
+        [apart, [a, b, c], ['a0', 'a1', 'b0', 'b1', 'a2', 'c0']],
+        [ended, [a, b], ['a0', 'a1', 'b0', 'b1']],
+      ] as const) {
+        const asc = await collect(new FakeLogs(logs), [...targets], 'asc', { endMs });
+        const desc = await collect(new FakeLogs(logs), [...targets], 'desc', { endMs });
+        expect(asc.texts).toEqual(expected);
+        expect(desc.texts).toEqual([...asc.texts].reverse());
+      }
+    });
+
+    it('then asc jumps each gap to the next line instead of walking the empty days', async () => {
+      const io = new FakeLogs(apart);
+      await collect(io, [a, b, c], 'asc', { endMs });
+      // One read per window that holds lines (a0 | a1 | b0 b1 | a2 | c0; the first window is 2 s wide), each by the
+      // one container that can have lines there; walking the empty days reads again at every widening.
+      expect(io.reads).toBe(5);
+    });
+
+    it('then a start time inside a gap still finds the lines after it', async () => {
+      const asc = await collect(new FakeLogs(apart), [a, b, c], 'asc', { startMs: 2 * DAY, endMs });
+      const desc = await collect(new FakeLogs(apart), [a, b, c], 'desc', { startMs: 2 * DAY, endMs });
+      expect(asc.texts).toEqual(['b0', 'b1', 'a2', 'c0']);
+      expect(desc.texts).toEqual([...asc.texts].reverse());
+    });
+  });
 });

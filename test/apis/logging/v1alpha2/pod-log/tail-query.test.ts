@@ -22,6 +22,7 @@ function fakeIo(logs: Map<ContainerTarget, number[] | Error>) {
       for (const [i, ms] of kept.slice(Math.max(0, kept.length - lines)).entries()) {
         onLine({ sec: Math.floor(ms / 1000), nano: (ms % 1000) * 1e6, text: `${t.pod}@${ms}#${i}` });
       }
+      return 'eof' as const;
     },
   };
   return { io, reads };
@@ -99,5 +100,27 @@ describe('newestLines', () => {
     const { matched } = await newestLines(io, plan([a, b]), skipped, new AbortController().signal);
     expect(matched).toBe(1);
     expect(skipped.report()?.containers).toBe(1);
+  });
+
+  it('when the byte limit cuts a tail (its newest lines never come), then the container is skipped, not taken as complete', async () => {
+    const skipped = new SkipTracker();
+    const { io } = fakeIo(new Map([[a, [1000, 2000]]]));
+    const cut: TailIo = {
+      ...io,
+      async tail(t, _lines, _sinceMs, onLine) {
+        // what the kubelet sends when the last lines asked for exceed limitBytes: the oldest of them, then the end
+        if (t === b) {
+          onLine({ sec: 5, nano: 0, text: 'b-oldest-of-the-tail' });
+          return 'limit';
+        }
+        return io.tail(t, _lines, _sinceMs, onLine, new AbortController().signal);
+      },
+    };
+    const { lines } = await newestLines(cut, plan([a, b]), skipped, new AbortController().signal);
+    expect(lines.map((l) => l.text)).not.toContain('b-oldest-of-the-tail');
+    expect(skipped.report()).toEqual({
+      containers: 1,
+      examples: [{ namespace: 'ns', pod: 'b', container: 'c', reason: 'the log exceeds the read limit (limitBytes)' }],
+    });
   });
 });
