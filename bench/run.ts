@@ -16,6 +16,7 @@ import { startKapiProcess, type KapiProcess } from './kapi-process.js';
 import { accountCpuOf } from './measure.js';
 import { detail, notMeasured, printTable, section, writeJson, type Row } from './report.js';
 import { forwardingScenario } from './scenarios/forwarding.js';
+import { hostileScenario } from './scenarios/hostile.js';
 import { loggingScenario } from './scenarios/logging.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { nodePageScenario } from './scenarios/node-page.js';
@@ -44,6 +45,8 @@ const SCENARIOS: { key: string; scenario: Scenario; needsToken: boolean; sandbox
   // Logging before the watch row: 1,000 open watches leave kapi's heap grown, and the logging row's peak is its own.
   { key: 'logging', scenario: loggingScenario, needsToken: true, sandboxOnly: true },
   { key: 'watch', scenario: watchScenario, needsToken: true, sandboxOnly: true },
+  // Its own peak (VmHWM started over); after the watches have closed.
+  { key: 'hostile', scenario: hostileScenario, needsToken: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },
 ];
 

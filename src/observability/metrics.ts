@@ -2,13 +2,15 @@ import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestMetrics } from './request-metrics.js';
+import { codeLabel, methodLabel, RouteLabels } from './route-labels.js';
 
 /**
- * Prometheus metrics, served on their own port. Routes are labelled by their pattern (never the raw path, which
- * would explode label cardinality with node names).
+ * Prometheus metrics, served on their own port. Every label value comes from a bounded set (route-labels.ts): routes
+ * by their template, never the raw path, so no client can grow the number of series.
  */
 export class Metrics {
   readonly registry = new Registry();
+  private readonly routes: RouteLabels;
   /** kapi_http_requests_total and kapi_http_request_duration_seconds (watches excluded from the latency). */
   readonly requests = new RequestMetrics(
     this.registry,
@@ -67,7 +69,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  /** `routes`: the templates of kapi's own routes (forwarded paths are labelled by resource). */
+  constructor(options: { processMetrics?: boolean; routes?: Iterable<string>; maxResourceRoutes?: number } = {}) {
+    this.routes = new RouteLabels(options.routes ?? [], options.maxResourceRoutes);
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     // every known label value from the start, so rates and alerts see a 0 before the first event
     for (const result of ['applied', 'invalid', 'defaults']) this.configurationReloads.inc({ result }, 0);
@@ -145,25 +149,14 @@ export class Metrics {
   track(method: string, path: string, target: string, res: ServerResponse): void {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = routeFamily(path);
-      this.requests.count(route, method, res.statusCode);
+      // Labelled once answered: a resource route is learned from kube-apiserver's answer (route-labels.ts).
+      const route = this.routes.label(path, res.statusCode);
+      const verb = methodLabel(method);
+      this.requests.count(route, verb, codeLabel(res.statusCode));
       // The raw target, not a parsed query: parsing it would cost every forwarded request.
-      if (!WATCH_QUERY.test(target)) this.requests.time(route, method, Number(process.hrtime.bigint() - started) / 1e9);
+      if (!WATCH_QUERY.test(target)) this.requests.time(route, verb, Number(process.hrtime.bigint() - started) / 1e9);
     });
   }
 }
 
 const WATCH_QUERY = /[?&]watch=(?:1|true)(?:&|$)/;
-
-/** Bounded label values: the API family of a path, not the path itself. */
-export function routeFamily(path: string): string {
-  if (path.startsWith('/oauth/')) return path.split('/').slice(0, 3).join('/');
-  if (path.startsWith('/kapis/')) {
-    const parts = path.split('/');
-    return parts.slice(0, 5).join('/');
-  }
-  if (path === '/api' || path.startsWith('/api/')) return '/api';
-  if (path === '/apis' || path.startsWith('/apis/')) return '/apis';
-  if (['/healthz', '/livez', '/readyz', '/version'].includes(path)) return path;
-  return 'other';
-}

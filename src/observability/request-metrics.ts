@@ -66,12 +66,12 @@ export class RequestMetrics {
     );
   }
 
-  /** One answered request. The key space is bounded: route families, Node's known methods, status codes. */
-  count(route: string, method: string, code: number): void {
+  /** One answered request. The key space is bounded: the labels come from fixed sets (route-labels.ts). */
+  count(route: string, method: string, code: string): void {
     const key = `${route} ${method} ${code}`;
     let series = this.series.get(key);
     if (!series) {
-      series = { route, method, code: String(code), count: 0 };
+      series = { route, method, code, count: 0 };
       this.series.set(key, series);
     }
     series.count++;

@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import type { ReadinessCheck } from '../kube/caches.js';
 
+export const HEALTH_PATHS = ['/healthz', '/livez', '/readyz'] as const;
+
 /**
  * `/healthz` and `/livez`: the process answers. `/readyz`: every readiness check passes (caches synced and current,
  * configuration and signing key loaded). `?verbose` lists each check, as kube-apiserver does.

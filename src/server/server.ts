@@ -12,6 +12,7 @@ import { createNodeCache } from '../kube/node-cache.js';
 import { createPodAllocations } from '../kube/pod-allocations.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
+import { kapiRouteTemplates } from './route-templates.js';
 import { createForwarder } from '../proxy/forwarder.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
@@ -85,7 +86,7 @@ export interface KapiServer {
 export async function startKapiServer(config: KapiServerConfig): Promise<KapiServer> {
   const { options, logger, connection } = config;
   const client = new KubeClient(connection);
-  const metrics = new Metrics();
+  const metrics = new Metrics({ routes: kapiRouteTemplates() });
 
   const nodes = createNodeCache(client, logger);
   const allocations = createPodAllocations(client, logger);

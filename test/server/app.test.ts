@@ -80,7 +80,7 @@ describe('createApp: forwarded paths', () => {
     ]);
     expect(JSON.stringify(lines)).not.toContain(TOKEN);
     expect(await metrics.registry.metrics()).toContain(
-      'kapi_http_requests_total{route="/api",method="GET",code="200"} 1',
+      'kapi_http_requests_total{route="/api/v1/nodes",method="GET",code="200"} 1',
     );
   });
 

@@ -11,6 +11,15 @@ export interface RemovedRouteParams {
 
 export const LOGS_PATH = `${LOGGING_BASE}/logs`;
 
+/** The removed KubeSphere 3.2 routes (and the container level it also had), each answered with its replacement. */
+export const REMOVED_ROUTES = [
+  `${LOGGING_BASE}/workspaces/{workspace}`,
+  `${LOGGING_BASE}/namespaces/{namespace}`,
+  `${LOGGING_BASE}/namespaces/{namespace}/workloads/{workload}`,
+  `${LOGGING_BASE}/namespaces/{namespace}/pods/{pod}`,
+  `${LOGGING_BASE}/namespaces/{namespace}/pods/{pod}/containers/{container}`,
+] as const;
+
 /**
  * The `/logs` query that replaces a removed route, with the path's names as parameters and the caller's own known
  * query parameters kept. kapi has no workspaces: their namespaces must be named instead.

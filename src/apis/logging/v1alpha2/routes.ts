@@ -6,8 +6,8 @@ import { readableNamespaces, type NamespaceList } from './access.js';
 import type { LogBackend, LogSearch, NamespaceScope, SkippedContainers } from './log-backend.js';
 import { LOGGING_BASE, SKIPPED_TRAILER, TENANT_BASE, queryLogs, queryTenantLogs } from './operations.js';
 import { parseLogQuery, type LogQuery } from './query.js';
-import { mountOperation } from '../../../openapi/operation.js';
-import { removedRouteMessage, type RemovedRouteParams } from './removed-routes.js';
+import { expressPath, mountOperation } from '../../../openapi/operation.js';
+import { REMOVED_ROUTES, removedRouteMessage, type RemovedRouteParams } from './removed-routes.js';
 import { methodNotAllowed } from '../../method-not-allowed.js';
 
 export interface LoggingRoutesDeps {
@@ -25,15 +25,6 @@ export interface LoggingRouters {
   /** Mounted at /kapis/tenant.kapi.io/v1alpha2, where KubeSphere 3.4 clients ask: `/logs` only. */
   tenant: Router;
 }
-
-/** The removed routes of KubeSphere 3.2 (and the container level it also had), each answered with its replacement. */
-const REMOVED_ROUTES = [
-  '/workspaces/:workspace',
-  '/namespaces/:namespace',
-  '/namespaces/:namespace/workloads/:workload',
-  '/namespaces/:namespace/pods/:pod',
-  '/namespaces/:namespace/pods/:pod/containers/:container',
-];
 
 /** `GET /logs` (SPEC §6): parse → which namespaces the caller may read → the backend's answer. */
 export function loggingRoutes(deps: LoggingRoutesDeps): LoggingRouters {
@@ -77,8 +68,8 @@ export function loggingRoutes(deps: LoggingRoutesDeps): LoggingRouters {
   mountOperation(logging, LOGGING_BASE, queryLogs, logs);
   mountOperation(tenant, TENANT_BASE, queryTenantLogs, logs);
   for (const router of [logging, tenant]) router.all('/logs', methodNotAllowed);
-  for (const path of REMOVED_ROUTES) {
-    logging.all(path, (req: Request) => {
+  for (const template of REMOVED_ROUTES) {
+    logging.all(expressPath(template, LOGGING_BASE), (req: Request) => {
       throw new NotFoundError(
         removedRouteMessage(req.params as RemovedRouteParams, req.query as Record<string, unknown>),
       );
