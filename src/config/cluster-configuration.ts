@@ -1,4 +1,5 @@
 import { DurationError, parseDuration } from './duration.js';
+import { MAX_REDIRECT_URIS, redirectUriProblem } from './redirect-uri.js';
 
 export { DurationError, parseDuration } from './duration.js';
 
@@ -15,18 +16,28 @@ export { DurationError, parseDuration } from './duration.js';
  * - Durations must be whole seconds (token lifetimes and windows are counted in seconds) and greater than zero.
  * - A client secret may not be blank or carry control characters or surrounding spaces: a Secret written with
  *   `echo` (trailing newline) would otherwise make every login fail with no visible reason.
+ * - A client is confidential (a secret or secretRef) or `public: true` (no secret: a browser app or a native app
+ *   such as kubectl, which cannot keep one). Public clients may not use the password grant: anyone could use it with
+ *   the client_id alone. `authorization_code` needs `redirectURIs`, and `redirectURIs` need that grant; a client
+ *   that omits `grantTypes` gets password and refresh_token (confidential) or authorization_code and refresh_token
+ *   (public), and authorization_code as well when it registers redirect URIs.
  * - Unknown fields are ignored, not refused, so an older replica keeps working while a newer CRD rolls out
  *   (the API server prunes them anyway).
  * - Messages name the field path and the offending value, except for secrets, whose values never appear.
  */
-export type GrantType = 'password' | 'refresh_token';
+export type GrantType = 'password' | 'refresh_token' | 'authorization_code';
 
-export const GRANT_TYPES: readonly GrantType[] = Object.freeze(['password', 'refresh_token']);
+export const GRANT_TYPES: readonly GrantType[] = Object.freeze(['password', 'refresh_token', 'authorization_code']);
 
 export interface OAuthClient {
   name: string;
-  secret: string;
+  /** The client_secret of a confidential client; `undefined` for a public one. */
+  secret: string | undefined;
+  /** No secret: it proves nothing but its client_id, so PKCE and exact redirect URIs are what protect its codes. */
+  public: boolean;
   grantTypes: readonly GrantType[];
+  /** Where the authorization endpoint may send the browser back (exact match; loopback IPs on any port). */
+  redirectURIs: readonly string[];
 }
 
 export interface AuthSettings {
@@ -47,7 +58,9 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
   multipleLogin: true,
   maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 10, windowSeconds: 600 },
-  clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
+  clients: [
+    { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+  ],
 });
 
 /** The decoded data of a Secret in the configuration's namespace, or `undefined` when there is no such Secret. */
@@ -123,7 +136,13 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
       multipleLogin,
       maxSessionsPerUser,
       loginLimit: { maxFailures, windowSeconds: window ?? defaults.loginLimit.windowSeconds },
-      clients: clients.map((c) => ({ name: c.name, secret: c.secret, grantTypes: [...c.grantTypes] })),
+      clients: clients.map((c) => ({
+        name: c.name,
+        secret: c.secret,
+        public: c.public,
+        grantTypes: [...c.grantTypes],
+        redirectURIs: [...c.redirectURIs],
+      })),
     }),
   };
 }
@@ -205,10 +224,56 @@ function oauthClient(item: unknown, path: string, secrets: SecretLookup, problem
       `${path}.name: ${describe(name)} must be 1-253 letters, digits, ".", "_", "~" or "-", starting with a letter or digit`,
     );
   }
-  const secret = clientSecret(item, path, secrets, problems);
-  const grantTypes = grantTypeList(item.grantTypes, `${path}.grantTypes`, problems);
+  let isPublic = false;
+  if (item.public !== undefined) {
+    if (typeof item.public === 'boolean') isPublic = item.public;
+    else problems.push(`${path}.public: must be true or false, not ${describe(item.public)}`);
+  }
+  let secret: string | undefined;
+  if (!isPublic) secret = clientSecret(item, path, secrets, problems);
+  else if (item.secret !== undefined || item.secretRef !== undefined) {
+    problems.push(`${path}: a public client has no secret; remove secret and secretRef, or public: true`);
+  }
+  const beforeRedirects = problems.length;
+  const redirectURIs = redirectUriList(item.redirectURIs, `${path}.redirectURIs`, problems);
+  const redirectsValid = problems.length === beforeRedirects;
+  const grantTypes = grantTypeList(item.grantTypes, `${path}.grantTypes`, problems, {
+    isPublic,
+    redirects: redirectURIs.length > 0,
+  });
+  if (isPublic && grantTypes.includes('password')) {
+    problems.push(`${path}.grantTypes: a public client may not use the password grant (anyone could, with its name)`);
+  }
+  if (grantTypes.includes('authorization_code') && redirectURIs.length === 0 && redirectsValid) {
+    problems.push(`${path}.redirectURIs: the authorization_code grant needs at least one redirect URI`);
+  }
+  if (redirectURIs.length > 0 && !grantTypes.includes('authorization_code')) {
+    problems.push(`${path}.redirectURIs: only the authorization_code grant uses them, and grantTypes does not name it`);
+  }
   if (problems.length > before) return undefined;
-  return { name: name as string, secret: secret as string, grantTypes };
+  return { name: name as string, secret, public: isPublic, grantTypes, redirectURIs };
+}
+
+function redirectUriList(value: unknown, path: string, problems: string[]): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    problems.push(`${path}: must be a list of URIs, not ${describe(value)}`);
+    return [];
+  }
+  if (value.length > MAX_REDIRECT_URIS)
+    problems.push(`${path}: at most ${MAX_REDIRECT_URIS} URIs, not ${value.length}`);
+  const uris: string[] = [];
+  value.slice(0, MAX_REDIRECT_URIS).forEach((uri: unknown, index) => {
+    if (typeof uri !== 'string') {
+      problems.push(`${path}[${index}]: must be a string, not ${typeName(uri)}`);
+      return;
+    }
+    const problem = redirectUriProblem(uri);
+    if (problem) problems.push(`${path}[${index}]: ${describe(uri)} ${problem}`);
+    else if (uris.includes(uri)) problems.push(`${path}[${index}]: duplicate URI ${describe(uri)}`);
+    else uris.push(uri);
+  });
+  return uris;
 }
 
 function clientSecret(
@@ -270,17 +335,27 @@ function checkedSecret(value: string, path: string, what: string, problems: stri
   return undefined;
 }
 
-function grantTypeList(value: unknown, path: string, problems: string[]): GrantType[] {
-  if (value === undefined) return [...GRANT_TYPES];
+const GRANT_TYPE_NAMES = 'password, refresh_token or authorization_code';
+
+function grantTypeList(
+  value: unknown,
+  path: string,
+  problems: string[],
+  client: { isPublic: boolean; redirects: boolean },
+): GrantType[] {
+  if (value === undefined) {
+    const first: GrantType[] = client.isPublic ? [] : ['password'];
+    return [...first, 'refresh_token', ...(client.isPublic || client.redirects ? ['authorization_code' as const] : [])];
+  }
   if (!Array.isArray(value)) {
-    problems.push(`${path}: must be a list of grant types (password, refresh_token), not ${describe(value)}`);
+    problems.push(`${path}: must be a list of grant types (${GRANT_TYPE_NAMES}), not ${describe(value)}`);
     return [];
   }
-  if (value.length === 0) problems.push(`${path}: must name at least one grant type (omit it for both)`);
+  if (value.length === 0) problems.push(`${path}: must name at least one grant type (omit it for the defaults)`);
   const grants: GrantType[] = [];
   value.forEach((grant: unknown, index) => {
     if (!GRANT_TYPES.includes(grant as GrantType)) {
-      problems.push(`${path}[${index}]: unknown grant type ${describe(grant)} (use password or refresh_token)`);
+      problems.push(`${path}[${index}]: unknown grant type ${describe(grant)} (use ${GRANT_TYPE_NAMES})`);
     } else if (grants.includes(grant as GrantType)) {
       problems.push(`${path}[${index}]: duplicate grant type "${grant as string}"`);
     } else {

@@ -306,7 +306,7 @@ function sameSettings(a: AuthSettings, b: AuthSettings): boolean {
 /** What a log line may say about settings: no secret, only names and numbers. */
 function summary(settings: AuthSettings): Record<string, unknown> {
   return {
-    clients: settings.clients.map((c) => `${c.name} (${c.grantTypes.join(', ')})`),
+    clients: settings.clients.map((c) => `${c.name} (${c.public ? 'public; ' : ''}${c.grantTypes.join(', ')})`),
     accessTokenMaxAgeSeconds: settings.accessTokenMaxAgeSeconds,
     refreshTokenMaxAgeSeconds: settings.refreshTokenMaxAgeSeconds,
     multipleLogin: settings.multipleLogin,

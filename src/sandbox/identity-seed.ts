@@ -50,7 +50,17 @@ export async function seedIdentity(
             multipleLogin: true,
             maxSessionsPerUser: 20,
             loginLimit: { maxFailures: 10, window: '10m' },
-            oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+            oauth: {
+              clients: [
+                { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },
+                {
+                  name: 'kubectl',
+                  public: true,
+                  grantTypes: ['authorization_code', 'refresh_token'],
+                  redirectURIs: ['http://127.0.0.1/callback', 'http://[::1]/callback'],
+                },
+              ],
+            },
           },
         },
       },

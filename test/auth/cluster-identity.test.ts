@@ -43,7 +43,9 @@ const settings: { current: AuthSettings } = {
     multipleLogin: true,
     maxSessionsPerUser: 20,
     loginLimit: { maxFailures: 3, windowSeconds: 600 },
-    clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
+    clients: [
+      { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+    ],
   },
 };
 

@@ -22,8 +22,8 @@ export const TEST_SETTINGS: AuthSettings = {
   maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 3, windowSeconds: 600 },
   clients: [
-    { name: 'kapi', secret: 'kapi-secret', grantTypes: ['password', 'refresh_token'] },
-    { name: 'cli', secret: 'cli secret+/&=', grantTypes: ['password'] },
+    { name: 'kapi', secret: 'kapi-secret', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+    { name: 'cli', secret: 'cli secret+/&=', public: false, grantTypes: ['password'], redirectURIs: [] },
   ],
 };
 

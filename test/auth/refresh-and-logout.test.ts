@@ -90,7 +90,13 @@ describe('refresh token rotation', () => {
       ...t.settings.current,
       clients: [
         ...t.settings.current.clients,
-        { name: 'other', secret: 'other-secret', grantTypes: ['password', 'refresh_token'] },
+        {
+          name: 'other',
+          secret: 'other-secret',
+          public: false,
+          grantTypes: ['password', 'refresh_token'],
+          redirectURIs: [],
+        },
       ],
     };
     const tokens = await login(t.app, 'alice', 'alice-pw');

@@ -41,7 +41,9 @@ const defaults: AuthSettings = {
   multipleLogin: true,
   maxSessionsPerUser: 20,
   loginLimit: { maxFailures: 10, windowSeconds: 600 },
-  clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }],
+  clients: [
+    { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+  ],
 };
 const settings = { current: defaults };
 

@@ -8,13 +8,22 @@ interface ClusterConfiguration extends KubeObject {
       multipleLogin?: boolean;
       maxSessionsPerUser?: number;
       loginLimit?: { maxFailures?: number; window?: string };
-      oauth?: { clients?: { name: string; secret?: string; secretRef?: { name: string; key: string }; grantTypes?: string[] }[] };
+      oauth?: {
+        clients?: {
+          name: string;
+          public?: boolean;
+          secret?: string;
+          secretRef?: { name: string; key: string };
+          grantTypes?: string[];
+          redirectURIs?: string[];
+        }[];
+      };
     };
   };
 }
 
 describe('chart ClusterConfiguration', () => {
-  test('when rendered with default values, then kapi-system/kapi holds the SPEC §3 defaults and the client kapi/kapi', async () => {
+  test('when rendered with default values, then kapi-system/kapi holds the SPEC §3 defaults, the client kapi/kapi and the public client kubectl', async () => {
     const configuration = findObject<ClusterConfiguration>(await renderChart(), 'ClusterConfiguration', 'kapi');
     expect(configuration.apiVersion).toBe('installer.kapi.io/v1alpha1');
     expect(configuration.metadata.namespace).toBe('kapi-system');
@@ -24,8 +33,32 @@ describe('chart ClusterConfiguration', () => {
       multipleLogin: true,
       maxSessionsPerUser: 20,
       loginLimit: { maxFailures: 10, window: '10m' },
-      oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+      oauth: {
+        clients: [
+          { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },
+          {
+            name: 'kubectl',
+            public: true,
+            grantTypes: ['authorization_code', 'refresh_token'],
+            redirectURIs: ['http://127.0.0.1/callback', 'http://[::1]/callback'],
+          },
+        ],
+      },
     });
+  });
+
+  test('when a public client with redirect URIs is set, then the ClusterConfiguration carries it as given', async () => {
+    const objects = await renderChart(
+      setValues({
+        'clusterConfiguration.authentication.oauth.clients[0].name': 'console',
+        'clusterConfiguration.authentication.oauth.clients[0].public': true,
+        'clusterConfiguration.authentication.oauth.clients[0].redirectURIs[0]': 'https://console.example.com/oauth/callback',
+      }),
+    );
+    const { authentication } = findObject<ClusterConfiguration>(objects, 'ClusterConfiguration', 'kapi').spec;
+    expect(authentication.oauth!.clients).toEqual([
+      { name: 'console', public: true, redirectURIs: ['https://console.example.com/oauth/callback'] },
+    ]);
   });
 
   test('when authentication values are set, then the ClusterConfiguration carries them', async () => {

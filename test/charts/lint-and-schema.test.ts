@@ -36,6 +36,21 @@ describe('chart values schema', () => {
     ['zero replicas', { replicaCount: 0 }, /replicaCount/],
     ['an admin email without @', { 'admin.email': 'admin' }, /admin\/email/],
     ['an unknown grant type', { 'clusterConfiguration.authentication.oauth.clients[0].grantTypes[0]': 'implicit' }, /grantTypes/],
+    [
+      'a public client with a secret',
+      { 'clusterConfiguration.authentication.oauth.clients[1].secret': 'x' },
+      /clients\/1/,
+    ],
+    [
+      'a public client with the password grant',
+      { 'clusterConfiguration.authentication.oauth.clients[1].grantTypes[0]': 'password' },
+      /clients\/1/,
+    ],
+    [
+      'a redirect URI with a fragment',
+      { 'clusterConfiguration.authentication.oauth.clients[1].redirectURIs[0]': 'https://a.example/cb#x' },
+      /redirectURIs/,
+    ],
     ['a duration without unit', { 'clusterConfiguration.authentication.accessTokenMaxAge': '7200' }, /accessTokenMaxAge/],
     ['an unknown signing algorithm', { 'signingKey.algorithm': 'HS512' }, /signingKey\/algorithm/],
     ['an http issuer URL', { 'oidc.issuerURL': 'http://kapi.example.com' }, /oidc\/issuerURL/],

@@ -70,8 +70,14 @@ describe('parseClusterConfiguration', () => {
       maxSessionsPerUser: 3,
       loginLimit: { maxFailures: 5, windowSeconds: 900 },
       clients: [
-        { name: 'kapi', secret: 's3cr3t-inline', grantTypes: ['password'] },
-        { name: 'console', secret: 'from-the-secret', grantTypes: ['refresh_token'] },
+        { name: 'kapi', secret: 's3cr3t-inline', public: false, grantTypes: ['password'], redirectURIs: [] },
+        {
+          name: 'console',
+          secret: 'from-the-secret',
+          public: false,
+          grantTypes: ['refresh_token'],
+          redirectURIs: [],
+        },
       ],
     });
   });
@@ -87,9 +93,47 @@ describe('parseClusterConfiguration', () => {
     expect(settings.refreshTokenMaxAgeSeconds).toBe(refresh);
   });
 
-  it('when a client omits grantTypes, then it may use both', () => {
+  it('when a client omits grantTypes, then it may use password and refresh_token', () => {
     const settings = settingsOf(withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1' }] } }));
-    expect(settings.clients).toEqual([{ name: 'a', secret: 'x1', grantTypes: ['password', 'refresh_token'] }]);
+    expect(settings.clients).toEqual([
+      { name: 'a', secret: 'x1', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+    ]);
+  });
+
+  it.each([
+    [
+      'a public client without grantTypes',
+      { name: 'kubectl', public: true, redirectURIs: ['http://127.0.0.1/callback'] },
+      { secret: undefined, public: true, grantTypes: ['refresh_token', 'authorization_code'] },
+    ],
+    [
+      'a confidential client with redirect URIs and without grantTypes',
+      { name: 'console', secret: 'x1', redirectURIs: ['https://console.example.com/oauth/callback'] },
+      { secret: 'x1', public: false, grantTypes: ['password', 'refresh_token', 'authorization_code'] },
+    ],
+    [
+      'a confidential client naming authorization_code only',
+      { name: 'app', secret: 'x1', grantTypes: ['authorization_code'], redirectURIs: ['com.example.app:/cb'] },
+      { secret: 'x1', public: false, grantTypes: ['authorization_code'] },
+    ],
+  ])('when %s is given, then it is read with its grants', (_case, client, expected) => {
+    const [read] = settingsOf(withAuth({ oauth: { clients: [client] } })).clients;
+    expect(read).toEqual({ name: client.name, redirectURIs: client.redirectURIs, ...expected });
+  });
+
+  it.each([
+    'https://console.example.com/oauth/callback',
+    'https://console.example.com:8443/cb?tenant=a%20b&x=1',
+    'http://127.0.0.1/callback',
+    'http://127.0.0.1:8000/callback',
+    'http://[::1]/callback',
+    'http://localhost:8000/callback',
+    'com.example.app:/oauth2redirect',
+  ])('when the redirect URI %s is registered, then it is accepted as written', (uri) => {
+    const [read] = settingsOf(
+      withAuth({ oauth: { clients: [{ name: 'a', public: true, redirectURIs: [uri] }] } }),
+    ).clients;
+    expect(read!.redirectURIs).toEqual([uri]);
   });
 
   it('when oauth is given without clients, then the default client applies', () => {
@@ -98,7 +142,9 @@ describe('parseClusterConfiguration', () => {
 
   it('when unknown fields are present, then they are ignored', () => {
     const settings = settingsOf(withAuth({ futureSetting: 1, oauth: { clients: [{ name: 'a', secret: 'b', x: 1 }] } }));
-    expect(settings.clients).toEqual([{ name: 'a', secret: 'b', grantTypes: ['password', 'refresh_token'] }]);
+    expect(settings.clients).toEqual([
+      { name: 'a', secret: 'b', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+    ]);
   });
 
   it('when settings are read, then the snapshot is deeply frozen', () => {
@@ -339,23 +385,111 @@ describe('parseClusterConfiguration', () => {
     [
       'grantTypes is a string',
       withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: 'password' }] } }),
-      `${C}[0].grantTypes: must be a list of grant types (password, refresh_token), not "password"`,
+      `${C}[0].grantTypes: must be a list of grant types (password, refresh_token or authorization_code), not "password"`,
     ],
     [
       'grantTypes is empty',
       withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: [] }] } }),
-      `${C}[0].grantTypes: must name at least one grant type (omit it for both)`,
+      `${C}[0].grantTypes: must name at least one grant type (omit it for the defaults)`,
     ],
     [
       'a grant type is unknown',
       withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: ['password', 'client_credentials'] }] } }),
-      `${C}[0].grantTypes[1]: unknown grant type "client_credentials" (use password or refresh_token)`,
+      `${C}[0].grantTypes[1]: unknown grant type "client_credentials" (use password, refresh_token or authorization_code)`,
     ],
     [
       'a grant type repeats',
       withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: ['password', 'password'] }] } }),
       `${C}[0].grantTypes[1]: duplicate grant type "password"`,
     ],
+    [
+      'a public client has a secret',
+      withAuth({ oauth: { clients: [{ name: 'a', public: true, secret: 'x1', redirectURIs: ['http://[::1]/cb'] }] } }),
+      `${C}[0]: a public client has no secret; remove secret and secretRef, or public: true`,
+    ],
+    [
+      'public is not a boolean',
+      withAuth({ oauth: { clients: [{ name: 'a', public: 'yes', secret: 'x1' }] } }),
+      `${C}[0].public: must be true or false, not "yes"`,
+    ],
+    [
+      'a public client asks for the password grant',
+      withAuth({
+        oauth: {
+          clients: [
+            {
+              name: 'a',
+              public: true,
+              grantTypes: ['password', 'authorization_code'],
+              redirectURIs: ['http://127.0.0.1/cb'],
+            },
+          ],
+        },
+      }),
+      `${C}[0].grantTypes: a public client may not use the password grant (anyone could, with its name)`,
+    ],
+    [
+      'authorization_code has no redirect URI',
+      withAuth({ oauth: { clients: [{ name: 'a', secret: 'x1', grantTypes: ['authorization_code'] }] } }),
+      `${C}[0].redirectURIs: the authorization_code grant needs at least one redirect URI`,
+    ],
+    [
+      'a public client has no redirect URI',
+      withAuth({ oauth: { clients: [{ name: 'a', public: true }] } }),
+      `${C}[0].redirectURIs: the authorization_code grant needs at least one redirect URI`,
+    ],
+    [
+      'redirect URIs come without the authorization_code grant',
+      withAuth({
+        oauth: {
+          clients: [{ name: 'a', secret: 'x1', grantTypes: ['password'], redirectURIs: ['https://a.example/cb'] }],
+        },
+      }),
+      `${C}[0].redirectURIs: only the authorization_code grant uses them, and grantTypes does not name it`,
+    ],
+    [
+      'redirectURIs is a string',
+      withAuth({ oauth: { clients: [{ name: 'a', public: true, redirectURIs: 'https://a.example/cb' }] } }),
+      `${C}[0].redirectURIs: must be a list of URIs, not "https://a.example/cb"`,
+    ],
+    [
+      'a redirect URI repeats',
+      withAuth({
+        oauth: {
+          clients: [{ name: 'a', public: true, redirectURIs: ['https://a.example/cb', 'https://a.example/cb'] }],
+        },
+      }),
+      `${C}[0].redirectURIs[1]: duplicate URI "https://a.example/cb"`,
+    ],
+    ...(
+      [
+        ['https://a.example/cb#x', 'has a fragment (#…), which a redirect URI may not have (RFC 6749 §3.1.2)'],
+        ['https://*.example.com/cb', 'has a wildcard (*): redirect URIs are matched exactly (RFC 9700 §2.1)'],
+        ['/oauth/callback', 'is not an absolute URI'],
+        [
+          'http://app.example.com/cb',
+          'uses http for a host other than 127.0.0.1, [::1] or localhost; use https (RFC 9700 §2.6)',
+        ],
+        ['https://good.example@evil.example/cb', 'has a user name or password (user@host)'],
+        ['https://a.example/x/../cb', 'is not written as a browser sends it: use "https://a.example/cb"'],
+        ['HTTPS://A.example/cb', 'is not written as a browser sends it: use "https://a.example/cb"'],
+        ['https://a.example', 'is not written as a browser sends it: use "https://a.example/"'],
+        ['https://a.example/c b', 'contains a space, a control character or a backslash'],
+        ['https://a.example\\@evil.example/', 'contains a space, a control character or a backslash'],
+        [
+          'javascript:alert(1)',
+          'has the scheme "javascript": use https, http for loopback, or a private-use scheme named by a reverse domain name such as com.example.app (RFC 8252 §7.1)',
+        ],
+        [
+          'com.example.app://host/cb',
+          'names a host after "com.example.app://"; write it as com.example.app:/path (RFC 8252 §7.1)',
+        ],
+      ] as const
+    ).map(([uri, problem]) => [
+      `the redirect URI ${uri} is registered`,
+      withAuth({ oauth: { clients: [{ name: 'a', public: true, redirectURIs: [uri] }] } }),
+      `${C}[0].redirectURIs[0]: ${JSON.stringify(uri)} ${problem}`,
+    ]),
   ])('when %s, then the error says so', (_case, object, message) => {
     expect(errorOf(object)).toContain(message);
   });
@@ -371,7 +505,7 @@ describe('parseClusterConfiguration', () => {
     expect(error.split('; ')).toEqual([
       `${A}.accessTokenMaxAge: "x" is not a duration such as 2h, 90m or 1h30m`,
       `${A}.multipleLogin: must be true or false, not 1`,
-      `${C}[0].grantTypes[0]: unknown grant type "implicit" (use password or refresh_token)`,
+      `${C}[0].grantTypes[0]: unknown grant type "implicit" (use password, refresh_token or authorization_code)`,
       `${C}[1]: one of secret or secretRef is required`,
     ]);
   });

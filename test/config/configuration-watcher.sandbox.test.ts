@@ -100,7 +100,13 @@ describe('ConfigurationWatcher against the sandbox', () => {
 
   it('when the configuration is valid, then it applies and Valid/Ready are written to its status', async () => {
     expect(watcher!.current().clients).toEqual([
-      { name: 'kapi', secret: 'first-s3cret', grantTypes: ['password', 'refresh_token'] },
+      {
+        name: 'kapi',
+        secret: 'first-s3cret',
+        public: false,
+        grantTypes: ['password', 'refresh_token'],
+        redirectURIs: [],
+      },
     ]);
     expect(await conditionBecomes('Valid', 'True')).toEqual(
       expect.objectContaining({ status: 'True', reason: 'Applied', observedGeneration: 1 }),

@@ -140,7 +140,13 @@ describe('ConfigurationWatcher', () => {
     await settle();
     expect(h.watcher.current().accessTokenMaxAgeSeconds).toBe(3600);
     expect(h.watcher.current().clients).toEqual([
-      { name: 'kapi', secret: 'inline-s3cret', grantTypes: ['password', 'refresh_token'] },
+      {
+        name: 'kapi',
+        secret: 'inline-s3cret',
+        public: false,
+        grantTypes: ['password', 'refresh_token'],
+        redirectURIs: [],
+      },
     ]);
     expect(Object.isFrozen(h.watcher.current())).toBe(true);
     expect(h.watcher.readiness.notReadyReason()).toBeUndefined();

@@ -3,6 +3,8 @@ import path from 'node:path';
 import bcrypt from 'bcrypt';
 import { parseAllDocuments } from 'yaml';
 import { parseDuration } from '../../src/config/duration.js';
+import { GRANT_TYPES } from '../../src/config/cluster-configuration.js';
+import { MAX_REDIRECT_URIS, MAX_REDIRECT_URI_LENGTH } from '../../src/config/redirect-uri.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- CRDs are read as plain YAML */
 const CRD_DIR = path.resolve(process.cwd(), 'crds');
@@ -203,12 +205,17 @@ describe('CRDs in crds/', () => {
     for (const text of ['-1h', '10', '1d', 'soon', '']) expect(pattern.test(text)).toBe(false);
   });
 
-  it('when a client gives both or neither of secret and secretRef, then the schema refuses it', () => {
+  it('when a client gives both or neither of secret and secretRef, or is public with one, then a rule refuses it', () => {
     const auth = schemaOf(crdNamed('clusterconfigurations.installer.kapi.io')).properties.spec.properties
       .authentication;
     const client = auth.properties.oauth.properties.clients.items;
-    expect(client.oneOf).toEqual([{ required: ['secret'] }, { required: ['secretRef'] }]);
+    expect(client['x-kubernetes-validations'].map((v: { rule: string }) => v.rule)).toEqual([
+      '(has(self.public) && self.public) ? !has(self.secret) && !has(self.secretRef) : has(self.secret) != has(self.secretRef)',
+      '!(has(self.public) && self.public && has(self.grantTypes) && self.grantTypes.exists(g, g == "password"))',
+    ]);
     expect(auth.properties.oauth.properties.clients['x-kubernetes-list-map-keys']).toEqual(['name']);
-    expect(client.properties.grantTypes.items.enum).toEqual(['password', 'refresh_token']);
+    expect(client.properties.grantTypes.items.enum).toEqual(GRANT_TYPES);
+    expect(client.properties.redirectURIs.maxItems).toBe(MAX_REDIRECT_URIS);
+    expect(client.properties.redirectURIs.items.maxLength).toBe(MAX_REDIRECT_URI_LENGTH);
   });
 });

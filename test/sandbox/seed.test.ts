@@ -133,7 +133,17 @@ describe('identity seed', () => {
         multipleLogin: true,
         maxSessionsPerUser: 20,
         loginLimit: { maxFailures: 10, window: '10m' },
-        oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+        oauth: {
+          clients: [
+            { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },
+            {
+              name: 'kubectl',
+              public: true,
+              grantTypes: ['authorization_code', 'refresh_token'],
+              redirectURIs: ['http://127.0.0.1/callback', 'http://[::1]/callback'],
+            },
+          ],
+        },
       });
       const key = await call<Json>(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/kapi-apiserver-jwt');
       expect(Buffer.from(key.body.data.key, 'base64')).toHaveLength(48);

@@ -9,7 +9,8 @@ import { param, parseBasicCredentials, type FormParams } from './oauth-form.js';
  */
 export interface ClientCredentials {
   clientId: string;
-  secret: string;
+  /** Absent for a public client, which proves nothing but its client_id. */
+  secret: string | undefined;
   usedBasic: boolean;
 }
 
@@ -33,16 +34,23 @@ export function clientCredentialsOf(params: FormParams, authorization: string | 
     if (bodySecret !== undefined) throw invalidRequest('missing parameter "client_id"');
     throw invalidClient(false);
   }
-  if (bodySecret === undefined) throw invalidClient(false);
   return { clientId: bodyId, secret: bodySecret, usedBasic: false };
 }
 
-/** The configured client these credentials prove, or `invalid_client` (unknown id and wrong secret alike). */
+/**
+ * The configured client these credentials prove, or `invalid_client` (unknown id and wrong secret alike). A
+ * confidential client must present its secret; a public client must present none (an empty Basic password counts
+ * as none, as some libraries send it).
+ */
 export function authenticateClient(credentials: ClientCredentials, clients: readonly OAuthClient[]): OAuthClient {
   const client = clients.find((candidate) => candidate.name === credentials.clientId);
+  if (client?.public) {
+    if (credentials.secret !== undefined && credentials.secret !== '') throw invalidClient(credentials.usedBasic);
+    return client;
+  }
   // An unknown id still costs one comparison, so timing does not tell known ids from unknown ones.
-  const matches = secretsEqual(credentials.secret, client?.secret ?? '\u0000unknown client');
-  if (!client || !matches) throw invalidClient(credentials.usedBasic);
+  const matches = secretsEqual(credentials.secret ?? '', client?.secret ?? '\u0000unknown client');
+  if (!client || credentials.secret === undefined || !matches) throw invalidClient(credentials.usedBasic);
   return client;
 }
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { GRANT_TYPES } from '../../config/cluster-configuration.js';
 import { defineOperation, type ResponseDefinition } from '../../openapi/operation.js';
 import { apiComponent } from '../../openapi/schemas.js';
 
@@ -85,7 +84,7 @@ export const TokenRequestSchema = apiComponent(
   'TokenRequest',
   z
     .object({
-      grant_type: z.enum(GRANT_TYPES as readonly ['password', 'refresh_token']),
+      grant_type: z.enum(['password', 'refresh_token']),
       username: z.string().optional().describe('password grant: the user’s name or e-mail address.'),
       password: z.string().optional().describe('password grant: the user’s password.'),
       refresh_token: z.string().optional().describe('refresh_token grant: the current refresh token.'),

@@ -9,8 +9,15 @@ import { OAuthError } from '../../../src/auth/oauth/oauth-error.js';
 import { parseForm } from '../../../src/auth/oauth/oauth-form.js';
 
 const clients: OAuthClient[] = [
-  { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },
-  { name: 'reporter', secret: 'r3p0rt', grantTypes: ['refresh_token'] },
+  { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
+  { name: 'reporter', secret: 'r3p0rt', public: false, grantTypes: ['refresh_token'], redirectURIs: [] },
+  {
+    name: 'kubectl',
+    secret: undefined,
+    public: true,
+    grantTypes: ['authorization_code', 'refresh_token'],
+    redirectURIs: ['http://127.0.0.1/callback'],
+  },
 ];
 const form = (body: string) => parseForm(Buffer.from(body));
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -26,6 +33,14 @@ function failure(fn: () => unknown): { status: number; error: string; headers: R
 }
 
 describe('clientCredentialsOf', () => {
+  test('when the body carries only client_id (a public client), then the credentials have no secret', () => {
+    expect(clientCredentialsOf(form('client_id=kubectl'), undefined)).toEqual({
+      clientId: 'kubectl',
+      secret: undefined,
+      usedBasic: false,
+    });
+  });
+
   test('when the body carries client_id and client_secret, then they are the credentials', () => {
     expect(clientCredentialsOf(form('client_id=kapi&client_secret=kapi'), undefined)).toEqual({
       clientId: 'kapi',
@@ -75,7 +90,6 @@ describe('clientCredentialsOf', () => {
       401,
       'invalid_client',
     ],
-    ['when client_id has no secret, then invalid_client', 'client_id=kapi', undefined, 401, 'invalid_client'],
   ];
   test.each(refused)('%s', (_name, body, header, status, error) => {
     expect(failure(() => clientCredentialsOf(form(body), header))).toMatchObject({ status, error });
@@ -87,7 +101,26 @@ describe('authenticateClient', () => {
     expect(authenticateClient({ clientId: 'kapi', secret: 'kapi', usedBasic: false }, clients)).toBe(clients[0]);
   });
 
-  const refused: Array<[string, { clientId: string; secret: string; usedBasic: boolean }, Record<string, string>]> = [
+  test.each([
+    ['no secret', { clientId: 'kubectl', secret: undefined, usedBasic: false }],
+    ['an empty Basic password', { clientId: 'kubectl', secret: '', usedBasic: true }],
+  ])('when a public client sends %s, then that client is returned', (_case, credentials) => {
+    expect(authenticateClient(credentials, clients)).toBe(clients[2]);
+  });
+
+  const refused: Array<
+    [string, { clientId: string; secret: string | undefined; usedBasic: boolean }, Record<string, string>]
+  > = [
+    [
+      'when a confidential client sends no secret, then invalid_client',
+      { clientId: 'kapi', secret: undefined, usedBasic: false },
+      {},
+    ],
+    [
+      'when a public client sends a secret, then invalid_client (it has none to prove)',
+      { clientId: 'kubectl', secret: 'guess', usedBasic: false },
+      {},
+    ],
     [
       'when the secret is wrong (body), then invalid_client without a challenge',
       { clientId: 'kapi', secret: 'nope', usedBasic: false },
