@@ -1,65 +1,26 @@
+import { clusterTypes } from './cluster-types.js';
+import { NEWEST_KUBERNETES_MINOR } from './discovery.js';
 import { rbacTypes } from './rbac-types.js';
-import type { FieldValueOf, KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
+import type { KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
 import { badRequest, type FieldError } from './status.js';
+import {
+  base,
+  containerErrors,
+  defaultContainers,
+  flag,
+  onlyMetadataFields,
+  record,
+  text,
+  writable,
+  type Obj,
+} from './type-helpers.js';
+import { workloadTypes } from './workload-types.js';
 
 /**
  * The built-in kinds the sandbox serves, with the defaulting and validation of kube's registry strategies that a
  * client can notice (pods start Pending, namespaces carry their name label, Secret stringData folds into data,
  * Services get a cluster IP, ...). Deliberately not a full port: enough to behave like a fresh cluster.
  */
-type Obj = Record<string, unknown>;
-// Read once: field values are extracted for every stored object, and global lookups are slow in VM contexts.
-const isArray = Array.isArray;
-const EMPTY: Obj = Object.freeze({}) as Obj;
-
-/** For reading: a shared empty object when the value is not an object. */
-function record(value: unknown): Obj {
-  return value !== null && typeof value === 'object' && !isArray(value) ? (value as Obj) : EMPTY;
-}
-
-/** For writing: the object itself, or a fresh one. */
-function writable(value: unknown): Obj {
-  return value !== null && typeof value === 'object' && !isArray(value) ? (value as Obj) : {};
-}
-
-function path(obj: KubeObject, ...keys: string[]): unknown {
-  let current: unknown = obj;
-  for (const key of keys) current = record(current)[key];
-  return current;
-}
-
-const text =
-  (...keys: string[]): FieldValueOf =>
-  (obj) => {
-    const value = path(obj, ...keys);
-    return value === undefined || value === null ? '' : String(value);
-  };
-
-const flag =
-  (...keys: string[]): FieldValueOf =>
-  (obj) =>
-    String(path(obj, ...keys) === true);
-
-function base(
-  partial: Pick<ResourceType, 'resource' | 'singular' | 'kind' | 'namespaced'> & Partial<ResourceType>,
-): ResourceType {
-  return {
-    group: '',
-    versions: ['v1'],
-    listKind: `${partial.kind}List`,
-    shortNames: [],
-    categories: [],
-    subresources: [],
-    fieldLabels: {},
-    builtin: true,
-    tracksGeneration: false,
-    returnsDeletedObject: false,
-    nameRule: 'subdomain',
-    strategy: {},
-    ...partial,
-  };
-}
-
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 
 function dataKeyErrors(field: string, data: unknown): FieldError[] {
@@ -97,13 +58,6 @@ const namespaceStrategy: ObjectStrategy = {
   },
 };
 
-function imagePullPolicy(image: unknown): string {
-  const ref = String(image ?? '');
-  if (ref.includes('@')) return 'IfNotPresent';
-  const tag = /:([^/:]+)$/.exec(ref)?.[1];
-  return !tag || tag === 'latest' ? 'Always' : 'IfNotPresent';
-}
-
 /** QoS class from the containers' requests and limits, as kube computes it. */
 export function qosClass(spec: Obj): string {
   const containers = [...((spec.containers as Obj[]) ?? []), ...((spec.initContainers as Obj[]) ?? [])];
@@ -121,38 +75,6 @@ export function qosClass(spec: Obj): string {
   }
   if (!any) return 'BestEffort';
   return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-function defaultContainers(list: unknown): void {
-  if (!Array.isArray(list)) return;
-  for (const item of list) {
-    const container = writable(item);
-    container.imagePullPolicy ??= imagePullPolicy(container.image);
-    container.terminationMessagePath ??= '/dev/termination-log';
-    container.terminationMessagePolicy ??= 'File';
-    container.resources ??= {};
-  }
-}
-
-function containerErrors(field: string, list: unknown, required: boolean): FieldError[] {
-  if (list === undefined && !required) return [];
-  if (!Array.isArray(list) || (required && list.length === 0)) return [{ type: 'Required', field }];
-  const errors: FieldError[] = [];
-  list.forEach((item, i) => {
-    const container = record(item);
-    if (!container.name) errors.push({ type: 'Required', field: `${field}[${i}].name` });
-    else if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(String(container.name))) {
-      errors.push({
-        type: 'Invalid',
-        field: `${field}[${i}].name`,
-        value: container.name,
-        detail:
-          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-      });
-    }
-    if (!container.image) errors.push({ type: 'Required', field: `${field}[${i}].image` });
-  });
-  return errors;
 }
 
 const podStrategy: ObjectStrategy = {
@@ -286,8 +208,11 @@ const keepStatus: ObjectStrategy = {
   },
 };
 
-/** Fresh type objects per sandbox: strategies may hold per-sandbox state (the cluster-IP allocator). */
-export function builtinTypes(): ResourceType[] {
+/**
+ * Fresh type objects per sandbox: strategies may hold per-sandbox state (the cluster-IP allocator), and defaults that
+ * changed between releases follow the minor release the sandbox plays.
+ */
+export function builtinTypes(kubernetesMinor: number = NEWEST_KUBERNETES_MINOR): ResourceType[] {
   return [
     base({
       resource: 'namespaces',
@@ -347,6 +272,7 @@ export function builtinTypes(): ResourceType[] {
       kind: 'ConfigMap',
       namespaced: true,
       shortNames: ['cm'],
+      unsupportedField: onlyMetadataFields,
       strategy: configMapStrategy,
     }),
     base({
@@ -367,7 +293,10 @@ export function builtinTypes(): ResourceType[] {
       kind: 'ServiceAccount',
       namespaced: true,
       shortNames: ['sa'],
+      unsupportedField: onlyMetadataFields,
     }),
     ...rbacTypes(),
+    ...workloadTypes(kubernetesMinor),
+    ...clusterTypes(),
   ];
 }

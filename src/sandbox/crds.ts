@@ -6,6 +6,7 @@ import type { FieldValueOf, KubeObject, ObjectStrategy, ResourceRegistry, Resour
 import type { FieldError } from './status.js';
 import type { ObjectStore } from './store.js';
 import { parseStored } from './stored-object.js';
+import { onlyMetadataFields } from './type-helpers.js';
 
 /**
  * CustomResourceDefinitions (apiextensions.k8s.io/v1): the CRD objects themselves, and the resource types they
@@ -202,6 +203,7 @@ export function crdType(): ResourceType {
     categories: ['api-extensions'],
     subresources: ['status'],
     fieldLabels: {},
+    unsupportedField: onlyMetadataFields,
     builtin: true,
     tracksGeneration: true,
     returnsDeletedObject: true,

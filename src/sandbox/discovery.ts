@@ -54,9 +54,13 @@ const SUBRESOURCE_DOCS: Record<string, { kind?: string; verbs: string[] }> = {
 
 /** Built-in groups first, in kube's priority order; custom groups after, by name. */
 const GROUP_ORDER = [
+  'apps',
   'authentication.k8s.io',
   'authorization.k8s.io',
+  'batch',
+  'networking.k8s.io',
   'rbac.authorization.k8s.io',
+  'storage.k8s.io',
   'apiextensions.k8s.io',
 ];
 

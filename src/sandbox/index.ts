@@ -24,7 +24,7 @@ import { RBAC_GROUP } from './rbac-rules.js';
 import { nowTimestamp, RegistryStore } from './registry-store.js';
 import { ResourceRegistry, type KubeObject, type ResourceType } from './resource-types.js';
 import { requestHandler, upgradeHandler, type RouterDeps } from './router.js';
-import { seedCluster } from './seed.js';
+import { seedCluster, type ClusterScale } from './seed.js';
 import { StatusError } from './status.js';
 import { ObjectStore } from './store.js';
 import { UpgradeEcho } from './upgrade.js';
@@ -34,6 +34,7 @@ export type { SandboxAuditEntry } from './audit.js';
 export type { SandboxUser } from './identity.js';
 export type { AccessAttributes, Authorizer, PolicyDecision, PolicyRule, RuleSet } from './policy.js';
 export { SandboxPolicy } from './policy.js';
+export type { ClusterScale } from './seed.js';
 
 /**
  * An in-process kube-apiserver look-alike on loopback: what `make run` uses without a cluster and what the test
@@ -48,6 +49,11 @@ export interface SandboxOptions {
   nodes?: number;
   /** Seeded pods per node; default 8. */
   podsPerNode?: number;
+  /**
+   * The bench's cluster: the worker pods belong to this many Deployments across this many namespaces, beside this
+   * many Services and ConfigMaps (instead of the demo workloads).
+   */
+  scale?: ClusterScale;
   /** Seed the demo cluster (nodes, pods, demo namespaces, kapi identity objects); default true. */
   seed?: boolean;
   /** Where CRD YAML files are loaded from; default <repo>/crds (skipped when missing). */
@@ -155,7 +161,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger;
   const registry = new ResourceRegistry();
-  for (const type of builtinTypes()) registry.register(type);
+  const kubernetesMinor = kubernetesMinorOf(options.kubernetesMinor);
+  for (const type of builtinTypes(kubernetesMinor)) registry.register(type);
   const crds = crdType();
   registry.register(crds);
 
@@ -172,14 +179,40 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   );
 
   const seed = options.seed ?? true;
-  const cluster = seedCluster({ nodes: seed ? (options.nodes ?? 6) : 0, podsPerNode: options.podsPerNode ?? 8 });
+  const cluster = seedCluster({
+    nodes: seed ? (options.nodes ?? 6) : 0,
+    podsPerNode: options.podsPerNode ?? 8,
+    ...(seed && options.scale && { scale: options.scale }),
+  });
   const keep = (obj: KubeObject): boolean =>
     seed || ['default', 'kube-system', 'kube-public'].includes(String(obj.metadata.namespace ?? obj.metadata.name));
-  load(store, registry, 'namespaces', cluster.namespaces.filter(keep));
-  load(store, registry, 'serviceaccounts', cluster.serviceAccounts.filter(keep));
-  load(store, registry, 'services', cluster.services.filter(keep));
-  load(store, registry, 'nodes', cluster.nodes);
-  load(store, registry, 'pods', cluster.pods);
+  // Without the seed, only what every cluster has from the start (the system namespaces and their accounts).
+  const seededOnly = (): boolean => seed;
+  const seeded: [string, string, KubeObject[], (obj: KubeObject) => boolean][] = [
+    ['', 'namespaces', cluster.namespaces, keep],
+    ['', 'serviceaccounts', cluster.serviceAccounts, keep],
+    ['', 'services', cluster.services, keep],
+    ['', 'configmaps', cluster.configMaps, seededOnly],
+    ['', 'secrets', cluster.secrets, seededOnly],
+    ['', 'nodes', cluster.nodes, seededOnly],
+    ['', 'pods', cluster.pods, keep],
+    ['', 'persistentvolumeclaims', cluster.persistentVolumeClaims, seededOnly],
+    ['', 'persistentvolumes', cluster.persistentVolumes, seededOnly],
+    ['', 'events', cluster.events, seededOnly],
+    ['apps', 'deployments', cluster.deployments, seededOnly],
+    ['apps', 'replicasets', cluster.replicaSets, seededOnly],
+    ['apps', 'statefulsets', cluster.statefulSets, seededOnly],
+    ['apps', 'daemonsets', cluster.daemonSets, seededOnly],
+    ['batch', 'jobs', cluster.jobs, seededOnly],
+    ['batch', 'cronjobs', cluster.cronJobs, seededOnly],
+    ['networking.k8s.io', 'ingresses', cluster.ingresses, seededOnly],
+    ['networking.k8s.io', 'networkpolicies', cluster.networkPolicies, seededOnly],
+    ['storage.k8s.io', 'storageclasses', cluster.storageClasses, seededOnly],
+    [RBAC_GROUP, 'roles', cluster.roles, seededOnly],
+    [RBAC_GROUP, 'rolebindings', cluster.roleBindings, seededOnly],
+  ];
+  for (const [group, resource, objects, wanted] of seeded)
+    load(store, registry, resource, objects.filter(wanted), group);
   // Like the system namespaces, the bootstrap roles exist in every cluster, seeded or not.
   const rbacSeed = bootstrapRbac({ created: nowTimestamp(), uid: randomUUID });
   load(store, registry, 'clusterroles', rbacSeed.clusterRoles, RBAC_GROUP);
@@ -217,7 +250,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokens,
     authorizer: new UnionAuthorizer([policy, rbac]),
     audit,
-    discovery: new Discovery(registry, () => address, kubernetesMinorOf(options.kubernetesMinor)),
+    discovery: new Discovery(registry, () => address, kubernetesMinor),
     openapi: new OpenApiDocuments(registry, store),
     upgrades,
     logs: {

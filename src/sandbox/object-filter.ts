@@ -85,7 +85,9 @@ export function parseFieldSelector(type: ResourceType, text: string): FieldRequi
       }
     }
     if (!parsed) throw badRequest(`invalid selector: '${text}'; can't understand '${term}'`);
-    if (!isSupportedField(type, parsed.field)) throw badRequest(`field label not supported: ${parsed.field}`);
+    if (!isSupportedField(type, parsed.field)) {
+      throw badRequest(type.unsupportedField?.(parsed.field) ?? `field label not supported: ${parsed.field}`);
+    }
     requirements.push(parsed);
   }
   return requirements;

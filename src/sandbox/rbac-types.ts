@@ -1,6 +1,7 @@
 import { RBAC_GROUP } from './rbac-rules.js';
 import type { KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
 import type { FieldError } from './status.js';
+import { onlyMetadataFields } from './type-helpers.js';
 import { nameProblems, pathSegmentProblems } from './validation.js';
 
 /**
@@ -212,6 +213,7 @@ function rbacType(resource: string, kind: string, namespaced: boolean, strategy:
     categories: [],
     subresources: [],
     fieldLabels: {},
+    unsupportedField: onlyMetadataFields,
     builtin: true,
     tracksGeneration: false,
     returnsDeletedObject: false,

@@ -54,6 +54,11 @@ export interface ResourceType {
   readonly subresources: readonly Subresource[];
   /** Field-selector labels beyond metadata.name and metadata.namespace. */
   readonly fieldLabels: Readonly<Record<string, FieldValueOf>>;
+  /**
+   * kube's message for a field selector on any other field; default `field label not supported: <field>` (kinds with
+   * field label conversions of their own, and custom resources).
+   */
+  readonly unsupportedField?: (field: string) => string;
   /** Built-in kinds are typed lists in kube: their list items carry no kind/apiVersion. Custom resources do. */
   readonly builtin: boolean;
   readonly tracksGeneration: boolean;

@@ -41,6 +41,16 @@ function containerSpec(c: ContainerSpec): Record<string, unknown> {
 
 type Phase = 'Running' | 'Pending' | 'Succeeded' | 'Failed';
 
+/**
+ * The uid of a pod's owner: its node's, or the seeded owner object's. For other owners a random uid is still drawn
+ * (and dropped), so every later value of the seed is what it was before owners had objects of their own.
+ */
+function ownerOf(workload: Workload, ownerName: string, node: KubeObject, random: Random): string {
+  if (workload.owner === 'Node') return node.metadata.uid as string;
+  seededUid(random);
+  return ownerUid(workload.owner, workload.namespace, ownerName);
+}
+
 const imageDigests = new Map<string, string>();
 
 /** One digest per image, as every node pulling a tag gets the same image. */
@@ -127,7 +137,29 @@ function choosePhase(workload: Workload, random: Random): Phase {
   return 'Running';
 }
 
-export function seedPods(nodes: readonly KubeObject[], podsPerNode: number, now: number, random: Random): KubeObject[] {
+/** A seeded owner's uid, from its kind, namespace and name: its pods' ownerReferences and the object itself agree. */
+export function ownerUid(kind: string, namespace: string, name: string): string {
+  return seededUid(seededRandom(hashString(`${kind}/${namespace}/${name}`)));
+}
+
+/** The ReplicaSet name of a Deployment's seeded pods (`<app>-<pod-template-hash>`). */
+export function replicaSetName(app: string): string {
+  return `${app}-${templateHash(app)}`;
+}
+
+export { templateHash };
+
+/**
+ * `scaledWorkload(i)`, when given, names the workload of the i-th worker pod instead of the demo mix (the bench's
+ * thousands of Deployments).
+ */
+export function seedPods(
+  nodes: readonly KubeObject[],
+  podsPerNode: number,
+  now: number,
+  random: Random,
+  scaledWorkload?: (cursor: number) => Workload,
+): KubeObject[] {
   const pods: KubeObject[] = [];
   let counter = 0;
   let workloadCursor = 0;
@@ -140,6 +172,7 @@ export function seedPods(nodes: readonly KubeObject[], podsPerNode: number, now:
       let workload: Workload;
       if (slot < DAEMONS.length) workload = DAEMONS[slot] as Workload;
       else if (controlPlane) workload = CONTROL_PLANE[slot - DAEMONS.length] ?? COREDNS;
+      else if (scaledWorkload) workload = scaledWorkload(workloadCursor++);
       else workload = WORKLOADS[workloadCursor++ % WORKLOADS.length] as Workload;
       const phase = choosePhase(workload, random);
       const suffix = podSuffix(++counter);
@@ -217,7 +250,7 @@ export function seedPods(nodes: readonly KubeObject[], podsPerNode: number, now:
               apiVersion: workload.owner === 'Job' ? 'batch/v1' : workload.owner === 'Node' ? 'v1' : 'apps/v1',
               kind: workload.owner,
               name: ownerName,
-              uid: workload.owner === 'Node' ? (node.metadata.uid as string) : seededUid(random),
+              uid: ownerOf(workload, ownerName, node, random),
               controller: true,
               blockOwnerDeletion: true,
             },

@@ -2,7 +2,9 @@ import { seededRandom, seededUid, type Random } from './random.js';
 import type { KubeObject } from './resource-types.js';
 import { DAY, iso } from './seed-format.js';
 import { seedNodes } from './seed-nodes.js';
+import { seedObjects, type SeededObjects } from './seed-objects.js';
 import { seedPods } from './seed-pods.js';
+import { WORKLOADS, type Workload } from './seed-workloads.js';
 
 export { specialNodes } from './seed-nodes.js';
 
@@ -11,12 +13,22 @@ export { specialNodes } from './seed-nodes.js';
  * deterministically (same seed, same cluster) and fast enough for 5,000 nodes and 50,000 pods in a few seconds.
  * What is seeded and why is listed in src/sandbox/README.md.
  */
-export interface ClusterSeed {
+export interface ClusterSeed extends SeededObjects {
   namespaces: KubeObject[];
   nodes: KubeObject[];
   pods: KubeObject[];
   serviceAccounts: KubeObject[];
-  services: KubeObject[];
+}
+
+/**
+ * A cluster at the bench's scale instead of the demo mix: the worker pods belong to `deployments` Deployments
+ * (`app-<i>`, spread over `namespaces` namespaces `team-<j>`), beside `services` Services and `configMaps` ConfigMaps.
+ */
+export interface ClusterScale {
+  deployments: number;
+  services: number;
+  configMaps: number;
+  namespaces: number;
 }
 
 export const SEED_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kapi-system', 'demo'];
@@ -34,13 +46,38 @@ function namespaceObject(name: string, created: number, random: Random): KubeObj
   };
 }
 
-export function seedCluster(options: { nodes: number; podsPerNode: number; now?: number; seed?: number }): ClusterSeed {
+/** The RS-owned demo workloads, whose containers the scaled Deployments take in turn. */
+const REPLICATED = WORKLOADS.filter((workload) => workload.owner === 'ReplicaSet');
+
+function scaledWorkloads(scale: ClusterScale): (cursor: number) => Workload {
+  const made = new Map<number, Workload>();
+  return (cursor) => {
+    const i = cursor % Math.max(1, scale.deployments);
+    let workload = made.get(i);
+    if (!workload) {
+      const template = REPLICATED[i % REPLICATED.length] as Workload;
+      workload = { ...template, namespace: `team-${i % scale.namespaces}`, app: `app-${i}` };
+      made.set(i, workload);
+    }
+    return workload;
+  };
+}
+
+export function seedCluster(options: {
+  nodes: number;
+  podsPerNode: number;
+  now?: number;
+  seed?: number;
+  scale?: ClusterScale;
+}): ClusterSeed {
   const now = options.now ?? Date.now();
   const random = seededRandom(options.seed ?? 20_240_601);
   const clusterCreated = now - 181 * DAY;
-  const namespaces = SEED_NAMESPACES.map((name, i) => namespaceObject(name, clusterCreated + i * 60_000, random));
+  const scale = options.scale;
+  const namespaceNames = [...SEED_NAMESPACES, ...Array.from({ length: scale?.namespaces ?? 0 }, (_, i) => `team-${i}`)];
+  const namespaces = namespaceNames.map((name, i) => namespaceObject(name, clusterCreated + i * 60_000, random));
   const serviceAccounts: KubeObject[] = [];
-  for (const ns of SEED_NAMESPACES) {
+  for (const ns of namespaceNames) {
     serviceAccounts.push({
       metadata: {
         name: 'default',
@@ -68,7 +105,7 @@ export function seedCluster(options: { nodes: number; podsPerNode: number; now?:
       creationTimestamp: iso(clusterCreated + 240_000),
     },
   });
-  const services: KubeObject[] = [
+  const kubernetes: KubeObject[] = [
     {
       metadata: {
         name: 'kubernetes',
@@ -91,6 +128,20 @@ export function seedCluster(options: { nodes: number; podsPerNode: number; now?:
     },
   ];
   const nodes = seedNodes(options.nodes, now, random);
-  const pods = seedPods(nodes, options.podsPerNode, now, random);
-  return { namespaces, nodes, pods, serviceAccounts, services };
+  const pods = seedPods(nodes, options.podsPerNode, now, random, scale && scaledWorkloads(scale));
+  const objects = seedObjects({
+    pods,
+    nodes: nodes.length,
+    namespaces: namespaceNames,
+    now,
+    ...(scale && { scale: { services: scale.services, configMaps: scale.configMaps } }),
+  });
+  return {
+    ...objects,
+    namespaces,
+    nodes,
+    pods,
+    serviceAccounts,
+    services: [...kubernetes, ...objects.services],
+  };
 }

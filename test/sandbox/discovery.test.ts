@@ -55,6 +55,47 @@ describe('discovery', () => {
     ]);
   });
 
+  test.each([
+    [
+      '/apis/apps/v1',
+      'deployments',
+      { kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'] },
+    ],
+    ['/apis/apps/v1', 'statefulsets', { kind: 'StatefulSet', shortNames: ['sts'], categories: ['all'] }],
+    ['/apis/apps/v1', 'daemonsets', { kind: 'DaemonSet', shortNames: ['ds'], categories: ['all'] }],
+    ['/apis/apps/v1', 'replicasets', { kind: 'ReplicaSet', shortNames: ['rs'], categories: ['all'] }],
+    ['/apis/apps/v1', 'deployments/status', { kind: 'Deployment', verbs: ['get', 'patch', 'update'] }],
+    ['/apis/batch/v1', 'jobs', { kind: 'Job', categories: ['all'] }],
+    ['/apis/batch/v1', 'cronjobs', { kind: 'CronJob', shortNames: ['cj'], categories: ['all'] }],
+    ['/apis/networking.k8s.io/v1', 'ingresses', { kind: 'Ingress', shortNames: ['ing'] }],
+    ['/apis/networking.k8s.io/v1', 'networkpolicies', { kind: 'NetworkPolicy', shortNames: ['netpol'] }],
+    ['/apis/storage.k8s.io/v1', 'storageclasses', { kind: 'StorageClass', namespaced: false, shortNames: ['sc'] }],
+    ['/api/v1', 'persistentvolumeclaims', { kind: 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'] }],
+    ['/api/v1', 'persistentvolumes', { kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'] }],
+    ['/api/v1', 'events', { kind: 'Event', namespaced: true, shortNames: ['ev'] }],
+  ])('when %s is read, then %s is listed as kube-apiserver lists it', async (path, name, expected) => {
+    const list = await call<Json>(sandbox, 'GET', path);
+    expect(list.body.resources.find((r: Json) => r.name === name)).toMatchObject(expected);
+  });
+
+  test('when /apis is read, then the workload, batch, networking and storage groups come in kube’s order', async () => {
+    const apis = await call<Json>(sandbox, 'GET', '/apis');
+    const names: string[] = apis.body.groups.map((g: Json) => g.name);
+    const order = [
+      'apps',
+      'authorization.k8s.io',
+      'batch',
+      'networking.k8s.io',
+      'rbac.authorization.k8s.io',
+      'storage.k8s.io',
+      'apiextensions.k8s.io',
+    ];
+    expect(order.map((group) => names.indexOf(group))).toEqual(
+      [...order.map((group) => names.indexOf(group))].sort((a, b) => a - b),
+    );
+    expect(names).toEqual(expect.arrayContaining(order));
+  });
+
   test('when an unknown group or version is read, then it is a 404 Status', async () => {
     expect((await call(sandbox, 'GET', '/apis/nope.example.com')).status).toBe(404);
     expect((await call(sandbox, 'GET', '/apis/apiextensions.k8s.io/v9')).status).toBe(404);

@@ -61,20 +61,22 @@ describe('list', () => {
   });
 
   test("when objects change between pages, then later pages still show the first page's snapshot", async () => {
+    // A namespace of its own: the seeded ones hold ConfigMaps that would come first.
+    await call(sandbox, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'snapshots' } } });
     for (const n of ['snap-a', 'snap-b', 'snap-c', 'snap-d'])
-      await call(sandbox, 'POST', '/api/v1/namespaces/demo/configmaps', { body: configMap(n) });
-    const first = await call<List>(sandbox, 'GET', '/api/v1/namespaces/demo/configmaps?limit=2');
+      await call(sandbox, 'POST', '/api/v1/namespaces/snapshots/configmaps', { body: configMap(n) });
+    const first = await call<List>(sandbox, 'GET', '/api/v1/namespaces/snapshots/configmaps?limit=2');
     expect(names(first.body)).toEqual(['snap-a', 'snap-b']);
-    await call(sandbox, 'DELETE', '/api/v1/namespaces/demo/configmaps/snap-c');
-    await call(sandbox, 'POST', '/api/v1/namespaces/demo/configmaps', { body: configMap('snap-e') });
-    await call(sandbox, 'PATCH', '/api/v1/namespaces/demo/configmaps/snap-d', {
+    await call(sandbox, 'DELETE', '/api/v1/namespaces/snapshots/configmaps/snap-c');
+    await call(sandbox, 'POST', '/api/v1/namespaces/snapshots/configmaps', { body: configMap('snap-e') });
+    await call(sandbox, 'PATCH', '/api/v1/namespaces/snapshots/configmaps/snap-d', {
       body: { data: { a: 'changed' } },
       contentType: 'application/merge-patch+json',
     });
     const second = await call<Json>(
       sandbox,
       'GET',
-      `/api/v1/namespaces/demo/configmaps?limit=10&continue=${first.body.metadata.continue}`,
+      `/api/v1/namespaces/snapshots/configmaps?limit=10&continue=${first.body.metadata.continue}`,
     );
     expect(second.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
     expect(second.body.items.map((i: Json) => i.metadata.name)).toEqual(['snap-c', 'snap-d']);

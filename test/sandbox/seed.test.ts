@@ -84,6 +84,81 @@ describe('cluster seed (pure)', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
+  test('when pods are seeded, then every controller they name exists with the uid their ownerReferences give', () => {
+    const owners = new Map<string, string>();
+    const kinds: [string, Json[]][] = [
+      ['ReplicaSet', seed.replicaSets],
+      ['StatefulSet', seed.statefulSets],
+      ['DaemonSet', seed.daemonSets],
+      ['Job', seed.jobs],
+    ];
+    for (const [kind, objects] of kinds) {
+      for (const obj of objects) owners.set(`${kind}/${obj.metadata.namespace}/${obj.metadata.name}`, obj.metadata.uid);
+    }
+    for (const pod of seed.pods) {
+      const ref = (pod.metadata.ownerReferences as Json[])[0];
+      if (ref.kind === 'Node') continue;
+      expect(owners.get(`${ref.kind}/${pod.metadata.namespace}/${ref.name}`)).toBe(ref.uid);
+    }
+    // a ReplicaSet's Deployment owns it, and counts its pods
+    for (const rs of seed.replicaSets) {
+      const deployment = seed.deployments.find(
+        (d) => d.metadata.uid === (rs.metadata.ownerReferences as Json[])[0].uid,
+      )!;
+      const pods = seed.pods.filter((p) => (p.metadata.ownerReferences as Json[])[0].uid === rs.metadata.uid);
+      expect((deployment.spec as Json).replicas).toBe(pods.length);
+      expect((deployment.status as Json).readyReplicas).toBe(
+        pods.filter((p) => (p.status as Json).phase === 'Running').length,
+      );
+    }
+  });
+
+  test('when the demo cluster is seeded, then each kind a console lists has objects, in several states', () => {
+    for (const kind of [
+      'deployments',
+      'replicaSets',
+      'statefulSets',
+      'daemonSets',
+      'jobs',
+      'cronJobs',
+      'services',
+      'configMaps',
+      'secrets',
+      'storageClasses',
+      'persistentVolumeClaims',
+      'persistentVolumes',
+      'ingresses',
+      'networkPolicies',
+      'roles',
+      'roleBindings',
+      'events',
+    ] as const) {
+      expect(seed[kind].length).toBeGreaterThan(0);
+    }
+    expect(new Set(seed.cronJobs.map((c) => (c.spec as Json).suspend))).toEqual(new Set([true, false]));
+    expect(new Set(seed.persistentVolumeClaims.map((c) => (c.status as Json).phase))).toEqual(
+      new Set(['Bound', 'Pending']),
+    );
+    expect(new Set(seed.events.map((e) => e.type))).toEqual(new Set(['Normal', 'Warning']));
+    expect(seed.configMaps.filter((c) => c.metadata.name === 'kube-root-ca.crt')).toHaveLength(seed.namespaces.length);
+  });
+
+  test('when seeded at the bench scale, then the worker pods spread over that many Deployments, each with its ReplicaSet', () => {
+    const big = seedCluster({
+      nodes: 20,
+      podsPerNode: 12,
+      now: Date.parse('2025-06-01T00:00:00Z'),
+      scale: { deployments: 50, services: 70, configMaps: 90, namespaces: 4 },
+    });
+    const apps = big.deployments.filter((d) => d.metadata.name!.startsWith('app-'));
+    expect(apps).toHaveLength(50);
+    expect(big.deployments).toHaveLength(51); // and CoreDNS on the control plane
+    expect(big.replicaSets).toHaveLength(51);
+    expect(big.services).toHaveLength(71); // and the kubernetes Service
+    expect(big.configMaps).toHaveLength(90 + big.namespaces.length);
+    expect(new Set(apps.map((d) => d.metadata.namespace))).toEqual(new Set(['team-0', 'team-1', 'team-2', 'team-3']));
+  });
+
   test('when seeded twice with the same seed, then the cluster is the same', () => {
     const again = seedCluster({ nodes: 6, podsPerNode: 8, now: Date.parse('2025-06-01T00:00:00Z') });
     expect(again.pods.map((p) => p.metadata.name)).toEqual(seed.pods.map((p) => p.metadata.name));
