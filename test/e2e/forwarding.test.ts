@@ -25,8 +25,8 @@ import {
   responseCodes,
   webSocketUpgrade,
 } from './forwarding-http.js';
-import { assertTarget, E2E_TARGET } from './forwarding-target.js';
 import { RUN_LABEL, startE2E, waitFor, type E2E } from './harness.js';
+import { assertTarget, describeOnSandbox } from './target.js';
 
 const PASSWORD = 'e2e-Forwarding-password-1';
 
@@ -335,8 +335,9 @@ describe('when kube-apiserver refuses an upgrade', () => {
   );
 });
 
-if (E2E_TARGET === 'sandbox') {
-  describe('when exec upgrades to WebSocket with the token in a subprotocol (sandbox only: a real cluster needs a running container)', () => {
+describeOnSandbox('a running container to exec into (a kubelet with a container runtime)')(
+  'when exec upgrades to WebSocket with the token in a subprotocol',
+  () => {
     it('then the v5.channel.k8s.io stream relays stdin to stdout as the kapi user', async () => {
       const pods = await e2e.admin.request<V1PodList>({
         path: '/api/v1/pods',
@@ -370,5 +371,5 @@ if (E2E_TARGET === 'sandbox') {
       expect(exec).toHaveLength(1);
       expect(exec[0]).toMatchObject({ user: reader, impersonatedBy: KAPI_SERVICE_ACCOUNT, code: 101 });
     });
-  });
-}
+  },
+);

@@ -2,19 +2,27 @@
  * One e2e environment, two targets: the in-process sandbox (default) or the real cluster named by KUBECONFIG.
  * Every case arranges its objects through the Kubernetes API and talks to kapi over HTTP, so the same cases prove
  * the sandbox behaves like kube-apiserver. Everything a run creates carries its run id and is removed at the end.
+ *
+ * A real cluster may be bare (the kit of ../shared/kube: kube-apiserver and etcd, no controller-manager, scheduler or
+ * kubelet), so the harness makes what those would have: the `default` ServiceAccount of every namespace it creates,
+ * Nodes (`createNode`), pods that run (`createRunningPod`: bound to a node, their status written as a kubelet
+ * would), and a kubelet's log endpoint (`kubelet()`). A case uses these, never objects it did not make: other suites
+ * run at the same time on the same cluster.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcrypt';
-import { KubeApiError, KubeClient } from '../../src/kube/client.js';
+import { KubeApiError, KubeClient, type KubeRequest } from '../../src/kube/client.js';
 import { connectToCluster } from '../../src/kube/cluster-source.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runningPodStatus } from '../../src/sandbox/pod-status.js';
 import { startKapiServer, type KapiServer } from '../../src/server/server.js';
 import { loadCrdDocuments } from './crds.js';
+import { startKubeletStandIn, type KubeletStandIn } from './kubelet-stand-in.js';
 
 export const RUN_LABEL = 'kapi.io/e2e-run';
 
@@ -22,6 +30,29 @@ export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+}
+
+export interface NodeOptions {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** The Ready condition's status; no conditions at all when absent. */
+  ready?: 'True' | 'False';
+  unschedulable?: boolean;
+  /** Status fields merged over the default capacity and conditions (e.g. a kubelet endpoint). */
+  status?: Record<string, unknown>;
+}
+
+export interface PodContainer {
+  name: string;
+  image?: string;
+  command?: string[];
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+
+/** A kubelet's log endpoint and the Node it serves (see kubelet-stand-in.ts). */
+export interface RunKubelet {
+  readonly standIn: KubeletStandIn;
+  readonly nodeName: string;
 }
 
 export interface E2E {
@@ -41,6 +72,29 @@ export interface E2E {
   createUser(suffix: string, password: string, options?: { groups?: string[]; email?: string }): Promise<string>;
   /** Grants cluster-wide rules to a user through RBAC (ClusterRole + ClusterRoleBinding). */
   grant(username: string, rules: PolicyRule[]): Promise<void>;
+  /**
+   * Creates a namespace `<runId>-<suffix>` labelled with the run, with its `default` ServiceAccount (pods need one;
+   * on a bare cluster no controller makes it). The run's own namespace is `runId`, made at start the same way.
+   */
+  createNamespace(suffix: string): Promise<string>;
+  /** Creates a run-labelled Node `<runId>-<suffix>` (4 CPUs, 8 GiB, 110 pods) and returns its name. */
+  createNode(suffix: string, options?: NodeOptions): Promise<string>;
+  /**
+   * Creates a pod bound to `nodeName` and writes the status a kubelet would once its containers run (no scheduler,
+   * no kubelet on a bare cluster); `startedAt` is when they started (default: ten minutes ago).
+   */
+  createRunningPod(
+    namespace: string,
+    name: string,
+    spec: { nodeName: string; containers: PodContainer[] },
+    startedAt?: Date,
+  ): Promise<void>;
+  /**
+   * A kubelet stand-in on loopback and a run-labelled Node pointing at it, started on first use and stopped at the
+   * end: a real kube-apiserver sends it the `pods/log` of pods bound to that node. The sandbox generates its pods'
+   * logs itself and never calls it.
+   */
+  kubelet(): Promise<RunKubelet>;
   /** Starts one more kapi replica on the same cluster (for cross-replica cases). */
   startReplica(): Promise<KapiServer>;
   stop(): Promise<void>;
@@ -80,12 +134,18 @@ export async function startE2E(
   const created: { path: string }[] = [];
 
   await ensureCrds(admin);
-  const namespace = runId;
-  await admin.request({
-    method: 'POST',
-    path: '/api/v1/namespaces',
-    body: { metadata: { name: namespace, labels: { [RUN_LABEL]: runId } } },
-  });
+  const namespaces: string[] = [];
+  const createNamespace = async (name: string): Promise<string> => {
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { metadata: { name, labels: { [RUN_LABEL]: runId } } },
+    });
+    namespaces.push(name);
+    await ensureDefaultServiceAccount(admin, name);
+    return name;
+  };
+  const namespace = await createNamespace(runId);
   // kapi reads its signing key from this run's namespace, so a Role there grants Secrets to kapi's identity. On the
   // sandbox that is the kapi-apiserver service account; on a real cluster kapi runs as the KUBECONFIG user (normally
   // cluster-admin, already allowed), so the Role is made but there is no one to bind it to.
@@ -163,6 +223,23 @@ export async function startE2E(
   };
   const kapi = await startReplica();
 
+  const createNode = async (suffix: string, nodeOptions: NodeOptions = {}): Promise<string> => {
+    const name = `${runId}-${suffix}`;
+    await admin.request({ method: 'POST', path: '/api/v1/nodes', body: nodeObject(name, runId, nodeOptions) });
+    return name;
+  };
+  let kubelet: Promise<RunKubelet> | undefined;
+  const startKubelet = async (): Promise<RunKubelet> => {
+    const standIn = await startKubeletStandIn();
+    try {
+      const nodeName = await createNode('kubelet', { ready: 'True', status: standIn.nodeStatus() });
+      return { standIn, nodeName };
+    } catch (error) {
+      await standIn.stop();
+      throw error;
+    }
+  };
+
   const e2e: E2E = {
     target: sandbox ? 'sandbox' : 'cluster',
     runId,
@@ -213,11 +290,32 @@ export async function startE2E(
       });
       created.push({ path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${roleName}` });
     },
+    createNamespace: (suffix) => createNamespace(`${runId}-${suffix}`),
+    createNode,
+    async createRunningPod(podNamespace, name, spec, startedAt = new Date(Date.now() - 600_000)) {
+      const containers = spec.containers.map((container) => ({ image: 'registry.invalid/e2e', ...container }));
+      await admin.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${podNamespace}/pods`,
+        body: {
+          metadata: { name, labels: { [RUN_LABEL]: runId } },
+          spec: { nodeName: spec.nodeName, terminationGracePeriodSeconds: 0, containers },
+        },
+      });
+      await admin.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${podNamespace}/pods/${name}/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: runningPodStatus(containers, startedAt) },
+      });
+    },
+    kubelet: () => (kubelet ??= startKubelet()),
     startReplica,
     async stop() {
       await Promise.all(replicas.map((replica) => replica.stop(1_000)));
+      await (await kubelet?.catch(() => undefined))?.standIn.stop();
       for (const { path } of created.reverse()) await deleteIgnoringMissing(admin, path);
-      await deleteIgnoringMissing(admin, `/api/v1/namespaces/${namespace}`);
+      for (const name of namespaces.reverse()) await deleteIgnoringMissing(admin, `/api/v1/namespaces/${name}`);
       const nodes = await admin.request<{ items: { metadata: { name: string } }[] }>({
         path: '/api/v1/nodes',
         query: { labelSelector: `${RUN_LABEL}=${runId}` },
@@ -229,6 +327,47 @@ export async function startE2E(
     },
   };
   return e2e;
+}
+
+/** A Node as a kubelet registers one: capacity, allocatable, and a Ready condition when asked. */
+function nodeObject(name: string, runId: string, options: NodeOptions): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { [RUN_LABEL]: runId, ...options.labels },
+      ...(options.annotations && { annotations: options.annotations }),
+    },
+    spec: options.unschedulable ? { unschedulable: true } : {},
+    status: {
+      capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+      allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+      conditions: options.ready
+        ? [{ type: 'Ready', status: options.ready, reason: 'E2E', message: 'set by the e2e suite' }]
+        : [],
+      ...options.status,
+    },
+  };
+}
+
+/**
+ * The namespace's `default` ServiceAccount, which kube's ServiceAccount admission needs before a pod can be created
+ * there. A cluster's controller-manager makes it (the sandbox plays one); a bare kube-apiserver has none, so the
+ * harness makes it, and finding it there already is as good.
+ */
+export async function ensureDefaultServiceAccount(client: KubeClient, namespace: string): Promise<void> {
+  await createUnlessExists(client, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    metadata: { name: 'default' },
+  });
+}
+
+/** A request whose answer is text (a pod's log, say): the whole body; an error answer throws KubeApiError. */
+export async function requestText(client: KubeClient, request: KubeRequest): Promise<string> {
+  const res = await client.stream(request);
+  const chunks: Buffer[] = [];
+  for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export async function deleteIgnoringMissing(client: KubeClient, path: string): Promise<void> {

@@ -2,7 +2,8 @@
  * `kubectl kapi login`, then plain kubectl, with the real kubectl binary running the plugin from the PATH as an exec
  * credential plugin, through kapi's HTTPS listener: the first command uses the cached token, a command after the
  * access token expired gets a refreshed one without any prompt, and `kubectl kapi logout` ends the session on the
- * server. On the sandbox or the cluster KUBECONFIG names (only kubectl's own environment is private).
+ * server. On the sandbox or the cluster KUBECONFIG names (only kubectl's own environment is private). kubectl lists
+ * only this run's node, so what it prints never depends on other suites.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -13,8 +14,8 @@ import { parse } from 'yaml';
 import { buildPlugin } from '../cli/kubectl-kapi/plugin-binary.js';
 import { login, refreshGrant } from './client.js';
 import { kubectlBinary, type KubectlRun } from './forwarding-kubectl.js';
-import { assertTarget } from './forwarding-target.js';
-import { startE2E, waitFor, type E2E } from './harness.js';
+import { RUN_LABEL, startE2E, waitFor, type E2E } from './harness.js';
+import { assertTarget } from './target.js';
 
 const PASSWORD = 'e2e-Plugin-password-1';
 /** Short enough to outlive within a test; the server accepts a token up to 10 s past its expiry. */
@@ -24,12 +25,18 @@ let e2e: E2E;
 let home: string;
 let pluginDir: string;
 let user: string;
+/** `kubectl get nodes` of this run's node, by name. */
+let getNodes: string[];
+let nodeLine: string;
 
 beforeAll(async () => {
   e2e = await startE2E();
   assertTarget(e2e.target);
   pluginDir = await buildPlugin();
   home = mkdtempSync(join(tmpdir(), 'kapi-e2e-plugin-'));
+  const node = await e2e.createNode('plugin');
+  nodeLine = `node/${node}\n`;
+  getNodes = ['get', 'nodes', '-l', `${RUN_LABEL}=${e2e.runId}`, '-o', 'name'];
   user = await e2e.createUser('plugin', PASSWORD);
   await e2e.grant(user, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }]);
   await e2e.admin.request({
@@ -134,17 +141,17 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
   });
 
   it('then kubectl get nodes works with the cached token, and again after it expired, refreshed without a prompt', async () => {
-    const first = await kubectl(['get', 'nodes', '-o', 'name']);
+    const first = await kubectl(getNodes);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^node\//m);
+    expect(first.stdout).toBe(nodeLine);
     const before = readCache();
 
     // the server refuses the cached access token from now on (expiry plus its clock tolerance)
     await waitFor(async () => (await nodesStatus(before.accessToken)) === 401);
 
     // no password anywhere, stdin not a terminal: only the refresh grant can make this work
-    const second = await kubectl(['get', 'nodes', '-o', 'name']);
+    const second = await kubectl(getNodes);
     expect(second.stderr).toBe('');
     expect(second.code).toBe(0);
     expect(second.stdout).toBe(first.stdout);
@@ -170,7 +177,7 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
 
   it('then on a terminal the plugin asks for the password, without echoing it, and the command goes on', async () => {
     // util-linux script(1) gives kubectl a pseudo-terminal, so kubectl allows the prompt (interactiveMode IfAvailable)
-    const child = spawn('script', ['-qfec', `${kubectlBinary()} get nodes -o name`, '/dev/null'], {
+    const child = spawn('script', ['-qfec', [kubectlBinary(), ...getNodes].join(' '), '/dev/null'], {
       env: {
         PATH: `${pluginDir}${delimiter}${process.env.PATH ?? ''}`,
         HOME: home,
@@ -188,7 +195,7 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
     } finally {
       child.kill('SIGKILL');
     }
-    expect(output).toMatch(/^node\//m);
+    expect(output.replaceAll('\r\n', '\n')).toContain(nodeLine);
     expect(output).not.toContain(PASSWORD);
     expect(cacheFiles()).toHaveLength(1);
   }, 60_000);
@@ -210,8 +217,8 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
       `${PASSWORD}\n`,
     );
     expect(run.code).toBe(0);
-    const nodes = await kubectl(['get', 'nodes', '-o', 'name']);
-    expect(nodes.code).toBe(0);
+    const nodes = await kubectl(getNodes);
+    expect(nodes).toMatchObject({ code: 0, stdout: nodeLine });
   });
 
   it('then a wrong password is refused with the server’s reason and nothing is written', async () => {

@@ -47,114 +47,121 @@ function day(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 10).replaceAll('-', '.');
 }
 
-(URL_ ? describe : describe.skip)('logging API on OpenSearch (e2e)', () => {
-  beforeAll(async () => {
-    client = new Client({
-      node: URL_!,
-      ...(credentials.username && { auth: { username: credentials.username, password: credentials.password ?? '' } }),
-      ssl: { rejectUnauthorized: true, ...(credentials.ca && { ca: credentials.ca }) },
-    });
-    const body: unknown[] = [];
-    for (let t = START; t < END; t += 60) {
-      for (const c of CONTAINERS) {
-        const minute = (t - START) / 60;
-        body.push({ index: { _index: `${prefix}-${day(t)}` } });
-        body.push({
-          log: `${minute % 10 === 0 ? 'ERROR upstream timeout' : 'INFO request served'} ${c.container} ${minute}`,
-          time: new Date(t * 1000).toISOString(),
-          kubernetes: { namespace_name: c.namespace, pod_name: c.pod, container_name: c.container, docker_id: c.id },
-        });
+const SUITE = 'logging API on OpenSearch (e2e)';
+(URL_ ? describe : describe.skip)(
+  URL_ ? SUITE : `${SUITE} [skipped: needs an OpenSearch named by KAPI_LOG_SEARCH_URL]`,
+  () => {
+    beforeAll(async () => {
+      client = new Client({
+        node: URL_!,
+        ...(credentials.username && { auth: { username: credentials.username, password: credentials.password ?? '' } }),
+        ssl: { rejectUnauthorized: true, ...(credentials.ca && { ca: credentials.ca }) },
+      });
+      const body: unknown[] = [];
+      for (let t = START; t < END; t += 60) {
+        for (const c of CONTAINERS) {
+          const minute = (t - START) / 60;
+          body.push({ index: { _index: `${prefix}-${day(t)}` } });
+          body.push({
+            log: `${minute % 10 === 0 ? 'ERROR upstream timeout' : 'INFO request served'} ${c.container} ${minute}`,
+            time: new Date(t * 1000).toISOString(),
+            kubernetes: { namespace_name: c.namespace, pod_name: c.pod, container_name: c.container, docker_id: c.id },
+          });
+        }
       }
-    }
-    const bulk = await client.bulk({ body: body as never, refresh: true });
-    expect((bulk.body as { errors?: boolean }).errors).toBe(false);
-    backend = new SearchBackend({
-      url: URL_!,
-      indexPrefix: prefix,
-      fields: FLUENT_BIT_FIELDS,
-      credentials: async () => credentials,
-    });
-    app = createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
-      logging: loggingRoutes({
-        backend,
-        authorizer: undefined,
-        namespaces: { synced: true, list: () => [], get: () => undefined },
+      const bulk = await client.bulk({ body: body as never, refresh: true });
+      expect((bulk.body as { errors?: boolean }).errors).toBe(false);
+      backend = new SearchBackend({
+        url: URL_!,
+        indexPrefix: prefix,
+        fields: FLUENT_BIT_FIELDS,
+        credentials: async () => credentials,
+      });
+      app = createApp({
         logger: silentLogger,
-      }),
+        readiness: [],
+        nodes: { list: () => [], get: () => undefined, revision: 0 },
+        allocations: {
+          allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+        },
+        logging: loggingRoutes({
+          backend,
+          authorizer: undefined,
+          namespaces: { synced: true, list: () => [], get: () => undefined },
+          logger: silentLogger,
+        }),
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await client?.indices.delete({ index: `${prefix}-*` }).catch(() => undefined);
+      await backend?.close();
+      await client?.close();
     });
-  }, 60_000);
 
-  afterAll(async () => {
-    await client?.indices.delete({ index: `${prefix}-*` }).catch(() => undefined);
-    await backend?.close();
-    await client?.close();
-  });
+    const range = `start_time=${START}&end_time=${END}`;
+    const per = 120; // lines per container in the range
 
-  const range = `start_time=${START}&end_time=${END}`;
-  const per = 120; // lines per container in the range
-
-  it('when a range is queried, then the newest lines come first and the total counts them all', async () => {
-    const res = await request(app).get(`${LOGS}?${range}&size=3`).expect(200);
-    expect(res.body.query.total).toBe(per * CONTAINERS.length);
-    const times = (res.body.query.records as { time: string }[]).map((r) => r.time);
-    expect([...times].sort().reverse()).toEqual(times);
-  });
-
-  it('when paged ascending, then consecutive pages continue each other', async () => {
-    const all = (await request(app).get(`${LOGS}?${range}&sort=asc&size=20`).expect(200)).body.query.records;
-    const second = (await request(app).get(`${LOGS}?${range}&sort=asc&from=10&size=10`).expect(200)).body.query.records;
-    expect(second.map((r: { time: string }) => r.time)).toEqual(all.slice(10, 20).map((r: { time: string }) => r.time));
-  });
-
-  it.each([
-    ['namespaces=shop', per * 2],
-    ['namespace_query=OP', per],
-    ['workloads=web', per],
-    ['workloads=db', per],
-    ['pods=db-0', per],
-    ['pod_query=AGENT', per],
-    ['containers=app,agent', per * 2],
-    ['container_query=gres', per],
-    ['log_query=error', (per / 10) * 3],
-  ])('when filtered by %s, then %d lines match', async (filter, count) => {
-    const res = await request(app).get(`${LOGS}?${range}&${filter}&operation=statistics`).expect(200);
-    expect(res.body.statistics.logs).toBe(count);
-  });
-
-  it('when statistics are asked, then containers are counted', async () => {
-    const res = await request(app).get(`${LOGS}?${range}&operation=statistics`).expect(200);
-    expect(res.body.statistics).toEqual({ containers: 3, logs: per * 3 });
-  });
-
-  it('when a histogram is asked per hour, then the buckets hold every line', async () => {
-    const res = await request(app).get(`${LOGS}?${range}&operation=histogram&interval=1h`).expect(200);
-    const buckets = res.body.histogram.histograms as { time: number; count: number }[];
-    expect(res.body.histogram.total).toBe(per * 3);
-    expect(buckets.reduce((sum, b) => sum + b.count, 0)).toBe(per * 3);
-    for (const bucket of buckets) expect(bucket.time % 3_600_000).toBe(0);
-  });
-
-  it('when exported, then every line comes as text in order', async () => {
-    const res = await request(app).get(`${LOGS}?${range}&pods=db-0&operation=export&sort=asc`).expect(200);
-    const lines = res.text.split('\n').filter(Boolean);
-    expect(lines).toHaveLength(per);
-    expect(lines[0]).toMatch(/ 0$/);
-    expect(lines[per - 1]).toMatch(new RegExp(` ${per - 1}$`));
-  });
-
-  it('when a namespace was recreated, then a reader of the new one sees nothing from before', async () => {
-    const created = START + 3600;
-    const scoped = await backend.statistics({
-      filter: { startTime: START, endTime: END },
-      scope: { kind: 'some', namespaces: new Map([['ops', created]]) },
-      signal: new AbortController().signal,
+    it('when a range is queried, then the newest lines come first and the total counts them all', async () => {
+      const res = await request(app).get(`${LOGS}?${range}&size=3`).expect(200);
+      expect(res.body.query.total).toBe(per * CONTAINERS.length);
+      const times = (res.body.query.records as { time: string }[]).map((r) => r.time);
+      expect([...times].sort().reverse()).toEqual(times);
     });
-    expect(scoped.result.logs).toBe(per / 2);
-  });
-});
+
+    it('when paged ascending, then consecutive pages continue each other', async () => {
+      const all = (await request(app).get(`${LOGS}?${range}&sort=asc&size=20`).expect(200)).body.query.records;
+      const second = (await request(app).get(`${LOGS}?${range}&sort=asc&from=10&size=10`).expect(200)).body.query
+        .records;
+      expect(second.map((r: { time: string }) => r.time)).toEqual(
+        all.slice(10, 20).map((r: { time: string }) => r.time),
+      );
+    });
+
+    it.each([
+      ['namespaces=shop', per * 2],
+      ['namespace_query=OP', per],
+      ['workloads=web', per],
+      ['workloads=db', per],
+      ['pods=db-0', per],
+      ['pod_query=AGENT', per],
+      ['containers=app,agent', per * 2],
+      ['container_query=gres', per],
+      ['log_query=error', (per / 10) * 3],
+    ])('when filtered by %s, then %d lines match', async (filter, count) => {
+      const res = await request(app).get(`${LOGS}?${range}&${filter}&operation=statistics`).expect(200);
+      expect(res.body.statistics.logs).toBe(count);
+    });
+
+    it('when statistics are asked, then containers are counted', async () => {
+      const res = await request(app).get(`${LOGS}?${range}&operation=statistics`).expect(200);
+      expect(res.body.statistics).toEqual({ containers: 3, logs: per * 3 });
+    });
+
+    it('when a histogram is asked per hour, then the buckets hold every line', async () => {
+      const res = await request(app).get(`${LOGS}?${range}&operation=histogram&interval=1h`).expect(200);
+      const buckets = res.body.histogram.histograms as { time: number; count: number }[];
+      expect(res.body.histogram.total).toBe(per * 3);
+      expect(buckets.reduce((sum, b) => sum + b.count, 0)).toBe(per * 3);
+      for (const bucket of buckets) expect(bucket.time % 3_600_000).toBe(0);
+    });
+
+    it('when exported, then every line comes as text in order', async () => {
+      const res = await request(app).get(`${LOGS}?${range}&pods=db-0&operation=export&sort=asc`).expect(200);
+      const lines = res.text.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(per);
+      expect(lines[0]).toMatch(/ 0$/);
+      expect(lines[per - 1]).toMatch(new RegExp(` ${per - 1}$`));
+    });
+
+    it('when a namespace was recreated, then a reader of the new one sees nothing from before', async () => {
+      const created = START + 3600;
+      const scoped = await backend.statistics({
+        filter: { startTime: START, endTime: END },
+        scope: { kind: 'some', namespaces: new Map([['ops', created]]) },
+        signal: new AbortController().signal,
+      });
+      expect(scoped.result.logs).toBe(per / 2);
+    });
+  },
+);

@@ -4,27 +4,30 @@
  * Proven by order, never by elapsed time: the stream is open when the revocation is made, it ends after it (the
  * test's own timeout is the only limit; by itself a watch lasts tens of minutes), and another user's watch opened
  * alongside is still open then. On the sandbox or the cluster KUBECONFIG names; the exec case needs the sandbox's
- * echoing containers.
+ * echoing containers. The watches select this run's own node, so their first event never depends on other suites.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1PodList } from '@kubernetes/client-node';
 import { WebSocket } from 'ws';
 import { login } from './client.js';
-import { assertTarget, E2E_TARGET } from './forwarding-target.js';
-import { startE2E, type E2E } from './harness.js';
+import { RUN_LABEL, startE2E, type E2E } from './harness.js';
+import { assertTarget, describeOnSandbox } from './target.js';
 
 const PASSWORD = 'e2e-Revocation-password-1';
-const WATCH_NODES = '/api/v1/nodes?watch=1';
 const USERS = '/apis/iam.kapi.io/v1beta1/users';
 
 let e2e: E2E;
 let replicaUrl: string;
+/** A watch of this run's node: its first event is that node's ADDED. */
+let watchNodes: string;
 
 beforeAll(async () => {
   e2e = await startE2E();
   assertTarget(e2e.target);
   replicaUrl = `http://127.0.0.1:${(await e2e.startReplica()).httpPort}`;
+  await e2e.createNode('watched');
+  watchNodes = `/api/v1/nodes?watch=1&labelSelector=${encodeURIComponent(`${RUN_LABEL}=${e2e.runId}`)}`;
 });
 
 afterAll(async () => {
@@ -52,7 +55,7 @@ interface LiveWatch {
 /** Opens a watch and resolves once it is streaming (its first event arrived). */
 function openWatch(baseUrl: string, token: string): Promise<LiveWatch> {
   return new Promise((resolve, reject) => {
-    const req = http.get(`${baseUrl}${WATCH_NODES}`, { headers: { Authorization: `Bearer ${token}` }, agent: false });
+    const req = http.get(`${baseUrl}${watchNodes}`, { headers: { Authorization: `Bearer ${token}` }, agent: false });
     req.on('error', reject);
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
@@ -112,7 +115,7 @@ describe('when a user with open watches logs out', () => {
       const bothOpen = () => here.isOpen() && elsewhere.isOpen();
       await endsAfter(logout, bothOpen, Promise.all([here.ended, elsewhere.ended]));
       expect(bystander.isOpen()).toBe(true);
-      const again = await fetch(`${e2e.kapiUrl}${WATCH_NODES}`, { headers: { Authorization: `Bearer ${token}` } });
+      const again = await fetch(`${e2e.kapiUrl}${watchNodes}`, { headers: { Authorization: `Bearer ${token}` } });
       expect(again.status).toBe(401);
     } finally {
       here.close();
@@ -147,8 +150,9 @@ describe('when an admin disables a user with an open watch', () => {
   });
 });
 
-if (E2E_TARGET === 'sandbox') {
-  describe('when a user with an exec session logs out (sandbox only: a real cluster needs a running container)', () => {
+describeOnSandbox('a running container to exec into (a kubelet with a container runtime)')(
+  'when a user with an exec session logs out',
+  () => {
     it('then the WebSocket session ends', async () => {
       const name = await watcher('rev-exec');
       const { access_token: token } = await login(e2e.kapiUrl, name, PASSWORD);
@@ -182,5 +186,5 @@ if (E2E_TARGET === 'sandbox') {
         ws.terminate();
       }
     });
-  });
-}
+  },
+);

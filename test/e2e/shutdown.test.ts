@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { login } from './client.js';
-import { startE2E, type E2E } from './harness.js';
+import { RUN_LABEL, startE2E, type E2E } from './harness.js';
 
 const PASSWORD = 'e2e-Shutdown-password-1';
 let e2e: E2E;
@@ -19,16 +19,21 @@ afterAll(async () => {
 
 describe('when a replica is stopped while a watch is open through it', () => {
   it('then new connections are refused at once, the watch is cut after the grace period, and stop() returns', async () => {
+    // The run's own node: the watch's first event, whatever other suites do to theirs.
+    await e2e.createNode('watched');
     const user = await e2e.createUser('watcher', PASSWORD);
     await e2e.grant(user, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }]);
     const replica = await e2e.startReplica();
     const base = `http://127.0.0.1:${replica.httpPort}`;
     const { access_token: token } = await login(base, user, PASSWORD);
 
-    const watch = await fetch(`${base}/api/v1/nodes?watch=1`, { headers: { Authorization: `Bearer ${token}` } });
+    const selector = encodeURIComponent(`${RUN_LABEL}=${e2e.runId}`);
+    const watch = await fetch(`${base}/api/v1/nodes?watch=1&labelSelector=${selector}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(watch.status).toBe(200);
     const reader = watch.body!.getReader();
-    await reader.read(); // the first ADDED event: the stream is live
+    expect((await reader.read()).done).toBe(false); // the run node's ADDED event: the stream is live
 
     const started = Date.now();
     const stopping = replica.stop(300);

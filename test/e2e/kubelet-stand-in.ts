@@ -1,0 +1,157 @@
+/**
+ * A kubelet's log endpoint on loopback, for a real kube-apiserver without kubelets (the kit of ../shared/kube):
+ * HTTPS on 127.0.0.1 (a port of its own), `GET /containerLogs/{namespace}/{pod}/{container}` with the options
+ * kube-apiserver passes on from `pods/log` (kubelet-lines.ts). A Node whose status points at it (`nodeStatus()`)
+ * makes kube-apiserver send it the `pods/log` of the pods bound to that node: kube-apiserver then does what it does
+ * in a cluster (authorizes, validates PodLogOptions, finds the node, calls the kubelet with its client certificate
+ * and streams the answer back), and only the container runtime is played.
+ *
+ * kube-apiserver must reach it by address: start it with `--kubelet-preferred-address-types=InternalIP` (make
+ * e2e-real does). It does not verify the kubelet's serving certificate unless given `--kubelet-certificate-authority`,
+ * so a self-signed one serves.
+ */
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { generate } from 'selfsigned';
+import {
+  ByteBudget,
+  firstSentLine,
+  KubeletError,
+  parseKubeletLogQuery,
+  renderKubeletLine,
+  sentWhileFollowing,
+  type KubeletLogOptions,
+  type WrittenLine,
+} from './kubelet-lines.js';
+
+export type { WrittenLine } from './kubelet-lines.js';
+
+const LOGS_PATH = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/;
+
+interface ContainerLogState {
+  lines: WrittenLine[];
+  /** Open follows of this container: each takes every line written from now on. */
+  followers: Set<(line: WrittenLine) => void>;
+}
+
+export interface KubeletStandIn {
+  readonly port: number;
+  /** The paths and queries kube-apiserver asked for, oldest first. */
+  readonly requests: readonly string[];
+  /** Status fields for a Node served by this stand-in (addresses and kubelet endpoint). */
+  nodeStatus(): {
+    addresses: { type: string; address: string }[];
+    daemonEndpoints: { kubeletEndpoint: { Port: number } };
+  };
+  /** Adds lines a container wrote, oldest first; open follows of that container receive them. */
+  write(namespace: string, pod: string, container: string, lines: readonly WrittenLine[]): void;
+  /** Stops listening and ends every open follow. */
+  stop(): Promise<void>;
+}
+
+async function selfSignedLoopback(): Promise<{ key: string; cert: string }> {
+  const pems = await generate([{ name: 'commonName', value: 'kubelet-stand-in' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notAfterDate: new Date(Date.now() + 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false, critical: true },
+      { name: 'keyUsage', digitalSignature: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
+}
+
+export async function startKubeletStandIn(now: () => number = Date.now): Promise<KubeletStandIn> {
+  const containers = new Map<string, ContainerLogState>();
+  const requests: string[] = [];
+  const ends = new Set<() => void>();
+  const sockets = new Set<Socket>();
+  const keyOf = (namespace: string, pod: string, container: string) => `${namespace}/${pod}/${container}`;
+
+  const serve = (res: import('node:http').ServerResponse, log: ContainerLogState, options: KubeletLogOptions) => {
+    const budget = new ByteBudget(options.limitBytes);
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+    let text = '';
+    for (let i = firstSentLine(log.lines, options); i < log.lines.length; i++) {
+      text += renderKubeletLine(log.lines[i]!, options.timestamps);
+    }
+    if (text) res.write(budget.take(text));
+    if (!options.follow || budget.spent) {
+      res.end();
+      return;
+    }
+    const end = () => {
+      log.followers.delete(follower);
+      ends.delete(end);
+      if (!res.writableEnded) res.end();
+    };
+    const follower = (line: WrittenLine) => {
+      if (!sentWhileFollowing(line, options)) return;
+      res.write(budget.take(renderKubeletLine(line, options.timestamps)));
+      if (budget.spent) end();
+    };
+    log.followers.add(follower);
+    ends.add(end);
+    res.on('close', end);
+  };
+
+  const server = https.createServer({ ...(await selfSignedLoopback()), minVersion: 'TLSv1.2' }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+    requests.push(`${url.pathname}${url.search}`);
+    const match = LOGS_PATH.exec(url.pathname);
+    try {
+      if (req.method !== 'GET' || !match) throw new KubeletError(404, '404 page not found');
+      const [namespace, pod, container] = match.slice(1).map(decodeURIComponent) as [string, string, string];
+      const options = parseKubeletLogQuery(url.searchParams, now());
+      const podKnown = [...containers.keys()].some((key) => key.startsWith(`${namespace}/${pod}/`));
+      if (!podKnown) throw new KubeletError(404, `pod "${pod}" does not exist`);
+      const log = containers.get(keyOf(namespace, pod, container));
+      if (!log) throw new KubeletError(404, `container "${container}" not found in pod "${pod}"`);
+      if (options.previous) {
+        throw new KubeletError(400, `previous terminated container "${container}" in pod "${pod}" not found`);
+      }
+      serve(res, log, options);
+    } catch (error) {
+      const answer = error instanceof KubeletError ? error : new KubeletError(500, String(error));
+      res.writeHead(answer.status, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(answer.message);
+    }
+  });
+  server.on('secureConnection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    port,
+    requests,
+    nodeStatus: () => ({
+      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+      daemonEndpoints: { kubeletEndpoint: { Port: port } },
+    }),
+    write(namespace, pod, container, lines) {
+      const key = keyOf(namespace, pod, container);
+      let log = containers.get(key);
+      if (!log) containers.set(key, (log = { lines: [], followers: new Set() }));
+      for (const line of lines) {
+        log.lines.push(line);
+        for (const follower of [...log.followers]) follower(line);
+      }
+    },
+    async stop() {
+      for (const end of [...ends]) end();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
