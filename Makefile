@@ -86,6 +86,10 @@ test: system-deps lint typecheck build check-api-docs chart-check ## everything 
 e2e: node_modules tools ## the e2e suite: against the sandbox, or the cluster KUBECONFIG names
 	$(NPM) run test:e2e
 
+.PHONY: e2e-real
+e2e-real: node_modules tools ## the e2e suite against a real kube-apiserver 1.32 and 1.26 (kits of ../shared/kube; ports: see scripts/e2e-real.sh)
+	scripts/e2e-real.sh
+
 .PHONY: bench
 bench: build ## SPEC §11 performance figures
 	$(NPM) run bench
