@@ -151,7 +151,7 @@ export interface paths {
         };
         /**
          * Query, count, chart or export container logs
-         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read). An answer whose client takes none of it for --log-write-timeout (60 s) is ended.
          */
         get: operations["queryLogs"];
         put?: never;
@@ -171,7 +171,7 @@ export interface paths {
         };
         /**
          * The same as queryLogs, where KubeSphere 3.4 clients ask
-         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read).
+         * @description Container logs of the namespaces where the cluster’s RBAC allows the caller `get pods/log` (SubjectAccessReview): naming a namespace it may not read is a 403; naming none means every namespace it may read (at most 200 to review, else a 400). Times are whole Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer Kapi-Skipped-Containers counts containers that could not be read). An answer whose client takes none of it for --log-write-timeout (60 s) is ended.
          */
         get: operations["queryTenantLogs"];
         put?: never;
@@ -1004,6 +1004,17 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
+            /** @description Too many logging requests in flight, for this user or on this replica (exports and queries are limited apart; see --log-max-exports and --log-max-queries): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
             /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
             503: {
                 headers: {
@@ -1156,6 +1167,17 @@ export interface operations {
             /** @description A named namespace whose logs the caller may not read. */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many logging requests in flight, for this user or on this replica (exports and queries are limited apart; see --log-max-exports and --log-max-queries): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -18,6 +18,13 @@ export interface LoggingOptions {
   /** `namespace/name` of a Secret with `username` and `password` (and optionally `ca.crt`). */
   searchSecret: { namespace: string; name: string } | undefined;
   searchCaFile: string | undefined;
+  /** Exports, and queries (query, statistics, histogram), in flight at once per replica and per user; 429 beyond. */
+  limits: {
+    exports: { perProcess: number; perUser: number };
+    queries: { perProcess: number; perUser: number };
+  };
+  /** An answer whose client takes none of its bytes for this long is ended (ms). */
+  writeTimeoutMs: number;
 }
 
 /** Everything the server is started with. Built once by `parseOptions`; nothing reads `process.env` later. */
@@ -166,6 +173,36 @@ const SPECS = {
     env: 'KAPI_LOG_MAX_CONTAINERS',
     help: 'pod-log backend: containers one logging request may read (more: 400, narrow the query)',
     fallback: '1000',
+  },
+  logMaxExports: {
+    flag: 'log-max-exports',
+    env: 'KAPI_LOG_MAX_EXPORTS',
+    help: 'log exports in flight at once in this replica (more: 429); each holds up to about 8 MiB of lines',
+    fallback: '4',
+  },
+  logMaxExportsPerUser: {
+    flag: 'log-max-exports-per-user',
+    env: 'KAPI_LOG_MAX_EXPORTS_PER_USER',
+    help: 'log exports in flight at once for one user (more: 429)',
+    fallback: '2',
+  },
+  logMaxQueries: {
+    flag: 'log-max-queries',
+    env: 'KAPI_LOG_MAX_QUERIES',
+    help: 'log queries, statistics and histograms in flight at once in this replica (more: 429); each holds up to about 4 MiB',
+    fallback: '8',
+  },
+  logMaxQueriesPerUser: {
+    flag: 'log-max-queries-per-user',
+    env: 'KAPI_LOG_MAX_QUERIES_PER_USER',
+    help: 'log queries, statistics and histograms in flight at once for one user (more: 429)',
+    fallback: '4',
+  },
+  logWriteTimeout: {
+    flag: 'log-write-timeout',
+    env: 'KAPI_LOG_WRITE_TIMEOUT',
+    help: 'a logging answer (an export above all) whose client takes none of it for this long is ended (Go duration)',
+    fallback: '60s',
   },
   logSearchUrl: {
     flag: 'log-search-url',
@@ -340,6 +377,17 @@ function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOption
     searchFields,
     searchSecret: secret ? namespacedName(secret, 'log-search-secret') : undefined,
     searchCaFile: raw('logSearchCaFile') || undefined,
+    limits: {
+      exports: {
+        perProcess: positive(raw('logMaxExports'), 'log-max-exports'),
+        perUser: positive(raw('logMaxExportsPerUser'), 'log-max-exports-per-user'),
+      },
+      queries: {
+        perProcess: positive(raw('logMaxQueries'), 'log-max-queries'),
+        perUser: positive(raw('logMaxQueriesPerUser'), 'log-max-queries-per-user'),
+      },
+    },
+    writeTimeoutMs: positiveMilliseconds(raw('logWriteTimeout'), 'log-write-timeout'),
   };
 }
 

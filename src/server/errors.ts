@@ -71,6 +71,13 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/** A limit on concurrent work was reached: try again after `retryAfterSeconds` (the Retry-After header). */
+export class TooManyRequestsError extends ApiError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, 'TooManyRequests', message, { retryAfterSeconds });
+  }
+}
+
 export class ServiceUnavailableError extends ApiError {
   constructor(message: string) {
     super(503, 'ServiceUnavailable', message);

@@ -13,6 +13,7 @@ import { createPodAllocations } from '../kube/pod-allocations.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
+import { DEFAULT_LOG_REQUEST_LIMITS, DEFAULT_LOG_WRITE_TIMEOUT_MS } from '../apis/logging/v1alpha2/request-limits.js';
 import { createForwarder } from '../proxy/forwarder.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
@@ -60,6 +61,8 @@ const POD_LOG_BACKEND: LoggingOptions = {
   searchFields: {},
   searchSecret: undefined,
   searchCaFile: undefined,
+  limits: DEFAULT_LOG_REQUEST_LIMITS,
+  writeTimeoutMs: DEFAULT_LOG_WRITE_TIMEOUT_MS,
 };
 
 export interface KapiServerConfig {

@@ -12,6 +12,8 @@ import { startE2E, silentLogger, type E2E } from '../e2e/harness.js';
 import { testIdentity } from '../auth/identity-app.js';
 import { tokenPolicy } from '../../src/auth/tokens/tokens.js';
 import { ContractChecker, type Answer } from './contract.js';
+import { LogRequestLimits } from '../../src/apis/logging/v1alpha2/request-limits.js';
+import { loggingRoutes } from '../../src/apis/logging/v1alpha2/routes.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -360,6 +362,49 @@ describe('answers a healthy cluster does not give in a test', () => {
     expect((await send(app, { method: 'post', url: '/oauth/token', form })).status).toBe(400);
     const locked = await send(app, { method: 'post', url: '/oauth/token', form });
     expect(locked.status).toBe(429);
+  });
+});
+
+describe('answers a server under load gives', () => {
+  test('when a user has as many log requests in flight as allowed, then 429 with Retry-After as documented', async () => {
+    const limits = new LogRequestLimits({
+      exports: { perProcess: 1, perUser: 1 },
+      queries: { perProcess: 1, perUser: 1 },
+    });
+    // alice's one query place is taken (another request of hers is still being answered)
+    limits.admit('query', 'alice');
+    const unreachable = () => Promise.reject(new Error('the backend is not reached past the limit'));
+    const logging = loggingRoutes({
+      backend: {
+        name: 'pod-log',
+        query: unreachable,
+        statistics: unreachable,
+        histogram: unreachable,
+        export: unreachable,
+      },
+      authorizer: undefined,
+      namespaces: { synced: true, list: () => [], get: () => undefined },
+      logger: silentLogger,
+      limits,
+    });
+    const app = createApp({
+      logger: silentLogger,
+      readiness: [],
+      nodes: { list: () => [], get: () => undefined, revision: 0 },
+      allocations: {
+        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+      },
+      authenticate: (req, _res, next) => {
+        req.user = { username: 'alice', groups: ['system:authenticated'] };
+        next();
+      },
+      logging,
+    });
+    for (const url of LOGS) {
+      const res = await send(app, { method: 'get', url: `${url}?operation=statistics`, headers: bearer('x') });
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBe('1');
+    }
   });
 });
 

@@ -19,6 +19,28 @@ describe('chart: logging backend', () => {
     expect(await loggingFrom({})).toMatchObject({ backend: 'pod-log', readConcurrency: 16, maxContainers: 1000 });
   });
 
+  it('when nothing is set, then logging requests are limited and stalled answers ended as the README says', async () => {
+    expect(await loggingFrom({})).toMatchObject({
+      limits: { exports: { perProcess: 4, perUser: 2 }, queries: { perProcess: 8, perUser: 4 } },
+      writeTimeoutMs: 60_000,
+    });
+  });
+
+  it('when the limits and the write timeout are set, then kapi gets them', async () => {
+    expect(
+      await loggingFrom({
+        'logging.limits.exports': 10,
+        'logging.limits.exportsPerUser': 3,
+        'logging.limits.queries': 20,
+        'logging.limits.queriesPerUser': 5,
+        'logging.writeTimeout': '2m',
+      }),
+    ).toMatchObject({
+      limits: { exports: { perProcess: 10, perUser: 3 }, queries: { perProcess: 20, perUser: 5 } },
+      writeTimeoutMs: 120_000,
+    });
+  });
+
   it('when OpenSearch is chosen, then kapi gets its URL, index, field names and credentials Secret', async () => {
     expect(
       await loggingFrom({
@@ -38,6 +60,8 @@ describe('chart: logging backend', () => {
       searchFields: { time: '@timestamp' },
       searchSecret: { namespace: 'kapi-system', name: 'opensearch-credentials' },
       searchCaFile: undefined,
+      limits: { exports: { perProcess: 4, perUser: 2 }, queries: { perProcess: 8, perUser: 4 } },
+      writeTimeoutMs: 60_000,
     });
   });
 
@@ -46,6 +70,8 @@ describe('chart: logging backend', () => {
     [{ 'logging.backend': 'loki' }, /backend/],
     [{ 'logging.backend': 'opensearch', 'logging.opensearch.url': 'https://u:p@os:9200' }, /url/],
     [{ 'logging.opensearch.fields.colour': 'c' }, /colour/],
+    [{ 'logging.limits.exports': 0 }, /exports/],
+    [{ 'logging.writeTimeout': '60' }, /writeTimeout/],
   ])('when the values are %j, then the schema refuses them', async (values, message) => {
     const result = await helm(['template', 'kapi-apiserver', CHART_DIR, ...setValues(values)]);
     expect(result.code).not.toBe(0);

@@ -125,7 +125,33 @@ describe('parseOptions', () => {
     ).toMatchObject({ logging: { readConcurrency: 4, maxContainers: 50 } });
   });
 
+  test('when nothing bounds logging requests, then the documented limits and write timeout apply; flags and env change them', () => {
+    expect(parseOptions([], {})).toMatchObject({
+      logging: {
+        limits: { exports: { perProcess: 4, perUser: 2 }, queries: { perProcess: 8, perUser: 4 } },
+        writeTimeoutMs: 60_000,
+      },
+    });
+    expect(
+      parseOptions(['--log-max-exports=10', '--log-write-timeout=2m'], {
+        KAPI_LOG_MAX_EXPORTS_PER_USER: '3',
+        KAPI_LOG_MAX_QUERIES: '32',
+        KAPI_LOG_MAX_QUERIES_PER_USER: '6',
+        KAPI_LOG_WRITE_TIMEOUT: '5s',
+      }),
+    ).toMatchObject({
+      logging: {
+        limits: { exports: { perProcess: 10, perUser: 3 }, queries: { perProcess: 32, perUser: 6 } },
+        writeTimeoutMs: 120_000,
+      },
+    });
+  });
+
   test.each([
+    [['--log-max-exports', '0'], /--log-max-exports must be a positive whole number/],
+    [['--log-max-queries-per-user', 'all'], /--log-max-queries-per-user must be a whole number/],
+    [['--log-write-timeout', '0'], /--log-write-timeout must be longer than 0/],
+    [['--log-write-timeout', '60'], /--log-write-timeout/],
     [['--log-backend', 'loki'], /--log-backend must be/],
     [['--log-read-concurrency', '0'], /--log-read-concurrency must be a positive whole number/],
     [['--log-max-containers', 'many'], /whole number/],

@@ -6,6 +6,7 @@ import type { NamespaceList } from './access.js';
 import type { LogBackend } from './log-backend.js';
 import { PodLogBackend } from './pod-log/pod-log-backend.js';
 import type { PodSource } from './pod-log/containers.js';
+import { LogRequestLimits } from './request-limits.js';
 import { loggingRoutes, type LoggingRouters } from './routes.js';
 
 export interface LoggingDeps {
@@ -35,6 +36,8 @@ export async function createLogging(deps: LoggingDeps): Promise<Logging> {
       authorizer: deps.authorizer,
       namespaces: deps.namespaces,
       logger: deps.logger,
+      limits: new LogRequestLimits(deps.options.limits),
+      writeTimeoutMs: deps.options.writeTimeoutMs,
     }),
     close: async () => backend.close?.(),
   };

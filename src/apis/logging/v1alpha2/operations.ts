@@ -183,7 +183,8 @@ const description =
   'naming a namespace it may not read is a 403; naming none means every namespace it may read (at most ' +
   `${MAX_UNNAMED_NAMESPACES} to review, else a 400). Times are whole ` +
   'Unix seconds. operation=export answers `text/plain; charset=utf-8`, streamed (one line per record; the trailer ' +
-  `${SKIPPED_TRAILER} counts containers that could not be read).`;
+  `${SKIPPED_TRAILER} counts containers that could not be read). An answer whose client takes none of it for ` +
+  '--log-write-timeout (60 s) is ended.';
 
 const responses = {
   200: {
@@ -193,6 +194,19 @@ const responses = {
   400: { description: 'A parameter has a bad value; `details.causes[0].field` names it.', body: StatusSchema },
   ...statusResponses,
   403: { description: 'A named namespace whose logs the caller may not read.', body: StatusSchema },
+  429: {
+    description:
+      'Too many logging requests in flight, for this user or on this replica (exports and queries are limited ' +
+      'apart; see --log-max-exports and --log-max-queries): try again after Retry-After.',
+    body: StatusSchema,
+    headers: {
+      'Retry-After': {
+        description: 'Seconds to wait before trying again.',
+        schema: z.string().regex(/^\d+$/),
+        required: true,
+      },
+    },
+  },
 } as const;
 
 export const queryLogs = defineOperation({

@@ -6,6 +6,8 @@ import { readableNamespaces, type NamespaceList } from './access.js';
 import type { LogBackend, LogSearch, NamespaceScope, SkippedContainers } from './log-backend.js';
 import { LOGGING_BASE, SKIPPED_TRAILER, TENANT_BASE, queryLogs, queryTenantLogs } from './operations.js';
 import { parseLogQuery, type LogQuery } from './query.js';
+import { DEFAULT_LOG_WRITE_TIMEOUT_MS, type LogRequestLimits } from './request-limits.js';
+import { watchForStalledReader } from './stalled-reader.js';
 import { expressPath, mountOperation } from '../../../openapi/operation.js';
 import { REMOVED_ROUTES, removedRouteMessage, type RemovedRouteParams } from './removed-routes.js';
 import { methodNotAllowed } from '../../method-not-allowed.js';
@@ -16,6 +18,10 @@ export interface LoggingRoutesDeps {
   authorizer: Authorizer | undefined;
   namespaces: NamespaceList;
   logger: Logger;
+  /** Exports and queries in flight per replica and per user (429 beyond); unlimited when absent (tests). */
+  limits?: LogRequestLimits;
+  /** An answer whose client takes none of it for this long is ended; default DEFAULT_LOG_WRITE_TIMEOUT_MS. */
+  writeTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -30,9 +36,26 @@ export interface LoggingRouters {
 export function loggingRoutes(deps: LoggingRoutesDeps): LoggingRouters {
   const now = deps.now ?? Date.now;
 
+  const writeTimeoutMs = deps.writeTimeoutMs ?? DEFAULT_LOG_WRITE_TIMEOUT_MS;
+
   const logs = async (req: Request, res: Response): Promise<void> => {
     const nowSeconds = Math.floor(now() / 1000);
     const query = parseLogQuery(req.query as Record<string, unknown>, nowSeconds);
+    // A place among the requests in flight (else 429), held until the answer is out or the client has gone.
+    const user = req.user?.username ?? '';
+    const release = deps.limits?.admit(query.operation === 'export' ? 'export' : 'query', user);
+    if (release) res.once('close', release);
+    // A client that stops reading would hold the lines waiting for it (and its place) for ever: its answer is ended.
+    const stopWatching = watchForStalledReader(res, writeTimeoutMs, () => {
+      deps.logger.warn('logging answer ended: its client took none of it for too long', {
+        requestId: req.requestId,
+        user: user || undefined,
+        operation: query.operation,
+        writeTimeoutSeconds: writeTimeoutMs / 1000,
+      });
+      res.destroy();
+    });
+    res.once('close', stopWatching);
     // listening before the scope is worked out: its per-namespace reviews stop when the client has gone
     const abort = new AbortController();
     const clientGone = () => {

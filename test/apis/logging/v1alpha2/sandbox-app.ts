@@ -9,13 +9,13 @@ import {
   PodLogBackend,
   type PodLogBackendOptions,
 } from '../../../../src/apis/logging/v1alpha2/pod-log/pod-log-backend.js';
-import { loggingRoutes } from '../../../../src/apis/logging/v1alpha2/routes.js';
+import { loggingRoutes, type LoggingRoutesDeps } from '../../../../src/apis/logging/v1alpha2/routes.js';
 import type { LogBackend } from '../../../../src/apis/logging/v1alpha2/log-backend.js';
 import { KubeClient } from '../../../../src/kube/client.js';
 import { connectionFor, tokenAccess, type KubeConnection } from '../../../../src/kube/connection.js';
 import { createNamespaceCache, type WatchedNamespaces } from '../../../../src/kube/namespace-cache.js';
 import { createPodAllocations, type PodAllocations } from '../../../../src/kube/pod-allocations.js';
-import { createLogger } from '../../../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../../../src/observability/logger.js';
 import type { Sandbox, SandboxOptions } from '../../../../src/sandbox/index.js';
 import { createApp } from '../../../../src/server/app.js';
 import { call, testSandbox } from '../../../sandbox/helpers.js';
@@ -51,10 +51,13 @@ export async function startLoggingSandbox(
     sandbox?: SandboxOptions;
     backend?: Partial<PodLogBackendOptions>;
     wrap?: (b: LogBackend) => LogBackend;
+    /** Limits and the write timeout of the routes (none and the default when absent). */
+    routes?: Pick<LoggingRoutesDeps, 'limits' | 'writeTimeoutMs'>;
+    logger?: Logger;
   } = {},
 ): Promise<LoggingSandbox> {
   const sandbox = await testSandbox(options.sandbox);
-  const logger = createLogger('error', { silent: true });
+  const logger = options.logger ?? createLogger('error', { silent: true });
   const connection: KubeConnection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
   const client = new KubeClient(connection);
   const pods = createPodAllocations(client, logger);
@@ -80,7 +83,7 @@ export async function startLoggingSandbox(
   }) as typeof reading.stream;
   const podLog = new PodLogBackend({ client: reading, pods: pods.directory, ...options.backend });
   const backend = options.wrap ? options.wrap(podLog) : podLog;
-  const routers = loggingRoutes({ backend, authorizer, namespaces, logger });
+  const routers = loggingRoutes({ backend, authorizer, namespaces, logger, ...options.routes });
   const authenticate = (req: Request, _res: Response, next: NextFunction) => {
     const name = req.header(USER_HEADER);
     if (name) req.user = { username: name, groups: ['system:authenticated'] };

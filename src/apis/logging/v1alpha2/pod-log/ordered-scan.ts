@@ -37,8 +37,16 @@ export interface WindowTuning {
   targetLines: number;
   /** Lines a window may hold: beyond it the window is read again, narrower (bounded memory). */
   maxLines: number;
+  /** Memory a window may hold (see LINE_COST_BYTES): long lines reach it before maxLines does. */
+  maxBytes: number;
   firstWidthMs: number;
 }
+
+/**
+ * What a held line costs beyond its text: the line object, its string's header and the timestamp before the text in
+ * the chunk it was cut from (measured at about 105 bytes with V8's sliced strings; rounded up).
+ */
+export const LINE_COST_BYTES = 128;
 
 /**
  * How far past a window's end a read goes on: a container's stdout and stderr lines reach the log slightly out of
@@ -47,10 +55,27 @@ export interface WindowTuning {
 export const OUT_OF_ORDER_MS = 1000;
 
 /**
- * About 15 MB of lines at most in one window. A window aims at 250 lines per container it reads (at least 5,000 in
- * all), so a wide query costs few reads per container rather than many small ones.
+ * A query's windows: it needs at most 10,000 lines in order (the result window), so a window of 10,000 is enough and
+ * one holds about 4 MiB at most. A window aims at 250 lines per container it reads (within the budget), so a wide
+ * query costs few reads per container rather than many small ones.
  */
-export const DEFAULT_WINDOWS: WindowTuning = { targetLines: 5_000, maxLines: 100_000, firstWidthMs: 10_000 };
+export const QUERY_WINDOWS: WindowTuning = {
+  targetLines: 5_000,
+  maxLines: 20_000,
+  maxBytes: 4 * 2 ** 20,
+  firstWidthMs: 10_000,
+};
+
+/**
+ * An export's windows: it holds one window while its client reads it, whatever the client does (the next one is read
+ * only once this one is written), so this is what one export costs in memory at most: about 8 MiB.
+ */
+export const EXPORT_WINDOWS: WindowTuning = {
+  targetLines: 5_000,
+  maxLines: 50_000,
+  maxBytes: 8 * 2 ** 20,
+  firstWidthMs: 10_000,
+};
 const LINES_PER_READER = 250;
 
 /**
@@ -65,7 +90,7 @@ export async function scanInOrder(
   onWindow: (lines: readonly ScanLine[]) => Promise<boolean> | boolean,
   skipped: SkipTracker,
   signal: AbortSignal,
-  tuning: WindowTuning = DEFAULT_WINDOWS,
+  tuning: WindowTuning = QUERY_WINDOWS,
 ): Promise<void> {
   const firsts = await firstLines(io, plan, skipped, signal);
   if (firsts.size === 0) return;
@@ -95,7 +120,7 @@ export async function scanInOrder(
     // Descending, no container has a line before b: everything earlier has been read. (Ascending, the container
     // at `soonest` always reads.)
     if (readers.length === 0) break;
-    const window = await readWindow(io, plan, readers, a, b, tuning.maxLines, skipped, signal);
+    const window = await readWindow(io, plan, readers, a, b, tuning, skipped, signal);
     if (window === 'too-many') {
       if (width <= 1) throw new Error('more log lines in one millisecond than a window may hold');
       width = Math.max(1, width / 4);
@@ -154,13 +179,14 @@ async function readWindow(
   readers: readonly ContainerTarget[],
   a: number,
   b: number,
-  maxLines: number,
+  budget: Pick<WindowTuning, 'maxLines' | 'maxBytes'>,
   skipped: SkipTracker,
   signal: AbortSignal,
 ): Promise<{ lines: ScanLine[]; ended: ContainerTarget[]; later: Map<ContainerTarget, number> } | 'too-many'> {
   const lines: ScanLine[] = [];
   const ended: ContainerTarget[] = [];
   const laterAt = new Map<ContainerTarget, number>();
+  let bytes = 0;
   const overflow = new AbortController();
   const windowSignal = AbortSignal.any([signal, overflow.signal]);
   const startMs = plan.startMs ?? -Infinity;
@@ -179,7 +205,8 @@ async function readWindow(
               if (ms >= b + OUT_OF_ORDER_MS) return false;
               if (ms < a || ms >= b || ms < startMs || !plan.accept(line.text)) return true;
               lines.push({ sec: line.sec, nano: line.nano, text: line.text, target, seq: seq++ });
-              if (lines.length > maxLines) {
+              bytes += line.text.length + LINE_COST_BYTES;
+              if (lines.length > budget.maxLines || bytes > budget.maxBytes) {
                 overflow.abort();
                 return false;
               }

@@ -18,8 +18,9 @@ import { Limiter } from './limiter.js';
 import { formatTime, lineMs } from './log-line.js';
 import { firstLineMs, readContainerLog } from './log-reader.js';
 import {
-  DEFAULT_WINDOWS,
+  EXPORT_WINDOWS,
   OUT_OF_ORDER_MS,
+  QUERY_WINDOWS,
   scanInOrder,
   type ScanIo,
   type ScanLine,
@@ -42,7 +43,8 @@ export interface PodLogBackendOptions {
   /** `limitBytes` of every read. */
   limitBytes?: number;
   readTimeoutMs?: number;
-  windows?: WindowTuning;
+  /** The time windows of queries and of exports: what one of each may hold in memory at most. */
+  windows?: { query: WindowTuning; export: WindowTuning };
 }
 
 /** OpenSearch's default `search.max_buckets` is larger; a chart of more points than this is not readable anyway. */
@@ -59,12 +61,12 @@ export class PodLogBackend implements LogBackend {
   private readonly io: ScanIo;
   private readonly tailIo: TailIo;
   private readonly maxContainers: number;
-  private readonly windows: WindowTuning;
+  private readonly windows: { query: WindowTuning; export: WindowTuning };
 
   constructor(private readonly options: PodLogBackendOptions) {
     this.limiter = new Limiter(options.concurrency ?? 16);
     this.maxContainers = options.maxContainers ?? 1_000;
-    this.windows = options.windows ?? DEFAULT_WINDOWS;
+    this.windows = options.windows ?? { query: QUERY_WINDOWS, export: EXPORT_WINDOWS };
     const limitBytes = options.limitBytes ?? 64 * 2 ** 20;
     const timeoutMs = options.readTimeoutMs ?? 30_000;
     const { client } = options;
@@ -115,7 +117,7 @@ export class PodLogBackend implements LogBackend {
       },
       skipped,
       search.signal,
-      this.windows,
+      this.windows.query,
     );
     return withSkipped({ total: complete ? seen : MAX_RESULT_WINDOW, records }, skipped.report());
   }
@@ -181,7 +183,7 @@ export class PodLogBackend implements LogBackend {
       },
       skipped,
       search.signal,
-      this.windows,
+      this.windows.export,
     );
     const report = skipped.report();
     return report ? { skipped: report } : {};

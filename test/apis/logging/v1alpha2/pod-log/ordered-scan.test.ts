@@ -3,6 +3,7 @@ import type { ContainerTarget } from '../../../../../src/apis/logging/v1alpha2/p
 import type { TimedLine } from '../../../../../src/apis/logging/v1alpha2/pod-log/log-line.js';
 import type { ReadEnd } from '../../../../../src/apis/logging/v1alpha2/pod-log/log-reader.js';
 import {
+  LINE_COST_BYTES,
   scanInOrder,
   type ScanIo,
   type ScanLine,
@@ -59,10 +60,12 @@ async function collect(
     endMs?: number;
     accept?: (t: string) => boolean;
     maxLines?: number;
+    maxBytes?: number;
     stopAfter?: number;
   } = {},
 ) {
   const out: ScanLine[] = [];
+  let largest = 0;
   const skipped = new SkipTracker();
   await scanInOrder(
     io,
@@ -74,14 +77,15 @@ async function collect(
       accept: options.accept ?? (() => true),
     },
     (window) => {
+      largest = Math.max(largest, window.length);
       out.push(...window);
       return options.stopAfter === undefined || out.length < options.stopAfter;
     },
     skipped,
     new AbortController().signal,
-    { targetLines: 4, maxLines: options.maxLines ?? 1000, firstWidthMs: 2000 },
+    { targetLines: 4, maxLines: options.maxLines ?? 1000, maxBytes: options.maxBytes ?? 1e9, firstWidthMs: 2000 },
   );
-  return { texts: out.map((l) => l.text), skipped: skipped.report() };
+  return { texts: out.map((l) => l.text), skipped: skipped.report(), largest };
 }
 
 describe('scanInOrder', () => {
@@ -141,6 +145,16 @@ describe('scanInOrder', () => {
     ]);
     const result = await collect(new FakeLogs(busy), [a], 'asc', { maxLines: 5 });
     expect(result.texts).toEqual(Array.from({ length: 40 }, (_, i) => `a${i}`));
+  });
+
+  it('when long lines would make a window hold more bytes than allowed, then it is read again narrower and nothing is lost', async () => {
+    const long = new Map([
+      [a, Array.from({ length: 40 }, (_, i) => ({ ms: 10_000 + i * 10, text: `a${i}:${'x'.repeat(1000)}` }))],
+    ]);
+    // room for three such lines (each costs its text and LINE_COST_BYTES)
+    const result = await collect(new FakeLogs(long), [a], 'asc', { maxBytes: 3 * (1004 + LINE_COST_BYTES) });
+    expect(result.texts.map((text) => text.split(':')[0])).toEqual(Array.from({ length: 40 }, (_, i) => `a${i}`));
+    expect(result.largest).toBeLessThanOrEqual(3);
   });
 
   it('when a container cannot be read, then it is skipped and counted and the others still come', async () => {
