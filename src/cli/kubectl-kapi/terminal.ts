@@ -25,10 +25,11 @@ export async function readStdin(): Promise<string> {
 
 function readTerminal(question: string, echo: boolean): Promise<string> {
   const input = process.stdin;
-  process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let value = '';
+    // Echo off before the question shows: what is typed once it is seen must never be echoed by the terminal.
     input.setRawMode(true);
+    process.stderr.write(question);
     input.resume();
     input.setEncoding('utf8');
     const finish = (error?: Error) => {
