@@ -43,20 +43,15 @@ $(HELM) $(KUBECTL) &:
 	scripts/fetch-tools.sh $(TOOLS_DIR)
 
 # Debian binaries the suites run for real: headless Chromium (the API documents page), Prometheus (a real scrape of
-# kapi) and promtool (the alert-rule unit tests). Installed only when missing.
-SYSTEM_BINARIES := chromium prometheus promtool
-SYSTEM_PACKAGES := chromium prometheus
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# kapi), promtool (the alert-rule unit tests) and OpenLDAP's slapd with ldap-utils (the directory logins). Installed
+# only when missing; none of their services is left running or enabled (scripts/system-deps.sh).
+SYSTEM_BINARIES := chromium prometheus promtool slapd ldapsearch
+SYSTEM_PACKAGES := chromium prometheus slapd ldap-utils
+SYSTEM_SERVICES := prometheus slapd
 
 .PHONY: system-deps
-system-deps: ## apt-get install chromium and prometheus (+promtool) when missing (CI runs it before make test)
-	@missing=$$(for bin in $(SYSTEM_BINARIES); do command -v $$bin >/dev/null || echo $$bin; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "system-deps: missing $$missing; installing $(SYSTEM_PACKAGES)"; \
-	  $(SUDO) apt-get update; \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $(SYSTEM_PACKAGES); \
-	fi
-	@for bin in $(SYSTEM_BINARIES); do command -v $$bin >/dev/null || { echo "system-deps: $$bin still missing" >&2; exit 1; }; done
+system-deps: ## apt-get install chromium, prometheus (+promtool), slapd and ldap-utils when missing (CI runs it before make test)
+	scripts/system-deps.sh "$(SYSTEM_BINARIES)" "$(SYSTEM_PACKAGES)" "$(SYSTEM_SERVICES)"
 
 # --- build and run --------------------------------------------------------------------------------------------
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the Debian packages whose binaries the suites run for real, when a binary is missing, and leaves none of
+# their services running or enabled: the tests start their own Prometheus and slapd on loopback ports, and a
+# prometheus.service on :9090 (kapi's default port) or a slapd on :389 is nobody's wish on a developer's machine.
+#
+#   system-deps.sh "<binaries>" "<packages>" "<services>"
+#
+# - a policy-rc.d that answers 101 keeps the maintainer scripts from starting anything during the install (an
+#   existing one, as in a container image, is left as it is);
+# - the services the packages ship are then stopped and disabled, for systemd and for sysvinit alike (Debian's
+#   postinst enables units even when policy-rc.d forbids starting them).
+set -euo pipefail
+
+binaries=${1:?usage: system-deps.sh <binaries> <packages> <services>}
+packages=${2:?usage: system-deps.sh <binaries> <packages> <services>}
+services=${3:-}
+sudo=()
+[[ $(id -u) -eq 0 ]] || sudo=(sudo)
+
+missing=()
+for bin in $binaries; do
+  command -v "$bin" >/dev/null || [[ -x /usr/sbin/$bin ]] || missing+=("$bin")
+done
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "system-deps: missing ${missing[*]}; installing $packages"
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\n# written by kapi-apiserver scripts/system-deps.sh for one install\nexit 101\n' |
+      "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod 755 "$policy"
+    trap '"${sudo[@]}" rm -f "$policy"' EXIT
+  fi
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update
+  # slapd asks for a domain and an admin password; the tests never use the packaged directory, so the defaults do.
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends $packages
+fi
+
+for service in $services; do
+  if [[ -d /run/systemd/system ]] && systemctl list-unit-files "$service.service" >/dev/null 2>&1; then
+    "${sudo[@]}" systemctl disable --now "$service.service" >/dev/null 2>&1 || true
+  fi
+  if [[ -x /etc/init.d/$service ]]; then
+    "${sudo[@]}" /etc/init.d/"$service" stop >/dev/null 2>&1 || true
+    "${sudo[@]}" update-rc.d "$service" disable >/dev/null 2>&1 || true
+  fi
+done
+
+for bin in $binaries; do
+  command -v "$bin" >/dev/null || [[ -x /usr/sbin/$bin ]] || {
+    echo "system-deps: $bin still missing" >&2
+    exit 1
+  }
+done
