@@ -1,7 +1,27 @@
-import { DurationError, parseDuration } from './duration.js';
 import { MAX_REDIRECT_URIS, redirectUriProblem } from './redirect-uri.js';
+import {
+  checkedSecret,
+  deepFreeze,
+  describe,
+  durationField,
+  field,
+  isObject,
+  isWholeNumberIn,
+  optionalObject,
+  referencedName,
+  secretRefValue,
+  typeName,
+  type SecretLookup,
+} from './fields.js';
+import {
+  identityProviderSecretNames,
+  parseIdentityProviders,
+  type IdentityProviderSettings,
+} from './identity-providers/index.js';
 
 export { DurationError, parseDuration } from './duration.js';
+export type { SecretLookup } from './fields.js';
+export type { IdentityProviderSettings, MappingMethod } from './identity-providers/index.js';
 
 /**
  * The authentication settings of a ClusterConfiguration (`installer.kapi.io/v1alpha1`), read into one immutable
@@ -24,6 +44,8 @@ export { DurationError, parseDuration } from './duration.js';
  * - Unknown fields are ignored, not refused, so an older replica keeps working while a newer CRD rolls out
  *   (the API server prunes them anyway).
  * - Messages name the field path and the offending value, except for secrets, whose values never appear.
+ * - Identity providers (`identityProviders`, see ./identity-providers/) are part of the same snapshot: a change to
+ *   one applies, or is refused with the rest, like any other field.
  */
 export type GrantType = 'password' | 'refresh_token' | 'authorization_code';
 
@@ -50,6 +72,8 @@ export interface AuthSettings {
   /** Failed logins allowed per user and per client address within the window. */
   loginLimit: { maxFailures: number; windowSeconds: number };
   clients: readonly OAuthClient[];
+  /** Where logins may come from besides local Users, in the order they are asked. */
+  identityProviders: readonly IdentityProviderSettings[];
 }
 
 export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
@@ -61,10 +85,8 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
   clients: [
     { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
   ],
+  identityProviders: [],
 });
-
-/** The decoded data of a Secret in the configuration's namespace, or `undefined` when there is no such Secret. */
-export type SecretLookup = (name: string) => Readonly<Record<string, string>> | undefined;
 
 export type ParseResult = { settings: AuthSettings } | { error: string };
 
@@ -72,7 +94,6 @@ export type ParseResult = { settings: AuthSettings } | { error: string };
 export const MAX_CLIENTS = 16;
 export const MAX_LOGIN_FAILURES = 100;
 export const MAX_SESSIONS_PER_USER = 1000;
-const MAX_SECRET_LENGTH = 512;
 const CLIENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,252}$/;
 
 const BASE = 'spec.authentication';
@@ -127,6 +148,12 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
 
   const oauth = optionalObject(auth?.oauth, `${BASE}.oauth`, problems);
   const clients = oauth?.clients === undefined ? defaults.clients : clientList(oauth.clients, secrets, problems);
+  const identityProviders = parseIdentityProviders(
+    auth?.identityProviders,
+    `${BASE}.identityProviders`,
+    secrets,
+    problems,
+  );
 
   if (problems.length > 0) return { error: problems.join('; ') };
   return {
@@ -143,6 +170,7 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
         grantTypes: [...c.grantTypes],
         redirectURIs: [...c.redirectURIs],
       })),
+      identityProviders,
     }),
   };
 }
@@ -153,42 +181,16 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
  */
 export function referencedSecretNames(object: unknown): Set<string> {
   const names = new Set<string>();
-  const clients = field(field(field(field(object, 'spec'), 'authentication'), 'oauth'), 'clients');
-  if (!Array.isArray(clients)) return names;
-  for (const client of clients.slice(0, MAX_CLIENTS)) {
-    const name = field(field(client, 'secretRef'), 'name');
-    if (typeof name === 'string' && name !== '') names.add(name);
+  const authentication = field(field(object, 'spec'), 'authentication');
+  const clients = field(field(authentication, 'oauth'), 'clients');
+  if (Array.isArray(clients)) {
+    for (const client of clients.slice(0, MAX_CLIENTS)) {
+      const name = referencedName(field(client, 'secretRef'));
+      if (name) names.add(name);
+    }
   }
+  for (const name of identityProviderSecretNames(field(authentication, 'identityProviders'))) names.add(name);
   return names;
-}
-
-function isWholeNumberIn(value: unknown, min: number, max: number): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
-}
-
-function field(value: unknown, key: string): unknown {
-  return isObject(value) ? value[key] : undefined;
-}
-
-/** Seconds from a duration field; `undefined` when absent (take the default), `null` when invalid (reported). */
-function durationField(value: unknown, path: string, problems: string[]): number | undefined | null {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') {
-    problems.push(`${path}: must be a duration such as "2h" or "90m", not ${describe(value)}`);
-    return null;
-  }
-  let seconds: number;
-  try {
-    seconds = parseDuration(value);
-  } catch (err) {
-    if (!(err instanceof DurationError)) throw err;
-    problems.push(`${path}: "${value}" ${err.message}`);
-    return null;
-  }
-  if (seconds <= 0) problems.push(`${path}: "${value}" must be longer than zero`);
-  else if (!Number.isInteger(seconds)) problems.push(`${path}: "${value}" must be a whole number of seconds`);
-  else return seconds;
-  return null;
 }
 
 function clientList(value: unknown, secrets: SecretLookup, problems: string[]): OAuthClient[] {
@@ -298,41 +300,7 @@ function clientSecret(
     }
     return checkedSecret(secret, `${path}.secret`, 'the secret', problems);
   }
-  const refPath = `${path}.secretRef`;
-  if (!isObject(secretRef)) {
-    problems.push(`${refPath}: must be an object with name and key, not ${describe(secretRef)}`);
-    return undefined;
-  }
-  const { name, key } = secretRef;
-  if (typeof name !== 'string' || name === '') problems.push(`${refPath}.name: is required`);
-  if (typeof key !== 'string' || key === '') problems.push(`${refPath}.key: is required`);
-  if (typeof name !== 'string' || name === '' || typeof key !== 'string' || key === '') return undefined;
-  const data = secrets(name);
-  if (data === undefined) {
-    problems.push(`${refPath}: Secret "${name}" not found in the ClusterConfiguration's namespace`);
-    return undefined;
-  }
-  const value = data[key];
-  if (value === undefined) {
-    problems.push(`${refPath}: Secret "${name}" has no key "${key}"`);
-    return undefined;
-  }
-  return checkedSecret(value, refPath, `the value of key "${key}" in Secret "${name}"`, problems);
-}
-
-/** Checks a secret without ever putting its value (or any part of it) into a message. */
-function checkedSecret(value: string, path: string, what: string, problems: string[]): string | undefined {
-  if (value.length === 0) problems.push(`${path}: ${what} is empty`);
-  else if (value.length > MAX_SECRET_LENGTH)
-    problems.push(`${path}: ${what} is longer than ${MAX_SECRET_LENGTH} characters`);
-  // eslint-disable-next-line no-control-regex
-  else if (/[\u0000-\u001f\u007f]/.test(value)) {
-    problems.push(
-      `${path}: ${what} contains a control character such as a newline (write it without one, e.g. echo -n)`,
-    );
-  } else if (value.trim() !== value) problems.push(`${path}: ${what} starts or ends with a space`);
-  else return value;
-  return undefined;
+  return secretRefValue(secretRef, `${path}.secretRef`, secrets, problems);
 }
 
 const GRANT_TYPE_NAMES = 'password, refresh_token or authorization_code';
@@ -365,41 +333,9 @@ function grantTypeList(
   return grants;
 }
 
-function optionalObject(value: unknown, path: string, problems: string[]): Record<string, unknown> | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (isObject(value)) return value;
-  problems.push(`${path}: must be an object, not ${describe(value)}`);
-  return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-/** A short rendering of a non-secret value for a message: strings quoted and cut, other types by name. */
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return typeName(value);
-}
-
 function describeSeconds(seconds: number): string {
   const h = Math.floor(seconds / 3600);
   const m = Math.floor((seconds % 3600) / 60);
   const s = seconds % 60;
   return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -312,5 +312,6 @@ function summary(settings: AuthSettings): Record<string, unknown> {
     multipleLogin: settings.multipleLogin,
     maxSessionsPerUser: settings.maxSessionsPerUser,
     loginLimit: settings.loginLimit,
+    identityProviders: settings.identityProviders.map((p) => `${p.name} (${p.type}, ${p.mappingMethod})`),
   };
 }

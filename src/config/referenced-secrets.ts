@@ -20,7 +20,8 @@ export interface ReferencedSecretsOptions {
  * Why one small watch per referenced Secret rather than one over the namespace: kapi-system also holds the JWT
  * signing key, TLS keys and Helm's release Secrets (large, many revisions); a namespace-wide cache would keep all
  * of them in memory to use one or two values. A label selector would need every referenced Secret to be labelled,
- * which fails silently when someone forgets. A configuration names at most 16 clients, so at most 16 watches.
+ * which fails silently when someone forgets. A configuration names at most 16 clients and 8 identity providers (each
+ * with a bind password or client secret and a CA bundle), so at most 32 watches.
  */
 export class ReferencedSecrets {
   private readonly watched = new Map<string, { collection: WatchedCollection<SecretData>; unsubscribe: () => void }>();

@@ -46,6 +46,7 @@ const settings: { current: AuthSettings } = {
     clients: [
       { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
     ],
+    identityProviders: [],
   },
 };
 

@@ -25,6 +25,7 @@ export const TEST_SETTINGS: AuthSettings = {
     { name: 'kapi', secret: 'kapi-secret', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
     { name: 'cli', secret: 'cli secret+/&=', public: false, grantTypes: ['password'], redirectURIs: [] },
   ],
+  identityProviders: [],
 };
 
 /** bcrypt cost 4: the fastest the library allows, so suites stay quick. */

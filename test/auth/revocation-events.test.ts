@@ -44,6 +44,7 @@ const defaults: AuthSettings = {
   clients: [
     { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
   ],
+  identityProviders: [],
 };
 const settings = { current: defaults };
 

@@ -79,6 +79,7 @@ describe('parseClusterConfiguration', () => {
           redirectURIs: [],
         },
       ],
+      identityProviders: [],
     });
   });
 

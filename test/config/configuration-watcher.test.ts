@@ -13,7 +13,7 @@ import {
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- objects are plain JSON */
 
-const SECRET_VALUES = ['inline-s3cret', 'ref-s3cret-1', 'ref-s3cret-2'];
+const SECRET_VALUES = ['inline-s3cret', 'ref-s3cret-1', 'ref-s3cret-2', 'bind-s3cret-1', 'bind-s3cret-2'];
 
 function clients(...list: any[]) {
   return { oauth: { clients: list } };
@@ -324,6 +324,54 @@ describe('ConfigurationWatcher', () => {
     await settle();
     expect(secrets.stopped).toBe(true);
     expect(secrets.handlerCount).toBe(0);
+  });
+
+  it('when identity providers change, then they apply like the clients: their Secrets watched, an invalid one refused with the last good kept', async () => {
+    const ldap = (overrides: Record<string, unknown> = {}) => ({
+      name: 'corp',
+      type: 'LDAP',
+      mappingMethod: 'auto',
+      ldap: {
+        url: 'ldaps://ldap.example.com',
+        bindDN: 'cn=kapi,dc=example,dc=com',
+        bindPasswordSecretRef: { name: 'ldap-bind', key: 'password' },
+        userSearch: { baseDN: 'ou=people,dc=example,dc=com' },
+        ...overrides,
+      },
+    });
+    const h = await started();
+    h.configs.sync([
+      h.object({ ...clients({ name: 'kapi', secret: 'inline-s3cret' }), identityProviders: [ldap()] }, 1),
+    ]);
+    await settle();
+    h.secrets('ldap-bind')!.sync([secretObject('ldap-bind', { password: 'bind-s3cret-1' })]);
+    await eventually(() => h.watcher.current().identityProviders.length === 1);
+    expect(h.watcher.current().identityProviders[0]!.ldap.bindPassword).toBe('bind-s3cret-1');
+    expect(h.lines.find((l) => l.message === 'configuration applied')?.identityProviders).toEqual([
+      'corp (LDAP, auto)',
+    ]);
+
+    // the Secret changes: the new password applies without any change to the object
+    h.secrets('ldap-bind')!.put(secretObject('ldap-bind', { password: 'bind-s3cret-2' }));
+    await eventually(() => h.watcher.current().identityProviders[0]?.ldap.bindPassword === 'bind-s3cret-2');
+    const good = h.watcher.current();
+
+    // an invalid provider is refused with the rest: the last good snapshot stays, Valid says why
+    h.put({ ...clients({ name: 'kapi', secret: 'inline-s3cret' }), identityProviders: [ldap({ url: 'ldap://h' })] }, 2);
+    await settle();
+    expect(h.watcher.current()).toBe(good);
+    expect(h.conditions().Valid).toEqual(
+      expect.objectContaining({
+        status: 'False',
+        message: expect.stringContaining('ldap:// sends passwords unencrypted'),
+      }),
+    );
+
+    // removing the provider applies at once and stops watching its Secret
+    h.put(clients({ name: 'kapi', secret: 'inline-s3cret' }), 3);
+    await settle();
+    expect(h.watcher.current().identityProviders).toEqual([]);
+    expect(h.secrets('ldap-bind')!.stopped).toBe(true);
   });
 
   it('when a referenced Secret cannot be read, then after the timeout the object is invalid and says why', async () => {
