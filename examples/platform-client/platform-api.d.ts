@@ -14,8 +14,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Issue a token pair: password grant (log in) or refresh_token grant
-         * @description RFC 6749 §4.3 and §6. Failed logins are limited per user and per client address (429 with Retry-After while the limit holds). Wrong password, unknown user and disabled user get the same answer.
+         * Issue a token pair: password grant (log in), refresh_token grant, or authorization_code grant
+         * @description RFC 6749 §4.3, §6 and §4.1.3 with RFC 7636. Failed logins are limited per user and per client address (429 with Retry-After while the limit holds). Wrong password, unknown user and disabled user get the same answer. A public client authenticates with client_id alone. An authorization code is redeemed once: presented again, it is refused and the login session it started is revoked.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -62,6 +62,72 @@ export interface paths {
          * @description Ends the login session of the access token in `Authorization: Bearer …`: its refresh token stops working and its open watches, log follows and exec sessions are cut.
          */
         post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user an access token belongs to (OpenID Connect user info) */
+        get: operations["userInfo"];
+        put?: never;
+        /** The user an access token belongs to (POST, as OpenID Connect allows) */
+        post: operations["userInfoWithPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in from a browser: authorization code with PKCE (S256)
+         * @description RFC 6749 §4.1 as RFC 9700 asks: PKCE S256 for every client, exact redirect URIs, no implicit grant, `iss` in the answer (RFC 9207). A browser with a kapi session gets a code at once; another goes to the login page.
+         */
+        get: operations["authorize"];
+        put?: never;
+        /**
+         * Start a sign-in from a browser (the same request as a form post)
+         * @description RFC 6749 §4.1 as RFC 9700 asks: PKCE S256 for every client, exact redirect URIs, no implicit grant, `iss` in the answer (RFC 9207). A browser with a kapi session gets a code at once; another goes to the login page.
+         */
+        post: operations["authorizeWithPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * kapi’s login page
+         * @description Where /oauth/authorize sends a browser without a session: a user name and password form, and one button per upstream identity provider. Sets the `kapi_login` cookie the form is bound to (CSRF protection).
+         */
+        get: operations["showLoginPage"];
+        put?: never;
+        /**
+         * Sign in with a user name and password on kapi’s login page
+         * @description The same password check, login limits and audit line as the password grant. Success starts a browser session (cookie `kapi_session`, a LoginSession of client `(browser)`) and sends the browser to the client with a code.
+         */
+        post: operations["submitLoginForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -186,6 +252,44 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An authorization request (RFC 6749 §4.1.1, RFC 7636, OpenID Connect Core §3.1.2.1). Each parameter at most once. */
+        AuthorizationRequest: {
+            /**
+             * @description Only the authorization code flow exists (no implicit grant).
+             * @enum {string}
+             */
+            response_type: "code";
+            /** @description A client registered with the authorization_code grant. */
+            client_id: string;
+            /** @description Required; one of the client’s redirectURIs exactly (http://127.0.0.1 and http://[::1] redirects on any port). */
+            redirect_uri: string;
+            /** @description BASE64URL(SHA256(code_verifier)), 43 characters (RFC 7636). */
+            code_challenge: string;
+            /**
+             * @description Only S256.
+             * @enum {string}
+             */
+            code_challenge_method: "S256";
+            /** @description Returned unchanged with the code (at most 2048 characters). */
+            state?: string;
+            /** @description Space-separated, of openid, profile, email, groups, offline_access; openid adds an ID token to the token answer. */
+            scope?: string;
+            /** @description Echoed in the ID token (at most 512 characters). */
+            nonce?: string;
+            /** @description login: ask for credentials even when the browser is signed in; none: never show a page. */
+            prompt?: string;
+            /** @description Seconds: an older sign-in of the browser asks again. */
+            max_age?: string;
+            /** @description A user name to fill in on the login page. */
+            login_hint?: string;
+            /**
+             * @description Only query.
+             * @enum {string}
+             */
+            response_mode?: "query";
+        };
+        /** @description A page of kapi’s for a browser (text/html, no script, Content-Security-Policy default-src none with frame-ancestors none): the login page, or why the sign-in cannot go on. */
+        HtmlPage: string;
         /** @description The public keys tokens are verified with (RFC 7517). An HMAC key is never published. */
         JwkSet: {
             keys: ({
@@ -199,6 +303,21 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        /** @description The login page’s form. */
+        LoginForm: {
+            /** @description The sealed authorization request, from the page. */
+            request: string;
+            /** @description The form token, from the page: bound to this browser’s kapi_login cookie. */
+            csrf: string;
+            /**
+             * @description cancel: back to the client with access_denied.
+             * @enum {string}
+             */
+            action?: "login" | "cancel";
+            /** @description A user name or e-mail address. */
+            username?: string;
+            password?: string;
         };
         /** @description A core/v1 Node from the watched cache. Annotations `node.kapi.io/cpu-requests`, `cpu-limits`, `memory-requests`, `memory-limits` and their `-fraction` percentages give what the non-terminated pods on the node request and limit. */
         Node: {
@@ -242,19 +361,26 @@ export interface components {
         /** @description An RFC 6749 §5.2 error: the body of every error answer under /oauth. */
         OAuthError: {
             /** @enum {string} */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_token" | "temporarily_unavailable" | "server_error";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_token" | "temporarily_unavailable" | "server_error" | "insufficient_scope";
             /** @description For people; never echoes a submitted value. */
             error_description: string;
         };
         /** @description OpenID Provider metadata: what kapi issues, for verifiers such as kube-apiserver’s OIDC authenticator. */
         OpenIdProviderMetadata: {
             issuer: string;
-            jwks_uri: string;
+            authorization_endpoint: string;
             token_endpoint: string;
+            userinfo_endpoint: string;
             revocation_endpoint: string;
+            jwks_uri: string;
             grant_types_supported: string[];
-            token_endpoint_auth_methods_supported: string[];
             response_types_supported: string[];
+            response_modes_supported: string[];
+            code_challenge_methods_supported: "S256"[];
+            scopes_supported: string[];
+            token_endpoint_auth_methods_supported: string[];
+            /** @enum {boolean} */
+            authorization_response_iss_parameter_supported: true;
             subject_types_supported: string[];
             id_token_signing_alg_values_supported: string[];
             claims_supported: string[];
@@ -307,13 +433,19 @@ export interface components {
         /** @description Each parameter at most once; parameters in the query string are never read. */
         TokenRequest: {
             /** @enum {string} */
-            grant_type: "password" | "refresh_token";
+            grant_type: "password" | "refresh_token" | "authorization_code";
             /** @description password grant: the user’s name or e-mail address. */
             username?: string;
             /** @description password grant: the user’s password. */
             password?: string;
             /** @description refresh_token grant: the current refresh token. */
             refresh_token?: string;
+            /** @description authorization_code grant: the code from the redirect (single use, 60 s). */
+            code?: string;
+            /** @description authorization_code grant: the redirect_uri of the authorization request, exactly. */
+            redirect_uri?: string;
+            /** @description authorization_code grant: the PKCE verifier whose S256 digest was the code_challenge. */
+            code_verifier?: string;
             /** @description The OAuth client (default client: `kapi`), unless HTTP Basic is used. */
             client_id?: string;
             /** @description The client’s secret, unless HTTP Basic is used. */
@@ -329,6 +461,23 @@ export interface components {
             refresh_token: string;
             /** @description Seconds until the access token expires (7200 by default). */
             expires_in: number;
+            /** @description authorization_code grant: the scopes granted, space-separated. */
+            scope?: string;
+            /** @description authorization_code grant with the openid scope: an OpenID Connect ID token (aud = the client, nonce echoed). */
+            id_token?: string;
+        };
+        /** @description OpenID Connect user info (Core §5.3). A token from a password login carries no scope and gets every claim. */
+        UserInfo: {
+            /** @description The user’s name, as the tokens’ sub. */
+            sub: string;
+            /** @description With the profile scope. */
+            preferred_username?: string;
+            /** @description With the profile scope. */
+            name?: string;
+            /** @description With the email scope, when the User has one. */
+            email?: string;
+            /** @description With the groups scope: the groups impersonated for the user. */
+            groups?: string[];
         };
     };
     responses: never;
@@ -365,7 +514,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description invalid_request (malformed, missing or repeated parameter), invalid_grant (wrong credentials; bad, expired or reused refresh token), unauthorized_client (grant not allowed to the client) or unsupported_grant_type. */
+            /** @description invalid_request (malformed, missing or repeated parameter), invalid_grant (wrong credentials; bad, expired or reused refresh token; an authorization code that is invalid, expired, used before, of another client or redirect URI, or whose code_verifier does not match), unauthorized_client (grant not allowed to the client) or unsupported_grant_type. */
             400: {
                 headers: {
                     /** @description Always `no-store`. */
@@ -646,6 +795,462 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    userInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user of the access token. */
+            200: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInfo"];
+                };
+            };
+            /** @description invalid_token: no valid access token, or its login session or user has ended. */
+            401: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description `Bearer realm="kapi", error="invalid_token"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description insufficient_scope: the token of a browser sign-in was not granted openid. */
+            403: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description `Bearer realm="kapi", error="insufficient_scope", scope="openid"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the signing key is not loaded yet or the cluster cannot be reached; try again. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    userInfoWithPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user of the access token. */
+            200: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInfo"];
+                };
+            };
+            /** @description invalid_token: no valid access token, or its login session or user has ended. */
+            401: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description `Bearer realm="kapi", error="invalid_token"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description insufficient_scope: the token of a browser sign-in was not granted openid. */
+            403: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description `Bearer realm="kapi", error="insufficient_scope", scope="openid"`. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description temporarily_unavailable: the signing key is not loaded yet or the cluster cannot be reached; try again. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Always `no-cache`. */
+                    Pragma: "no-cache";
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    authorize: {
+        parameters: {
+            query: {
+                /** @description Only the authorization code flow exists (no implicit grant). */
+                response_type: "code";
+                /** @description A client registered with the authorization_code grant. */
+                client_id: string;
+                /** @description Required; one of the client’s redirectURIs exactly (http://127.0.0.1 and http://[::1] redirects on any port). */
+                redirect_uri: string;
+                /** @description BASE64URL(SHA256(code_verifier)), 43 characters (RFC 7636). */
+                code_challenge: string;
+                /** @description Only S256. */
+                code_challenge_method: "S256";
+                /** @description Returned unchanged with the code (at most 2048 characters). */
+                state?: string;
+                /** @description Space-separated, of openid, profile, email, groups, offline_access; openid adds an ID token to the token answer. */
+                scope?: string;
+                /** @description Echoed in the ID token (at most 512 characters). */
+                nonce?: string;
+                /** @description login: ask for credentials even when the browser is signed in; none: never show a page. */
+                prompt?: string;
+                /** @description Seconds: an older sign-in of the browser asks again. */
+                max_age?: string;
+                /** @description A user name to fill in on the login page. */
+                login_hint?: string;
+                /** @description Only query. */
+                response_mode?: "query";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the client’s redirect URI with `code`, `state` and `iss` (a browser signed in at kapi), or with `error`, `error_description`, `state` and `iss` (a problem found after the client and redirect URI were proven); or to the login page. */
+            303: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Where the browser goes next. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The client or the redirect URI is missing, unknown or not registered: shown here, never redirected. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description kapi is starting (signing keys not loaded) or cannot reach the cluster. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+        };
+    };
+    authorizeWithPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["AuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description To the client’s redirect URI with `code`, `state` and `iss` (a browser signed in at kapi), or with `error`, `error_description`, `state` and `iss` (a problem found after the client and redirect URI were proven); or to the login page. */
+            303: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Where the browser goes next. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The client or the redirect URI is missing, unknown or not registered: shown here, never redirected. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The form is larger than 16 KiB. */
+            413: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The body is not a form. */
+            415: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description kapi is starting (signing keys not loaded) or cannot reach the cluster. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+        };
+    };
+    showLoginPage: {
+        parameters: {
+            query: {
+                /** @description The sealed authorization request, as /oauth/authorize wrote it. */
+                request: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The login page. */
+            200: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description No request, an expired one, or one whose client is no longer registered. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description kapi is starting or cannot reach the cluster. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+        };
+    };
+    submitLoginForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["LoginForm"];
+            };
+        };
+        responses: {
+            /** @description To the client’s redirect URI with a code (signed in) or access_denied (cancelled). */
+            303: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Where the browser goes next. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Wrong user name or password, a field missing, or an expired or unusable request; shown on the page. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The form token does not match this browser (CSRF) or has expired. */
+            403: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The form is larger than 16 KiB. */
+            413: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The body is not a form. */
+            415: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description Too many failed logins for this user or address. */
+            429: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description kapi is busy or cannot reach the cluster. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
                 };
             };
         };

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
 import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
+import { browserOperations } from '../auth/browser/operations.js';
 import { discoveryOperations } from '../auth/tokens/discovery-operations.js';
 import { buildCrdDocument, type CustomResourceDefinition } from '../openapi/crd-document.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
@@ -21,6 +22,7 @@ export const CRD_DOCUMENT_FILE = 'api/crds.openapi.json';
 /** Every operation of kapi's own API, in document order. */
 export const platformOperations: readonly OperationDefinition[] = [
   ...oauthOperations,
+  ...browserOperations,
   ...discoveryOperations,
   ...nodeOperations,
   ...loggingOperations,
@@ -44,7 +46,8 @@ export function platformDocument(root = packageRoot()): Record<string, unknown> 
       title: 'kapi platform API',
       version: packageVersion(root),
       description:
-        'The APIs only kapi provides: OAuth2 tokens (/oauth), the published token keys and OpenID metadata ' +
+        'The APIs only kapi provides: OAuth2 tokens and sign-in from a browser (/oauth), the published token keys ' +
+        'and OpenID metadata ' +
         '(/.well-known) and the platform APIs (/kapis). Errors are RFC 6749 ' +
         'JSON under /oauth and a Kubernetes Status elsewhere. Generated from the route definitions; the ' +
         'Kubernetes APIs kapi forwards (/api, /apis) are described by the cluster itself (/openapi/v3).',

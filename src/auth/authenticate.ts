@@ -70,6 +70,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
       uid: user.uid,
       groups: [...new Set([...user.groups, AUTHENTICATED_GROUP])],
       sessionId: session.id,
+      ...(claims.scope === undefined ? {} : { scope: claims.scope }),
       checkedAt,
     };
   };

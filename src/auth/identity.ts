@@ -7,6 +7,8 @@ export interface UserInfo {
   groups: string[];
   /** The login session the access token belongs to. */
   sessionId?: string;
+  /** The OAuth scopes of an access token from a browser sign-in (space-separated); absent for a password login. */
+  scope?: string;
   /**
    * When the session and the user were checked (`performance.now()`, this process's monotonic clock): an end of the
    * session or user seen after it (a logout, an expiry, a user disabled) is not reflected in this identity.

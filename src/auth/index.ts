@@ -21,6 +21,11 @@ import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.
 import { tokenPolicy, type TokenPolicy } from './tokens/tokens.js';
 import { discoveryRoutes } from './tokens/discovery-routes.js';
 import { ClusterUserStore, type LoginMissReads, type UserStore } from './users/users.js';
+import type { CodeRedemptions } from './browser/authorization-codes.js';
+import { browserRoutes } from './browser/browser-routes.js';
+import { authorizationCodeGrant } from './browser/code-grant.js';
+import { ClusterCodeRedemptions } from './browser/code-redemptions.js';
+import { userInfoEndpoint } from './oauth/userinfo.js';
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
 export type { Revocation, RevocationListener } from './sessions/revocations.js';
@@ -28,8 +33,8 @@ export type { Revocation, RevocationListener } from './sessions/revocations.js';
 /** What the server gets from identity: the public OAuth routes, authentication, authorization, readiness. */
 export interface Identity {
   /**
-   * Mount before authentication: it serves /oauth/token, /oauth/revoke and /oauth/logout, and the published keys
-   * and OpenID discovery under /.well-known.
+   * Mount before authentication: it serves /oauth/token, /oauth/revoke, /oauth/logout, /oauth/userinfo, the browser
+   * sign-in (/oauth/authorize, /oauth/login), and the published keys and OpenID discovery under /.well-known.
    */
   oauthRouter: Router;
   /** Middleware: `req.user`, or a 401/503 Status through the error handler. */
@@ -90,9 +95,11 @@ export function createIdentity(config: IdentityConfig): Identity {
     onCacheLookup: metrics && ((result) => metrics.authorizationCacheLookups.inc({ result })),
   });
   const passwordChecks = new PasswordCheckPool();
+  const redemptions = new ClusterCodeRedemptions(client, logger, clock);
   const parts = assembleIdentity({
     users,
     sessions,
+    redemptions,
     keys,
     policy: tokenPolicy(config.issuerUrl),
     authorizer,
@@ -116,12 +123,14 @@ export function createIdentity(config: IdentityConfig): Identity {
     async start() {
       users.start();
       sessions.start();
+      redemptions.start();
       await keys.start();
       await Promise.all([users.waitForSync(START_SYNC_TIMEOUT_MS), sessions.waitForSync(START_SYNC_TIMEOUT_MS)]).catch(
         (err: unknown) => logger.warn('identity caches not synced yet; /readyz reports it', { error: String(err) }),
       );
     },
     async stop() {
+      redemptions.stop();
       await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close()]);
     },
   };
@@ -131,6 +140,8 @@ export function createIdentity(config: IdentityConfig): Identity {
 export interface IdentityParts {
   users: UserStore;
   sessions: SessionStore;
+  /** Where redeemed authorization codes are recorded (single use across replicas). */
+  redemptions: CodeRedemptions;
   keys: SigningKeyProvider;
   /** Default: tokenPolicy() (issuer 'kapi'). */
   policy?: TokenPolicy;
@@ -151,6 +162,11 @@ export function assembleIdentity(
   const { users, sessions, keys, settings, logger, clock } = parts;
   const policy = parts.policy ?? tokenPolicy();
   const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger });
+  const audit = loginAudit(logger, parts.onLogin);
+  // one limiter for every password login: the token endpoint's and the login page's failures count together
+  const limiter = new LoginLimiter(users);
+  const events = parts.tokenEvents;
+  const signIn = { users, sessions, keys, policy, settings, clock, logger, audit, events };
   const oauthRouter = Router();
   oauthRouter.use(discoveryRoutes({ keys, policy }));
   oauthRouter.use(
@@ -159,15 +175,19 @@ export function assembleIdentity(
         users,
         sessions,
         passwords: parts.passwords,
-        limiter: new LoginLimiter(users),
+        limiter,
         keys,
         policy,
         settings,
         clock,
-        audit: loginAudit(logger, parts.onLogin),
+        audit,
         logger,
-        events: parts.tokenEvents,
+        events,
+        authorizationCode: (client, params, note) =>
+          authorizationCodeGrant({ ...signIn, redemptions: parts.redemptions }, client, params, note),
       },
+      browser: browserRoutes({ ...signIn, passwords: parts.passwords, limiter }),
+      userInfo: userInfoEndpoint({ authenticateRequest, users }),
       sessions,
       keys,
       policy,

@@ -107,6 +107,7 @@ export function defaultRules(): PolicyRule[] {
       apiGroups: ['iam.kapi.io'],
       resources: ['loginsessions'],
     },
+    { users: kapi, verbs: ['list', 'create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['coderedemptions'] },
     { users: kapi, verbs: ['update', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users/status'] },
     {
       users: kapi,

@@ -85,6 +85,9 @@ export class ContractChecker {
       if (answer.text !== '') problems.push(`${name}: documented without a body, answered ${answer.text.length} bytes`);
     } else if (!mediaTypes.includes(contentType)) {
       problems.push(`${name}: content type ${contentType || '(none)'} is not one of ${mediaTypes.join(', ')}`);
+    } else if (!/json$/.test(contentType)) {
+      // a page (text/html): its media type is what the document says; its text is not JSON to validate
+      if (answer.text === '') problems.push(`${name}: documented with a ${contentType} body, answered none`);
     } else {
       let body: unknown;
       try {

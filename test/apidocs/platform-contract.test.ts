@@ -14,6 +14,9 @@ import { tokenPolicy } from '../../src/auth/tokens/tokens.js';
 import { ContractChecker, type Answer } from './contract.js';
 import { LogRequestLimits } from '../../src/apis/logging/v1alpha2/request-limits.js';
 import { loggingRoutes } from '../../src/apis/logging/v1alpha2/routes.js';
+import { formFields, pkce } from '../auth/browser/browser-client.js';
+import { TEST_SETTINGS } from '../auth/fakes.js';
+import { E2E_CONSOLE } from '../e2e/harness.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -299,7 +302,211 @@ describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () 
   });
 });
 
+/** A browser for the contract cases: keeps kapi's cookies between calls. */
+class ContractBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  async call(call: Call): Promise<Answer & { json: () => unknown }> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const res = await send(e2e.kapiUrl, {
+      ...call,
+      headers: { ...(cookie ? { Cookie: cookie } : {}), ...call.headers },
+    });
+    for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    return res;
+  }
+}
+
+const CONSOLE_REDIRECT = 'http://127.0.0.1:40123/console/callback';
+
+function authorizeQuery(challenge: string, extra: Record<string, string> = {}): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: E2E_CONSOLE.id,
+    redirect_uri: CONSOLE_REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'openid profile',
+    state: 'contract',
+    ...extra,
+  }).toString();
+}
+
+/** Authorize, the login page, and the form: the answer of the form post. */
+async function browserSignIn(
+  browser: ContractBrowser,
+  username: string,
+  pass: string,
+  challenge: string,
+  scope?: string,
+) {
+  const started = await browser.call({
+    method: 'get',
+    url: `/oauth/authorize?${authorizeQuery(challenge, scope === undefined ? {} : { scope })}`,
+  });
+  expect(started.status).toBe(303);
+  const page = await browser.call({ method: 'get', url: String(started.headers.location) });
+  expect(page.status).toBe(200);
+  return browser.call({
+    method: 'post',
+    url: '/oauth/login',
+    form: { ...formFields(page.text), username, password: pass, action: 'login' },
+  });
+}
+
+async function browserTokens(scope?: string): Promise<{ access_token: string }> {
+  const { verifier, challenge } = pkce();
+  const signedIn = await browserSignIn(new ContractBrowser(), reader, PASSWORD, challenge, scope);
+  const code = new URL(String(signedIn.headers.location)).searchParams.get('code')!;
+  const res = await send(e2e.kapiUrl, {
+    method: 'post',
+    url: '/oauth/token',
+    form: {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CONSOLE_REDIRECT,
+      code_verifier: verifier,
+      client_id: E2E_CONSOLE.id,
+      client_secret: E2E_CONSOLE.secret,
+    },
+  });
+  expect(res.status).toBe(200);
+  return res.json() as { access_token: string };
+}
+
+describe('browser sign-in: /oauth/authorize and /oauth/login', () => {
+  test('when a browser signs in on the login page, then each step and the code grant match the document', async () => {
+    const { verifier, challenge } = pkce();
+    const browser = new ContractBrowser();
+    const signedIn = await browserSignIn(browser, reader, PASSWORD, challenge);
+    expect(signedIn.status).toBe(303);
+    const code = new URL(String(signedIn.headers.location)).searchParams.get('code')!;
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CONSOLE_REDIRECT,
+      code_verifier: verifier,
+      client_id: E2E_CONSOLE.id,
+      client_secret: E2E_CONSOLE.secret,
+    };
+    const tokens = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', form });
+    expect(tokens.status).toBe(200);
+    expect(tokens.json()).toHaveProperty('id_token');
+    const replayed = await send(e2e.kapiUrl, { method: 'post', url: '/oauth/token', form });
+    expect(replayed.status).toBe(400);
+    // signed in now: the next request gets its code at once
+    const again = await browser.call({ method: 'get', url: `/oauth/authorize?${authorizeQuery(pkce().challenge)}` });
+    expect(String(again.headers.location)).toMatch(/^http:\/\/127\.0\.0\.1:40123\/console\/callback\?code=/);
+  });
+
+  test('when the same request is a form post, then it matches the document too', async () => {
+    const res = await new ContractBrowser().call({
+      method: 'post',
+      url: '/oauth/authorize',
+      form: authorizeQuery(pkce().challenge),
+    });
+    expect(res.status).toBe(303);
+  });
+
+  test.each(['get', 'post'] as const)(
+    'when %s names an unregistered redirect URI, then 400 on a page',
+    async (method) => {
+      const query = authorizeQuery(pkce().challenge, { redirect_uri: 'https://evil.example/cb' });
+      const res = await new ContractBrowser().call(
+        method === 'get'
+          ? { method, url: `/oauth/authorize?${query}` }
+          : { method, url: '/oauth/authorize', form: query },
+      );
+      expect(res.status).toBe(400);
+    },
+  );
+
+  test.each([
+    ['/oauth/authorize', 'a body over 16 KiB', { form: `pad=${'x'.repeat(17 * 1024)}` }, 413],
+    ['/oauth/authorize', 'a JSON body', { json: { client_id: 'x' } }, 415],
+    ['/oauth/login', 'a body over 16 KiB', { form: `pad=${'x'.repeat(17 * 1024)}` }, 413],
+    ['/oauth/login', 'a JSON body', { json: { username: 'x' } }, 415],
+    ['/oauth/login', 'no form token', { form: { request: 'x', username: 'a', password: 'b' } }, 400],
+  ])('when %s gets %s, then %s on a page', async (url, _case, body, status) => {
+    const res = await new ContractBrowser().call({ method: 'post', url, ...body });
+    expect(res.status).toBe(status);
+  });
+
+  test('when the login page is opened without a request, then 400', async () => {
+    expect((await new ContractBrowser().call({ method: 'get', url: '/oauth/login' })).status).toBe(400);
+  });
+
+  test('when the form token does not match the browser, then 403', async () => {
+    const browser = new ContractBrowser();
+    const started = await browser.call({ method: 'get', url: `/oauth/authorize?${authorizeQuery(pkce().challenge)}` });
+    const page = await browser.call({ method: 'get', url: String(started.headers.location) });
+    const { request: sealed } = formFields(page.text);
+    const res = await browser.call({ method: 'post', url: '/oauth/login', form: { request: sealed, csrf: 'forged' } });
+    expect(res.status).toBe(403);
+  });
+
+  test('when the password is wrong, then 400 on the login page', async () => {
+    const res = await browserSignIn(new ContractBrowser(), stranger, 'wrong-password', pkce().challenge);
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('GET and POST /oauth/userinfo', () => {
+  test.each(['get', 'post'] as const)(
+    'when %s carries a token of a browser sign-in, then the user info matches',
+    async (method) => {
+      const { access_token } = await browserTokens();
+      const res = await send(e2e.kapiUrl, { method, url: '/oauth/userinfo', headers: bearer(access_token) });
+      expect(res.status).toBe(200);
+      expect(res.json()).toMatchObject({ sub: reader, preferred_username: reader });
+    },
+  );
+
+  test.each(['get', 'post'] as const)('when %s carries no token, then 401 invalid_token', async (method) => {
+    expect((await send(e2e.kapiUrl, { method, url: '/oauth/userinfo' })).status).toBe(401);
+  });
+
+  test.each(['get', 'post'] as const)(
+    'when %s carries a token without openid, then 403 insufficient_scope',
+    async (method) => {
+      const { access_token } = await browserTokens('email');
+      const res = await send(e2e.kapiUrl, { method, url: '/oauth/userinfo', headers: bearer(access_token) });
+      expect(res.status).toBe(403);
+    },
+  );
+});
+
 describe('answers a healthy cluster does not give in a test', () => {
+  const loginPageSettings = {
+    clients: [
+      ...TEST_SETTINGS.clients,
+      {
+        name: E2E_CONSOLE.id,
+        secret: E2E_CONSOLE.secret,
+        public: false,
+        grantTypes: ['authorization_code' as const],
+        redirectURIs: [E2E_CONSOLE.redirectUri],
+      },
+    ],
+  };
+
+  /** The login page through the pipeline, with the cookies a browser keeps. */
+  async function pipelineSignIn(app: RequestListener, username: string, pass: string) {
+    const started = await send(app, { method: 'get', url: `/oauth/authorize?${authorizeQuery(pkce().challenge)}` });
+    const page = await send(app, { method: 'get', url: String(started.headers.location) });
+    const cookie = ([] as string[]).concat(page.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    return send(app, {
+      method: 'post',
+      url: '/oauth/login',
+      headers: { Cookie: cookie },
+      form: { ...formFields(page.text), username, password: pass },
+    });
+  }
+
   /** The server's own pipeline over in-memory identity stores. */
   function pipeline(options: Parameters<typeof testIdentity>[0]): RequestListener {
     const { identity } = testIdentity(options);
@@ -332,6 +539,12 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'get', url: `${NODES}/n1`, headers: bearer('x') },
       ...LOGS.map((url): Call => ({ method: 'get', url, headers: bearer('x') })),
       { method: 'get', url: '/.well-known/jwks.json' },
+      { method: 'get', url: '/oauth/userinfo', headers: bearer('x') },
+      { method: 'post', url: '/oauth/userinfo', headers: bearer('x') },
+      { method: 'get', url: `/oauth/authorize?${authorizeQuery(pkce().challenge)}` },
+      { method: 'post', url: '/oauth/authorize', form: authorizeQuery(pkce().challenge) },
+      { method: 'get', url: '/oauth/login?request=x' },
+      { method: 'post', url: '/oauth/login', form: { request: 'x' } },
     ];
     for (const call of calls) expect((await send(app, call)).status).toBe(503);
   });
@@ -346,6 +559,33 @@ describe('answers a healthy cluster does not give in a test', () => {
   test('when the signing keys are not loaded, then OpenID discovery is a 503 Status', async () => {
     const app = pipeline({ keys: { keys: () => undefined }, policy: tokenPolicy('https://kapi.example.com') });
     expect((await send(app, { method: 'get', url: '/.well-known/openid-configuration' })).status).toBe(503);
+  });
+
+  test('when the cluster cannot be asked during a login on the login page, then 503 on a page with Retry-After', async () => {
+    const identity = testIdentity({ settings: loginPageSettings });
+    identity.users.add('alice', { password: 'alice-pw' });
+    const app = pipeline({
+      settings: loginPageSettings,
+      users: identity.users,
+      wrapUsers: (users) => ({
+        ...users,
+        get: users.get.bind(users),
+        updateStatus: users.updateStatus.bind(users),
+        find: () => Promise.reject(new Error('cluster down')),
+      }),
+    });
+    const res = await pipelineSignIn(app, 'alice', 'alice-pw');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+  });
+
+  test('when a user has failed too often on the login page, then 429 with Retry-After as documented', async () => {
+    const settings = { ...loginPageSettings, loginLimit: { maxFailures: 1, windowSeconds: 600 } };
+    const identity = testIdentity({ settings });
+    identity.users.add('alice', { password: 'alice-pw' });
+    const app = pipeline({ users: identity.users, settings });
+    expect((await pipelineSignIn(app, 'alice', 'wrong')).status).toBe(400);
+    expect((await pipelineSignIn(app, 'alice', 'wrong')).status).toBe(429);
   });
 
   test('when a user has failed too often, then 429 with Retry-After as documented', async () => {

@@ -7,7 +7,8 @@ import type { AuthSettings } from '../../src/config/cluster-configuration.js';
 import type { UserStatusPatch } from '../../src/auth/users/login-limits.js';
 import type { LoginSession, SessionSpec } from '../../src/auth/sessions/session-record.js';
 import { newSessionId, sessionsBeyondCap } from '../../src/auth/sessions/session-record.js';
-import type { SessionStore } from '../../src/auth/sessions/sessions.js';
+import { SessionExists, type SessionStore } from '../../src/auth/sessions/sessions.js';
+import type { CodeRedemptions, Redemption } from '../../src/auth/browser/authorization-codes.js';
 import { hmacKeySet } from '../../src/auth/tokens/key-set.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
 import type { UserRecord, UserState } from '../../src/auth/users/user-record.js';
@@ -102,8 +103,9 @@ export class InMemorySessionStore implements SessionStore {
   /** Runs before a replace is applied: lets a test interleave another write (a concurrent refresh). */
   beforeReplace: (() => Promise<void>) | undefined;
 
-  async create(spec: SessionSpec): Promise<LoginSession> {
-    const session: LoginSession = { ...spec, id: newSessionId(), resourceVersion: String(this.version++) };
+  async create(spec: SessionSpec, id = newSessionId()): Promise<LoginSession> {
+    if (this.sessions.has(id)) throw new SessionExists(id);
+    const session: LoginSession = { ...spec, id, resourceVersion: String(this.version++) };
     this.sessions.set(session.id, session);
     return session;
   }
@@ -162,4 +164,15 @@ export function capturingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const logger = createLogger('debug', { sink: (line) => lines.push(line) });
   return { logger, lines };
+}
+
+/** Redemptions in memory; several identities built on one instance behave like replicas of one cluster. */
+export class InMemoryCodeRedemptions implements CodeRedemptions {
+  readonly records = new Map<string, Redemption>();
+
+  async record(digest: string, redemption: Redemption): Promise<boolean> {
+    if (this.records.has(digest)) return false;
+    this.records.set(digest, redemption);
+    return true;
+  }
 }

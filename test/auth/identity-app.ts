@@ -18,6 +18,7 @@ import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { requestId } from '../../src/server/request-id.js';
 import {
   FakeClock,
+  InMemoryCodeRedemptions,
   InMemorySessionStore,
   InMemoryUserStore,
   RecordingAuthorizer,
@@ -31,6 +32,7 @@ export interface TestIdentity {
   identity: ReturnType<typeof assembleIdentity>;
   users: InMemoryUserStore;
   sessions: InMemorySessionStore;
+  redemptions: InMemoryCodeRedemptions;
   clock: FakeClock;
   /** Every finished log line, as production would print it. */
   lines: string[];
@@ -42,6 +44,7 @@ export interface TestIdentityOptions {
   settings?: Partial<AuthSettings>;
   users?: InMemoryUserStore;
   sessions?: InMemorySessionStore;
+  redemptions?: InMemoryCodeRedemptions;
   clock?: FakeClock;
   keys?: SigningKeyProvider;
   policy?: TokenPolicy;
@@ -59,12 +62,14 @@ export interface TestIdentityOptions {
 export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   const users = options.users ?? new InMemoryUserStore();
   const sessions = options.sessions ?? new InMemorySessionStore();
+  const redemptions = options.redemptions ?? new InMemoryCodeRedemptions();
   const clock = options.clock ?? new FakeClock();
   const settings = { current: { ...TEST_SETTINGS, ...options.settings } };
   const { logger, lines } = capturingLogger();
   const identity = assembleIdentity({
     users: options.wrapUsers ? options.wrapUsers(users) : users,
     sessions: options.wrapSessions ? options.wrapSessions(sessions) : sessions,
+    redemptions,
     keys: options.keys ?? staticKey(),
     policy: options.policy,
     authorizer: options.authorizer ?? new RecordingAuthorizer((user) => user.groups.includes('node-readers')),
@@ -94,7 +99,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   );
   app.use(notFound);
   app.use(errorHandler(logger));
-  return { app, identity, users, sessions, clock, lines, settings };
+  return { app, identity, users, sessions, redemptions, clock, lines, settings };
 }
 
 export interface Tokens {

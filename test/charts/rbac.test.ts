@@ -57,6 +57,8 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'deletecollection' },
+    { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'delete' },
   ])('when the server needs to $verb $resource cluster-wide, then the ClusterRole allows it', (request) => {
     expect(allows(clusterRules, request)).toBe(true);
   });

@@ -88,6 +88,7 @@ function crdNamed(name: string): any {
 describe('CRDs in crds/', () => {
   it('when the folder is read, then it holds one file per kind', () => {
     expect(files.sort()).toEqual([
+      'iam.kapi.io_coderedemptions.yaml',
       'iam.kapi.io_loginsessions.yaml',
       'iam.kapi.io_users.yaml',
       'installer.kapi.io_clusterconfigurations.yaml',
@@ -158,6 +159,7 @@ describe('CRDs in crds/', () => {
         },
         { name: 'users.iam.kapi.io', kind: 'User', version: 'v1beta1', scope: 'Cluster' },
         { name: 'loginsessions.iam.kapi.io', kind: 'LoginSession', version: 'v1beta1', scope: 'Cluster' },
+        { name: 'coderedemptions.iam.kapi.io', kind: 'CodeRedemption', version: 'v1beta1', scope: 'Cluster' },
       ]),
     );
   });

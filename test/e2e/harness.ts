@@ -26,6 +26,13 @@ import { startKubeletStandIn, type KubeletStandIn } from './kubelet-stand-in.js'
 
 export const RUN_LABEL = 'kapi.io/e2e-run';
 
+/** The confidential browser client every run registers; its redirect URI is loopback, so any port matches. */
+export const E2E_CONSOLE = {
+  id: 'e2e-console',
+  secret: 'e2e-console-secret',
+  redirectUri: 'http://127.0.0.1/console/callback',
+} as const;
+
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
@@ -190,7 +197,15 @@ export async function startE2E(
           refreshTokenMaxAge: '4h',
           multipleLogin: true,
           loginLimit: { maxFailures: 10, window: '10m' },
-          oauth: { clients: [{ name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] }] },
+          oauth: {
+            clients: [
+              { name: 'kapi', secret: 'kapi', grantTypes: ['password', 'refresh_token'] },
+              // browser sign-in: a public native client and a confidential web client, both on loopback redirects
+              // (any port), so a test's own listener receives the codes
+              { name: 'kubectl', public: true, redirectURIs: ['http://127.0.0.1/callback', 'http://[::1]/callback'] },
+              { name: E2E_CONSOLE.id, secret: E2E_CONSOLE.secret, redirectURIs: [E2E_CONSOLE.redirectUri] },
+            ],
+          },
         },
       },
     },

@@ -1,4 +1,9 @@
-import type { AuthSettings, GrantType, OAuthClient } from '../../config/cluster-configuration.js';
+import {
+  GRANT_TYPES,
+  type AuthSettings,
+  type GrantType,
+  type OAuthClient,
+} from '../../config/cluster-configuration.js';
 import type { Logger } from '../../observability/logger.js';
 import { authenticateClient, clientCredentialsOf, requireGrant } from './client-authentication.js';
 import type { LoginAudit, LoginResult } from './login-audit.js';
@@ -35,15 +40,25 @@ export interface TokenIssuerDeps {
   logger: Logger;
   /** Token events for metrics: each refresh's outcome, each login session this replica revokes. */
   events?: TokenEvents;
+  /** `grant_type=authorization_code`, when browser sign-in is assembled (browser/code-grant.ts). */
+  authorizationCode?: AuthorizationCodeGrant;
 }
+
+/** Redeems an authorization code for `client`; notes the user for the audit line. */
+export type AuthorizationCodeGrant = (
+  client: OAuthClient,
+  params: FormParams,
+  note: { user?: string },
+) => Promise<TokenResponse>;
 
 /** rotated: a new pair; replayed: the pair just issued, again (concurrent refreshes); reused: an old token, replayed. */
 export type RefreshResult = 'rotated' | 'replayed' | 'reused';
 /**
  * Why a login session was ended here: RFC 7009 revoke, logout, a reused refresh token, a new login with
- * multipleLogin off (single_login), or a login beyond the user's session cap (session_cap).
+ * multipleLogin off (single_login), a login beyond the user's session cap (session_cap), or an authorization code
+ * presented a second time (code_reuse).
  */
-export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse' | 'single_login' | 'session_cap';
+export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse' | 'single_login' | 'session_cap' | 'code_reuse';
 
 export interface TokenEvents {
   refreshed?(result: RefreshResult): void;
@@ -61,6 +76,10 @@ export interface TokenResponse {
   token_type: 'Bearer';
   refresh_token: string;
   expires_in: number;
+  /** The scopes granted, for a browser sign-in's code (RFC 6749 §5.1). */
+  scope?: string;
+  /** With the `openid` scope (OpenID Connect Core §3.1.3.3). */
+  id_token?: string;
 }
 
 /** The attempt as the audit line tells it; filled in as the request is understood. */
@@ -70,7 +89,10 @@ interface AttemptNote {
   client?: string;
 }
 
-/** POST /oauth/token: authenticate the client, then run the grant it asked for. Every outcome is audited once. */
+/**
+ * POST /oauth/token: authenticate the client, then run the grant it asked for. Every outcome is audited once. The
+ * unsupported grant is refused before the client is authenticated only when kapi supports no such grant at all.
+ */
 export async function issueTokens(deps: TokenIssuerDeps, request: TokenRequest): Promise<TokenResponse> {
   const note: AttemptNote = { grant: request.params.get('grant_type') ?? '' };
   try {
@@ -78,12 +100,15 @@ export async function issueTokens(deps: TokenIssuerDeps, request: TokenRequest):
     note.client = credentials.clientId;
     const grantType = requiredParam(request.params, 'grant_type');
     const client = authenticateClient(credentials, deps.settings().clients);
-    if (grantType !== 'password' && grantType !== 'refresh_token') throw unsupportedGrantType();
-    requireGrant(client, grantType satisfies GrantType);
+    const codeGrant = deps.authorizationCode;
+    if (!isGrantType(grantType) || (grantType === 'authorization_code' && !codeGrant)) throw unsupportedGrantType();
+    requireGrant(client, grantType);
     const response =
       grantType === 'password'
         ? await passwordGrant(deps, client, request, note)
-        : await refreshGrant(deps, client, request, note);
+        : grantType === 'refresh_token'
+          ? await refreshGrant(deps, client, request, note)
+          : await codeGrant!(client, request.params, note);
     deps.audit({ ...note, sourceIp: request.sourceIp, result: 'success', reason: 'tokens issued' });
     return response;
   } catch (err) {
@@ -91,6 +116,10 @@ export async function issueTokens(deps: TokenIssuerDeps, request: TokenRequest):
     deps.audit({ ...note, sourceIp: request.sourceIp, result, reason });
     throw err;
   }
+}
+
+function isGrantType(grantType: string): grantType is GrantType {
+  return (GRANT_TYPES as readonly string[]).includes(grantType);
 }
 
 /** How a refused request is audited: the client's fault, a limit, or ours (the cluster could not be asked). */

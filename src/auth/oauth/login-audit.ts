@@ -14,9 +14,14 @@ export interface LoginAttemptRecord {
   sourceIp: string;
   result: LoginResult;
   reason: string;
+  /** Where a password came from when not the token endpoint: `login_page`. */
+  via?: string;
 }
 
 export type LoginAudit = (record: LoginAttemptRecord) => void;
+
+/** The grant label of the login metric: a fixed set, whatever a client sends. */
+const GRANT_LABELS = new Set(['password', 'refresh_token', 'authorization_code']);
 
 export function loginAudit(logger: Logger, onResult?: (grant: string, result: LoginResult) => void): LoginAudit {
   return (record) => {
@@ -28,8 +33,9 @@ export function loginAudit(logger: Logger, onResult?: (grant: string, result: Lo
       sourceIp: record.sourceIp,
       result: record.result,
       reason: record.reason,
+      ...(record.via === undefined ? {} : { via: record.via }),
     });
-    onResult?.(record.grant === 'password' || record.grant === 'refresh_token' ? record.grant : 'other', record.result);
+    onResult?.(GRANT_LABELS.has(record.grant) ? record.grant : 'other', record.result);
   };
 }
 

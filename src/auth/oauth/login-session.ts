@@ -41,27 +41,28 @@ export async function startLoginSession(
     refreshTokenId: newTokenId(),
     loginTime: login.now,
   });
-  await endSessionsBeyondLimits(deps, login.user.name, session.id, settings);
+  await endSessionsBeyondLimits(deps, login.user.name, [session.id], settings);
   return session;
 }
 
 /**
  * multipleLogin false: this login ends every other session of the user, on every replica; otherwise the user holds
- * at most `maxSessionsPerUser`, the oldest ending first.
+ * at most `maxSessionsPerUser`, the oldest ending first. `keep` is the new login's session first, then any that
+ * belongs to the same login (the browser session a code was issued in).
  */
 export async function endSessionsBeyondLimits(
   deps: LoginSessionDeps,
   username: string,
-  keep: string,
+  keep: readonly [string, ...string[]],
   settings: AuthSettings,
 ): Promise<void> {
   if (!settings.multipleLogin) await endOtherSessions(deps, username, keep);
-  else await endSessionsBeyondCap(deps, username, settings.maxSessionsPerUser, keep);
+  else await endSessionsBeyondCap(deps, username, settings.maxSessionsPerUser, keep[0]);
 }
 
-async function endOtherSessions(deps: LoginSessionDeps, username: string, keep: string): Promise<void> {
+async function endOtherSessions(deps: LoginSessionDeps, username: string, keep: readonly string[]): Promise<void> {
   const sessions = await deps.sessions.listForUser(username);
-  const others = sessions.filter((s) => s.id !== keep);
+  const others = sessions.filter((s) => !keep.includes(s.id));
   await Promise.all(others.map((s) => deps.sessions.delete(s.id)));
   for (let i = 0; i < others.length; i++) deps.events?.revoked?.('single_login');
 }
@@ -98,7 +99,13 @@ export function tokenPair(
   nowSeconds: number,
   settings: AuthSettings,
 ): TokenResponse {
-  const subject = { username: session.username, clientId: session.clientId, sessionId: session.id, groups };
+  const subject = {
+    username: session.username,
+    clientId: session.clientId,
+    sessionId: session.id,
+    groups,
+    scope: session.scope,
+  };
   const issuer = policy.issuer;
   const accessExpiresAt = Math.min(nowSeconds + settings.accessTokenMaxAgeSeconds, session.expiresAt);
   const access = buildClaims(

@@ -11,7 +11,8 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_token'
   | 'temporarily_unavailable'
-  | 'server_error';
+  | 'server_error'
+  | 'insufficient_scope';
 
 export class OAuthError extends Error {
   /** Why, for the audit log only (e.g. "unknown user" behind the uniform "invalid username or password"). */
@@ -62,7 +63,11 @@ export const unauthorizedClient = (grantType: string) =>
   new OAuthError(400, 'unauthorized_client', `the client is not allowed the grant type "${grantType}"`);
 
 export const unsupportedGrantType = () =>
-  new OAuthError(400, 'unsupported_grant_type', 'grant_type must be "password" or "refresh_token"');
+  new OAuthError(
+    400,
+    'unsupported_grant_type',
+    'grant_type must be "password", "refresh_token" or "authorization_code"',
+  );
 
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   new OAuthError(429, 'invalid_grant', TOO_MANY_ATTEMPTS, { 'Retry-After': String(Math.max(1, retryAfterSeconds)) });

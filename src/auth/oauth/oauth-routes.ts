@@ -17,10 +17,16 @@ import {
   logout as logoutOperation,
   logoutWithGet,
   revokeToken,
+  userInfo,
+  userInfoWithPost,
 } from './operations.js';
 
 export interface OAuthRouteDeps {
   issuer: TokenIssuerDeps;
+  /** The browser sign-in endpoints (/oauth/authorize, /oauth/login, …), when assembled. */
+  browser?: Router;
+  /** GET and POST /oauth/userinfo, when assembled. */
+  userInfo?: RequestHandler;
   sessions: SessionStore;
   keys: SigningKeyProvider;
   policy: TokenPolicy;
@@ -39,6 +45,11 @@ const BODY_LIMIT_BYTES = 16 * 1024;
 export function oauthRoutes(deps: OAuthRouteDeps): Router {
   const oauth = Router();
   oauth.use(noStore);
+  if (deps.browser) oauth.use(deps.browser);
+  if (deps.userInfo) {
+    mountOperation(oauth, OAUTH_BASE, userInfo, deps.userInfo);
+    mountOperation(oauth, OAUTH_BASE, userInfoWithPost, deps.userInfo);
+  }
 
   mountOperation(oauth, OAUTH_BASE, issueToken, formBody, (req, res, next) => {
     issueTokens(deps.issuer, {
@@ -99,6 +110,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
   oauth.all('/token', methodNotAllowed('POST'));
   oauth.all('/revoke', methodNotAllowed('POST'));
   oauth.all('/logout', methodNotAllowed('GET, POST'));
+  for (const path of ['/userinfo', '/authorize', '/login']) oauth.all(path, methodNotAllowed('GET, POST'));
   oauth.use((_req: Request, _res: Response, next: NextFunction) => {
     next(new OAuthError(404, 'invalid_request', 'no such OAuth endpoint'));
   });

@@ -18,6 +18,7 @@ const OAUTH_ERROR_CODES = [
   'invalid_token',
   'temporarily_unavailable',
   'server_error',
+  'insufficient_scope',
 ] as const;
 
 const OAuthErrorSchema = apiComponent(
@@ -40,6 +41,13 @@ const TokenResponseSchema = apiComponent(
         .string()
         .describe('Rotates: each refresh returns a new one, and reusing an old one ends the login.'),
       expires_in: z.int().min(0).describe('Seconds until the access token expires (7200 by default).'),
+      scope: z.string().optional().describe('authorization_code grant: the scopes granted, space-separated.'),
+      id_token: z
+        .string()
+        .optional()
+        .describe(
+          'authorization_code grant with the openid scope: an OpenID Connect ID token (aud = the client, nonce echoed).',
+        ),
     })
     .describe('A token pair (RFC 6749 §5.1).'),
 );
@@ -84,10 +92,19 @@ export const TokenRequestSchema = apiComponent(
   'TokenRequest',
   z
     .object({
-      grant_type: z.enum(['password', 'refresh_token']),
+      grant_type: z.enum(['password', 'refresh_token', 'authorization_code']),
       username: z.string().optional().describe('password grant: the user’s name or e-mail address.'),
       password: z.string().optional().describe('password grant: the user’s password.'),
       refresh_token: z.string().optional().describe('refresh_token grant: the current refresh token.'),
+      code: z.string().optional().describe('authorization_code grant: the code from the redirect (single use, 60 s).'),
+      redirect_uri: z
+        .string()
+        .optional()
+        .describe('authorization_code grant: the redirect_uri of the authorization request, exactly.'),
+      code_verifier: z
+        .string()
+        .optional()
+        .describe('authorization_code grant: the PKCE verifier whose S256 digest was the code_challenge.'),
       ...clientFields,
     })
     .describe('Each parameter at most once; parameters in the query string are never read.'),
@@ -98,18 +115,21 @@ export const issueToken = defineOperation({
   method: 'post',
   path: `${OAUTH_BASE}/token`,
   tags: ['oauth'],
-  summary: 'Issue a token pair: password grant (log in) or refresh_token grant',
+  summary: 'Issue a token pair: password grant (log in), refresh_token grant, or authorization_code grant',
   description:
-    'RFC 6749 §4.3 and §6. Failed logins are limited per user and per client address (429 with Retry-After ' +
-    'while the limit holds). Wrong password, unknown user and disabled user get the same answer.',
+    'RFC 6749 §4.3, §6 and §4.1.3 with RFC 7636. Failed logins are limited per user and per client address (429 with ' +
+    'Retry-After while the limit holds). Wrong password, unknown user and disabled user get the same answer. A ' +
+    'public client authenticates with client_id alone. An authorization code is redeemed once: presented again, it ' +
+    'is refused and the login session it started is revoked.',
   security: 'client',
   form: TokenRequestSchema,
   responses: {
     200: { description: 'The token pair.', body: TokenResponseSchema, headers: noStore },
     400: oauthError(
       'invalid_request (malformed, missing or repeated parameter), invalid_grant (wrong credentials; bad, ' +
-        'expired or reused refresh token), unauthorized_client (grant not allowed to the client) or ' +
-        'unsupported_grant_type.',
+        'expired or reused refresh token; an authorization code that is invalid, expired, used before, of another ' +
+        'client or redirect URI, or whose code_verifier does not match), unauthorized_client (grant not allowed to ' +
+        'the client) or unsupported_grant_type.',
     ),
     401: badClient,
     413: tooLarge,
@@ -183,4 +203,55 @@ export const logoutWithGet = defineOperation({
   summary: 'Log out (GET, as KubeSphere offers it)',
 });
 
-export const oauthOperations = [issueToken, revokeToken, logout, logoutWithGet] as const;
+const UserInfoSchema = apiComponent(
+  'UserInfo',
+  z
+    .object({
+      sub: z.string().describe('The user’s name, as the tokens’ sub.'),
+      preferred_username: z.string().optional().describe('With the profile scope.'),
+      name: z.string().optional().describe('With the profile scope.'),
+      email: z.string().optional().describe('With the email scope, when the User has one.'),
+      groups: z.array(z.string()).optional().describe('With the groups scope: the groups impersonated for the user.'),
+    })
+    .describe(
+      'OpenID Connect user info (Core §5.3). A token from a password login carries no scope and gets every claim.',
+    ),
+);
+
+const userInfoResponses = {
+  200: { description: 'The user of the access token.', body: UserInfoSchema, headers: noStore },
+  401: oauthError('invalid_token: no valid access token, or its login session or user has ended.', {
+    'WWW-Authenticate': {
+      description: '`Bearer realm="kapi", error="invalid_token"`.',
+      schema: z.string().regex(/^Bearer /),
+      required: true,
+    },
+  }),
+  403: oauthError('insufficient_scope: the token of a browser sign-in was not granted openid.', {
+    'WWW-Authenticate': {
+      description: '`Bearer realm="kapi", error="insufficient_scope", scope="openid"`.',
+      schema: z.string().regex(/^Bearer /),
+      required: true,
+    },
+  }),
+  503: unavailable,
+} as const;
+
+export const userInfo = defineOperation({
+  operationId: 'userInfo',
+  method: 'get',
+  path: `${OAUTH_BASE}/userinfo`,
+  tags: ['oauth'],
+  summary: 'The user an access token belongs to (OpenID Connect user info)',
+  security: 'bearer',
+  responses: userInfoResponses,
+});
+
+export const userInfoWithPost = defineOperation({
+  ...userInfo,
+  operationId: 'userInfoWithPost',
+  method: 'post',
+  summary: 'The user an access token belongs to (POST, as OpenID Connect allows)',
+});
+
+export const oauthOperations = [issueToken, revokeToken, logout, logoutWithGet, userInfo, userInfoWithPost] as const;

@@ -27,6 +27,11 @@ export interface SessionSpec {
   loginTime?: number;
   /** Kept in an annotation (not part of the CRD's spec). */
   userUid?: string;
+  /**
+   * The OAuth scopes granted, space-separated, for a session started by an authorization code; absent for a password
+   * login (whose tokens carry no scope and are not limited by one).
+   */
+  scope?: string;
 }
 
 export interface LoginSession extends SessionSpec {
@@ -65,6 +70,7 @@ export function loginSessionFrom(raw: unknown): LoginSession {
     rotatedAt: seconds(spec.rotatedAt),
     loginTime: milliseconds(spec.loginTime) ?? milliseconds(metadata.creationTimestamp),
     userUid: typeof userUid === 'string' && userUid !== '' ? userUid : undefined,
+    scope: typeof spec.scope === 'string' ? spec.scope : undefined,
   };
 }
 
@@ -85,6 +91,7 @@ export function loginSessionObject(id: string, spec: SessionSpec, existing?: Log
   if (spec.previousRefreshTokenId !== undefined) body.previousRefreshTokenId = spec.previousRefreshTokenId;
   if (spec.rotatedAt !== undefined) body.rotatedAt = timestamp(spec.rotatedAt * 1000);
   if (spec.loginTime !== undefined) body.loginTime = new Date(spec.loginTime).toISOString();
+  if (spec.scope !== undefined) body.scope = spec.scope;
   return { apiVersion: 'iam.kapi.io/v1beta1', kind: 'LoginSession', metadata, spec: body };
 }
 
@@ -111,7 +118,10 @@ export function isSessionAlive(session: SessionSpec, nowSeconds: number): boolea
 }
 
 /** Whether the session was started by this very User (same uid), when both uids are known. */
-export function belongsTo(session: SessionSpec, user: { name: string; uid?: string }): boolean {
+export function belongsTo(
+  session: Pick<SessionSpec, 'username' | 'userUid'>,
+  user: { name: string; uid?: string },
+): boolean {
   if (session.username !== user.name) return false;
   return session.userUid === undefined || user.uid === undefined || session.userUid === user.uid;
 }
@@ -150,6 +160,7 @@ export function rotatedSpec(
     previousRefreshTokenId: session.refreshTokenId,
     rotatedAt: nowSeconds,
     loginTime: session.loginTime,
+    scope: session.scope,
   };
 }
 

@@ -19,9 +19,18 @@ import {
   type SessionSpec,
 } from './session-record.js';
 
+/** A session of that id exists already: an id chosen in advance (an authorization code's) is used once. */
+export class SessionExists extends Error {
+  constructor(readonly id: string) {
+    super(`login session ${id} exists already`);
+    this.name = 'SessionExists';
+  }
+}
+
 /** Login sessions as identity uses them. The cluster store and the in-memory test fake share it. */
 export interface SessionStore {
-  create(spec: SessionSpec): Promise<LoginSession>;
+  /** A new session, named `id` when given (else a random id); `SessionExists` when that name is taken. */
+  create(spec: SessionSpec, id?: string): Promise<LoginSession>;
   /** The session if it exists: checked on every authenticated request, so answered from the cache when it can be. */
   find(id: string): Promise<LoginSession | undefined>;
   /** Read from the cluster, bypassing the cache (after a conflict). */
@@ -123,13 +132,20 @@ export class ClusterSessionStore implements SessionStore {
     await this.reflector.stop();
   }
 
-  async create(spec: SessionSpec): Promise<LoginSession> {
-    const created = await this.client.request<unknown>({
-      method: 'POST',
-      path: SESSIONS_PATH,
-      body: loginSessionObject(newSessionId(), spec),
-      timeoutMs: REQUEST_TIMEOUT_MS,
-    });
+  async create(spec: SessionSpec, id = newSessionId()): Promise<LoginSession> {
+    if (!isSessionId(id)) throw new Error('a login session id is 32 hexadecimal digits');
+    let created: unknown;
+    try {
+      created = await this.client.request<unknown>({
+        method: 'POST',
+        path: SESSIONS_PATH,
+        body: loginSessionObject(id, spec),
+        timeoutMs: REQUEST_TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 409) throw new SessionExists(id);
+      throw err;
+    }
     const session = loginSessionFrom(created);
     if (!this.reflector.get(session.id)) this.createdHere.set(session.id, session);
     return session;

@@ -6,6 +6,7 @@ import { JWKS_PATH } from './discovery-paths.js';
 import { publicJwks } from './key-set.js';
 import type { SigningKeyProvider } from './signing-key.js';
 import { TOKEN_AUDIENCE, type TokenPolicy } from './tokens.js';
+import { CODE_CHALLENGE_METHODS, SUPPORTED_SCOPES } from '../browser/authorization-request.js';
 
 export { JWKS_PATH, OIDC_DISCOVERY_PATH } from './discovery-paths.js';
 /** Short enough that a new key is seen soon after it is added; verifiers also refetch on an unknown kid. */
@@ -18,8 +19,8 @@ export interface DiscoveryDeps {
 
 /**
  * The JWKS (public keys of the asymmetric keys in the set; an HMAC key is never published) and, once an https
- * issuer URL is configured, the OpenID Provider metadata pointing at it. kapi is an OAuth token issuer, not a full
- * OpenID Provider: there is no authorization endpoint, and the metadata lists only what it does.
+ * issuer URL is configured, the OpenID Provider metadata pointing at it: the endpoints of the browser sign-in
+ * (authorization code with PKCE S256), the token, user info and revocation endpoints, and what kapi issues.
  */
 export function discoveryRoutes(deps: DiscoveryDeps): Router {
   const router = Router();
@@ -39,36 +40,51 @@ export function discoveryRoutes(deps: DiscoveryDeps): Router {
     }
     const keys = deps.keys.keys();
     if (!keys) throw new ServiceUnavailableError('the token signing keys are not loaded yet');
-    cacheable(res).json(providerMetadata(issuer, [...new Set(publicJwks(keys).keys.map((key) => key.alg))]));
+    const algorithms = new Set<string>([keys.active.algorithm, ...publicJwks(keys).keys.map((key) => key.alg)]);
+    cacheable(res).json(providerMetadata(issuer, [...algorithms]));
   });
   return router;
 }
 
-/** Pure: the metadata document for an issuer and the algorithms of its published keys. */
+/** Pure: the metadata document for an issuer and the algorithms its ID tokens may be signed with. */
 export function providerMetadata(issuer: string, algorithms: readonly string[]) {
   const base = issuer.replace(/\/+$/, '');
   return {
     issuer,
-    jwks_uri: `${base}${JWKS_PATH}`,
+    authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/oauth/token`,
+    userinfo_endpoint: `${base}/oauth/userinfo`,
     revocation_endpoint: `${base}/oauth/revoke`,
-    grant_types_supported: ['password', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    response_types_supported: [],
+    jwks_uri: `${base}${JWKS_PATH}`,
+    grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
+    scopes_supported: [...SUPPORTED_SCOPES],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    authorization_response_iss_parameter_supported: true,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: algorithms,
     claims_supported: [
       'iss',
       'sub',
       'aud',
+      'azp',
       'iat',
       'exp',
+      'auth_time',
+      'nonce',
+      'at_hash',
       'jti',
       'username',
+      'preferred_username',
+      'name',
+      'email',
       'groups',
       'client_id',
       'sid',
+      'scope',
       'token_type',
     ],
     // not standard metadata: what a verifier needs beside the keys (kube-apiserver's --oidc-client-id)

@@ -36,6 +36,8 @@ export interface TokenClaims {
    * (kube-apiserver's `--oidc-groups-claim=groups`). kapi itself reads the User on every request instead.
    */
   groups?: string[];
+  /** Access tokens of a browser sign-in only: the OAuth scopes granted (space-separated). */
+  scope?: string;
 }
 
 export interface TokenSubject {
@@ -43,6 +45,7 @@ export interface TokenSubject {
   clientId: string;
   sessionId: string;
   groups?: readonly string[];
+  scope?: string;
 }
 
 /** Times in whole seconds since the epoch, as JWT counts them. */
@@ -75,6 +78,7 @@ export function buildClaims(
     sid: subject.sessionId,
   };
   if (type === 'access_token' && subject.groups) claims.groups = [...subject.groups];
+  if (type === 'access_token' && subject.scope !== undefined) claims.scope = subject.scope;
   return claims;
 }
 
@@ -222,6 +226,7 @@ function claimsOf(payload: unknown): TokenClaims | undefined {
   if (groups !== undefined && !(Array.isArray(groups) && groups.every((group) => typeof group === 'string'))) {
     return undefined;
   }
+  if (p.scope !== undefined && typeof p.scope !== 'string') return undefined;
   return {
     iss: p.iss as string,
     sub: p.sub as string,
@@ -234,6 +239,7 @@ function claimsOf(payload: unknown): TokenClaims | undefined {
     client_id: p.client_id as string,
     sid: p.sid as string,
     ...(groups ? { groups: groups as string[] } : {}),
+    ...(typeof p.scope === 'string' ? { scope: p.scope } : {}),
   };
 }
 

@@ -373,7 +373,7 @@ describe('POST /oauth/token, the request itself', () => {
 
   test('when an unknown /oauth path is asked, then 404 as RFC 6749 JSON, not a Kubernetes Status', async () => {
     const { app } = withAlice();
-    expectOAuthError(await request(app).post('/oauth/authorize'), 404, 'invalid_request');
+    expectOAuthError(await request(app).post('/oauth/authorization'), 404, 'invalid_request');
   });
 
   test('when the signing key is not loaded yet, then 503 temporarily_unavailable', async () => {

@@ -75,15 +75,23 @@ describe.each([
     expect(asRefresh.payload).not.toHaveProperty('groups');
   });
 
-  test('then OpenID discovery names the issuer, the JWKS, the token endpoint, the grants and the algorithm', async () => {
+  test('then OpenID discovery names the issuer, the JWKS, every endpoint, the grants, PKCE and the algorithm', async () => {
     const t = identityWith(keys);
     const res = await request(t.app).get(OIDC_DISCOVERY_PATH).expect(200);
     expect(res.body).toMatchObject({
       issuer: ISSUER,
       jwks_uri: `${ISSUER}${JWKS_PATH}`,
+      authorization_endpoint: `${ISSUER}/oauth/authorize`,
       token_endpoint: `${ISSUER}/oauth/token`,
+      userinfo_endpoint: `${ISSUER}/oauth/userinfo`,
       revocation_endpoint: `${ISSUER}/oauth/revoke`,
-      grant_types_supported: ['password', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      authorization_response_iss_parameter_supported: true,
+      scopes_supported: expect.arrayContaining(['openid', 'profile', 'email', 'groups']),
       id_token_signing_alg_values_supported: [alg],
       subject_types_supported: ['public'],
     });

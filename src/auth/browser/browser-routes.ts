@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import { mountOperation } from '../../openapi/operation.js';
+import type { LoginPageDeps } from './login-endpoint.js';
+import { loginPageEndpoints, pageFormBody } from './login-endpoint.js';
+import { authorizeEndpoint } from './authorize-endpoint.js';
+import { authorize, authorizeWithPost, showLoginPage, submitLoginForm } from './operations.js';
+
+export type BrowserSignInDeps = LoginPageDeps;
+
+/** The browser sign-in endpoints, to mount in the /oauth router (whose base is /oauth). */
+export function browserRoutes(deps: BrowserSignInDeps): Router {
+  const router = Router();
+  const authorizeHandler = authorizeEndpoint(deps);
+  mountOperation(router, '/oauth', authorize, authorizeHandler);
+  mountOperation(router, '/oauth', authorizeWithPost, pageFormBody, authorizeHandler);
+  const login = loginPageEndpoints(deps);
+  mountOperation(router, '/oauth', showLoginPage, login.show);
+  mountOperation(router, '/oauth', submitLoginForm, ...login.submit);
+  return router;
+}
