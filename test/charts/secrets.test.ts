@@ -160,6 +160,15 @@ describe('chart secrets on upgrade', () => {
     expect(findObject<V1Secret>(rendered, 'Secret', 'kapi-apiserver-jwt').data).toEqual(data);
   });
 
+  test('when an upgrade comes between rotation steps 1 and 2 (a new key, no active), then the Secret is kept as it is', async () => {
+    const data = {
+      key: randomBytes(48).toString('base64'),
+      '20261125.key': randomBytes(48).toString('base64'),
+    };
+    const rendered = await upgradeAgainst([{ ...keySecret(randomBytes(48)), data }]);
+    expect(findObject<V1Secret>(rendered, 'Secret', 'kapi-apiserver-jwt').data).toEqual(data);
+  });
+
   test('when signingKey.algorithm changes on upgrade, then a new key of it is added and active, the old one kept', async () => {
     const key = randomBytes(48);
     const api = await startFakeKubeApi([keySecret(key)], dir);

@@ -15,9 +15,11 @@ import {
  * - `<kid>.key`: an HS256 key, at least 32 random bytes;
  * - `<kid>.pem`: a PEM private key: EC P-256 signs ES256, RSA (2048 bits or more) signs RS256;
  * - `key`: the single HS256 key of earlier versions; its kid is `key`, and it also verifies tokens without a kid;
- * - `active`: the kid that signs new tokens (optional when the set holds one key).
- * Every key in the set verifies; rotation is: add a key, make it active, remove the old one once the tokens it
- * signed have expired (the refresh token lifetime).
+ * - `active`: the kid that signs new tokens (optional when the set holds one key, or a legacy `key`, which then
+ *   signs).
+ * Every key in the set verifies what it signed (tokens naming its kid); rotation is: add a key (it is published in
+ * the JWKS at once and signs nothing yet), make it active, remove the old one once the tokens it signed have expired
+ * (the refresh token lifetime).
  */
 export type SigningAlgorithm = 'HS256' | 'ES256' | 'RS256';
 
@@ -86,10 +88,13 @@ export function keySetFromSecretData(data: Readonly<Record<string, string>> | un
   if (byKid.size === 0 && problems.length === 0) {
     problems.push(`no signing key (data.<kid>.key, data.<kid>.pem or data.key)`);
   }
-  if (activeKid === undefined && byKid.size > 1) {
-    problems.push(`data.${ACTIVE_ENTRY} must name the signing key when there are several`);
+  // Without `active`, a legacy `key` keeps signing: step 1 of a rotation adds a key beside it, published (JWKS) and
+  // verifying only what it signs, before step 2 makes it active.
+  const implicit = byKid.size === 1 ? [...byKid.values()][0] : byKid.get(LEGACY_KID);
+  if (activeKid === undefined && !implicit && byKid.size > 1) {
+    problems.push(`data.${ACTIVE_ENTRY} must name the signing key when there are several and none is the legacy key`);
   }
-  const active = activeKid === undefined ? [...byKid.values()][0] : byKid.get(activeKid);
+  const active = activeKid === undefined ? implicit : byKid.get(activeKid);
   if (activeKid !== undefined && !active)
     // a value that is no kid at all may be key material pasted into the wrong entry: it is never quoted
     problems.push(

@@ -37,6 +37,13 @@ describe('keySetFromSecretData', () => {
       kids: ['e'],
     },
     { name: 'an RSA key', data: { 'r.pem': b64(rsaPem(2048)) }, active: 'r', alg: 'RS256', kids: ['r'] },
+    {
+      name: 'the legacy key and a new key beside it, no active yet (rotation step 1): the legacy key still signs',
+      data: { key: hmac(1), '20261125.pem': b64(ecPem()) },
+      active: 'key',
+      alg: 'HS256',
+      kids: ['key', '20261125'],
+    },
   ])('when the Secret holds $name, then the set has those keys', ({ data, active, alg, kids }) => {
     const result = keySetFromSecretData(data, where);
     if (!('keys' in result)) throw new Error(result.problems.join('; '));

@@ -3,7 +3,9 @@ import jwt from 'jsonwebtoken';
 import {
   hmacKey,
   hmacKeySet,
+  keySetFromSecretData,
   keySetOf,
+  publicJwks,
   privateKey as privateKeyOf,
   type SigningKey,
 } from '../../../src/auth/tokens/key-set.js';
@@ -410,3 +412,49 @@ function expectKey(key: SigningKey | { problem: string }): SigningKey {
   if ('problem' in key) throw new Error(key.problem);
   return key;
 }
+
+describe('a key added but not active yet (rotation step 1)', () => {
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const legacy = Buffer.alloc(48, 7);
+  const loaded = keySetFromSecretData(
+    {
+      key: legacy.toString('base64'),
+      'next.pem': Buffer.from(ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()).toString('base64'),
+    },
+    'kapi-system/kapi-apiserver-jwt',
+  );
+  if (!('keys' in loaded)) throw new Error(loaded.problems.join('; '));
+  const keys = loaded.keys;
+  const next = keys.byKid.get('next')!;
+
+  test('when the set is loaded, then the legacy key signs and the new key is published in the JWKS', () => {
+    expect(keys.active.kid).toBe('key');
+    expect(publicJwks(keys).keys.map((key) => [key.kid, key.alg])).toEqual([['next', 'ES256']]);
+  });
+
+  test('when tokens are issued, then they are the legacy key’s, and the new key verifies none of them', () => {
+    const token = signToken(claims(), keys.active);
+    expect(verifyToken(token, keys, 'access_token', NOW).ok).toBe(true);
+    // the same token claiming the new key's kid, re-signed with the legacy key (HS256): refused
+    const [, payload] = token.split('.');
+    const renamed = forged(
+      { alg: 'HS256', typ: 'JWT', kid: 'next' },
+      JSON.parse(Buffer.from(payload!, 'base64url').toString()),
+      (input) => createHmac('sha256', legacy).update(input).digest('base64url'),
+    );
+    expect(verifyToken(renamed, keys, 'access_token', NOW)).toMatchObject({ ok: false });
+    // HS256 keyed with the new key's public PEM (algorithm confusion): refused
+    const publicPem = ec.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const confused = forged({ alg: 'HS256', typ: 'JWT', kid: 'next' }, claims(), (input) =>
+      createHmac('sha256', publicPem).update(input).digest('base64url'),
+    );
+    expect(verifyToken(confused, keys, 'access_token', NOW)).toMatchObject({ ok: false });
+    // a token with no kid is tried with the legacy key only, never the new one
+    const noKid = jwt.sign(claims(), next.signWith, { algorithm: 'ES256' });
+    expect(verifyToken(noKid, keys, 'access_token', NOW)).toMatchObject({ ok: false });
+  });
+
+  test('when a token names the new key and is signed with it, then it verifies (what it signed, once active)', () => {
+    expect(verifyToken(signToken(claims(), next), keys, 'access_token', NOW).ok).toBe(true);
+  });
+});
