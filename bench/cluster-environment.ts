@@ -19,7 +19,10 @@ const HASH_COST = 10;
  * installed (`kubectl apply -f crds/`). kapi runs with this kubeconfig, as kapi's own identity; the direct path uses
  * the same user. BENCH_BACKEND_PIDS=kube-apiserver=<pid>,etcd=<pid> adds their CPU when they run on this machine.
  */
-export async function startClusterEnvironment(kubeconfig: string): Promise<Environment> {
+export async function startClusterEnvironment(
+  kubeconfig: string,
+  options: { backendPids?: Record<string, number>; writable?: boolean } = {},
+): Promise<Environment> {
   const access = await kubeconfigFileAccess(kubeconfigFiles(kubeconfig, process.env));
   const connection = connectionFor(access, 'kubeconfig');
   const client = new KubeClient(connection);
@@ -108,7 +111,8 @@ export async function startClusterEnvironment(kubeconfig: string): Promise<Envir
         KAPI_CLUSTER_CONFIGURATION: `${name}/kapi`,
       },
       kubeconfig,
-      backendPids: backendPidsFrom(process.env.BENCH_BACKEND_PIDS),
+      backendPids: options.backendPids ?? backendPidsFrom(process.env.BENCH_BACKEND_PIDS),
+      writable: options.writable ?? false,
       adminHashCost: HASH_COST,
       loginUser: { name, password, hash },
       nodeCount: await count('nodes'),

@@ -24,7 +24,9 @@ export interface Environment {
   kapiUser: { name: string; password: string };
   /** Settings kapi needs for this cluster (environment variables). */
   kapiEnv: Record<string, string>;
-  /** The sandbox, when that is the backend (watch relay and the login storm need it). */
+  /** Whether rows may write to the backend (patch nodes): the sandbox and the bench's own kit, never BENCH_KUBECONFIG's. */
+  writable?: boolean;
+  /** The sandbox, when that is the backend (the login storm and the logging row need it). */
   sandbox?: SandboxProcess & { adminPassword: string };
   kubeconfig: string;
   /** Processes besides kapi whose CPU each load run accounts (the sandbox), by role. */

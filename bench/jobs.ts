@@ -63,10 +63,12 @@ export interface WatchRelayJob {
   kind: 'watch-relay';
   kapiUrl: string;
   kapiToken: string;
+  /** The backend (the sandbox or kube-apiserver). */
   sandboxUrl: string;
-  sandboxToken: string;
-  /** May patch nodes (the sandbox admin). */
-  patchToken: string;
+  /** Who the direct watch is (kapi's own identity). */
+  directHeaders: Record<string, string>;
+  /** Who may patch nodes (the sandbox admin, or the kit's). */
+  patchHeaders: Record<string, string>;
   nodeName: string;
   patches: number;
   timeoutMs: number;
@@ -86,7 +88,7 @@ export interface WatchFanoutJob {
   kapiUrl: string;
   kapiToken: string;
   sandboxUrl: string;
-  patchToken: string;
+  patchHeaders: Record<string, string>;
   nodeName: string;
   watches: number;
   timeoutMs: number;

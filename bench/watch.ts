@@ -18,16 +18,22 @@ interface Versioned {
 }
 
 /** The node list's resourceVersion: watches started from it see only the bench's own patches. */
-async function currentVersion(sandboxUrl: string, token: string, agent: http.Agent): Promise<string> {
-  const list = await sendJson<Versioned>(`${sandboxUrl}/api/v1/nodes?limit=1`, { headers: bearer(token), agent });
+async function currentVersion(sandboxUrl: string, headers: Record<string, string>, agent: http.Agent): Promise<string> {
+  const list = await sendJson<Versioned>(`${sandboxUrl}/api/v1/nodes?limit=1`, { headers, agent });
   return list.metadata.resourceVersion;
 }
 
 /** A label change on one node; resolves to the resourceVersion the change was written at. */
-async function patchLabel(sandboxUrl: string, token: string, nodeName: string, value: string, agent: http.Agent) {
+async function patchLabel(
+  sandboxUrl: string,
+  headers: Record<string, string>,
+  nodeName: string,
+  value: string,
+  agent: http.Agent,
+) {
   const node = await sendJson<Versioned>(`${sandboxUrl}/api/v1/nodes/${nodeName}`, {
     method: 'PATCH',
-    headers: { ...bearer(token), 'Content-Type': 'application/merge-patch+json' },
+    headers: { ...headers, 'Content-Type': 'application/merge-patch+json' },
     body: JSON.stringify({ metadata: { labels: { [TICK_LABEL]: value } } }),
     agent,
   });
@@ -105,16 +111,16 @@ export async function runWatchRelay(job: WatchRelayJob): Promise<WatchRelayResul
   const DIRECT = 0;
   const KAPI = 1;
   try {
-    const rv = await currentVersion(job.sandboxUrl, job.patchToken, patchAgent);
-    const open = (base: string, token: string, agent: http.Agent, stream: number, label: string) =>
-      openWatch(watchUrl(base, rv), bearer(token), agent, arrivals.handlers(stream, label), job.timeoutMs);
-    streams.push(await open(job.sandboxUrl, job.sandboxToken, streamAgents.direct, DIRECT, 'direct watch'));
-    streams.push(await open(job.kapiUrl, job.kapiToken, streamAgents.kapi, KAPI, 'watch through kapi'));
+    const rv = await currentVersion(job.sandboxUrl, job.patchHeaders, patchAgent);
+    const open = (base: string, headers: Record<string, string>, agent: http.Agent, stream: number, label: string) =>
+      openWatch(watchUrl(base, rv), headers, agent, arrivals.handlers(stream, label), job.timeoutMs);
+    streams.push(await open(job.sandboxUrl, job.directHeaders, streamAgents.direct, DIRECT, 'direct watch'));
+    streams.push(await open(job.kapiUrl, bearer(job.kapiToken), streamAgents.kapi, KAPI, 'watch through kapi'));
 
     const result: WatchRelayResult = { addedNs: [], directNs: [], missed: 0 };
     for (let i = 1; i <= job.patches; i++) {
       const sent = now();
-      const written = await patchLabel(job.sandboxUrl, job.patchToken, job.nodeName, String(i), patchAgent);
+      const written = await patchLabel(job.sandboxUrl, job.patchHeaders, job.nodeName, String(i), patchAgent);
       const row = await arrivals.wait(written, 2, EVENT_TIMEOUT_MS);
       if (arrivals.failure) throw new Error(arrivals.failure);
       const direct = row[DIRECT];
@@ -155,7 +161,7 @@ export async function runWatchFanout(job: WatchFanoutJob, handshake: () => Promi
     streamFailures: 0,
   };
   try {
-    const rv = await currentVersion(job.sandboxUrl, job.patchToken, patchAgent);
+    const rv = await currentVersion(job.sandboxUrl, job.patchHeaders, patchAgent);
     const openStarted = now();
     for (let first = 0; first < job.watches; first += OPEN_BATCH) {
       const batch = Array.from({ length: Math.min(OPEN_BATCH, job.watches - first) }, (_, i) =>
@@ -180,7 +186,7 @@ export async function runWatchFanout(job: WatchFanoutJob, handshake: () => Promi
     await handshake();
 
     const sent = now();
-    const written = await patchLabel(job.sandboxUrl, job.patchToken, job.nodeName, 'fanout', patchAgent);
+    const written = await patchLabel(job.sandboxUrl, job.patchHeaders, job.nodeName, 'fanout', patchAgent);
     const row = (await arrivals.wait(written, streams.length, job.timeoutMs)).filter((t) => t !== undefined);
     result.streamFailures = arrivals.failures;
     result.firstStreamFailure = arrivals.failure;

@@ -24,7 +24,7 @@ async function cachedObjects(metricsUrl: string): Promise<Record<string, number>
 
 /** SPEC §11 memory row: kapi's resident memory once every cache has synced, and again after it settled. */
 export const memoryScenario: Scenario = {
-  title: `Memory: kapi RSS with the sandbox's nodes and pods cached`,
+  title: `Memory: kapi RSS with the backend's nodes and pods cached`,
   planned: Object.values(memoryMetrics),
   async run(ctx) {
     const atReady = ctx.kapi.memory();
@@ -51,7 +51,7 @@ export const memoryScenario: Scenario = {
       .join(', ');
     detail(`kapi caches hold: ${held || 'unknown (no kapi_cache_objects metric)'}`);
     detail(
-      `(of the sandbox's ${ctx.env.nodeCount.toLocaleString('en-US')} nodes and ${ctx.env.podCount.toLocaleString('en-US')} pods; kapi indexes only pods not yet Succeeded/Failed)`,
+      `(of the backend's ${ctx.env.nodeCount.toLocaleString('en-US')} nodes and ${ctx.env.podCount.toLocaleString('en-US')} pods; kapi indexes only pods not yet Succeeded/Failed)`,
     );
     if (held && cached.nodes !== ctx.env.nodeCount) detail('WARNING: kapi does not hold every node');
     return {
