@@ -26,7 +26,11 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-export async function startChromium(): Promise<Chromium> {
+/**
+ * `acceptCertificates`: accept any server certificate (kapi's HTTPS listener in the e2e runs has a self-signed one
+ * that no system store trusts; a user would install its CA or give kapi a real certificate).
+ */
+export async function startChromium(options: { acceptCertificates?: boolean } = {}): Promise<Chromium> {
   const profile = mkdtempSync(join(tmpdir(), 'kapi-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: systemBinary('chromium'),
@@ -34,6 +38,7 @@ export async function startChromium(): Promise<Chromium> {
     chromiumSandbox: false,
     args: FLAGS,
     viewport: { width: 1100, height: 760 },
+    ignoreHTTPSErrors: options.acceptCertificates ?? false,
   });
   const console: string[] = [];
   context.on('console', (message) => console.push(`${message.type()}: ${message.text()}`));

@@ -32,6 +32,8 @@ export interface KapiLogin {
   /** Only when it is not the default: kept in the exec environment, not in the arguments. */
   clientSecret?: string;
   contextName: string;
+  /** Signed in with --browser: a new sign-in, when one is needed, goes through the browser too. */
+  browser?: boolean;
 }
 
 export const PLUGIN_COMMAND = 'kubectl-kapi';
@@ -55,6 +57,7 @@ export function withLogin(config: Kubeconfig, login: KapiLogin): Kubeconfig {
   const names = namesFor(login.server, login.username);
   const args = ['token', '--server', login.server, '--username', login.username];
   if (login.clientId !== 'kapi') args.push('--client-id', login.clientId);
+  if (login.browser) args.push('--browser');
   const exec: ExecConfig = {
     apiVersion: EXEC_API_VERSION,
     command: PLUGIN_COMMAND,

@@ -21,6 +21,7 @@ import {
   type TokenResponse,
 } from './oauth-client.js';
 import { canPrompt, promptLine, promptSecret, readStdin } from './terminal.js';
+import { browserLogin, systemBrowser } from './browser-login.js';
 import { cacheFile, deleteCache, readCache, writeCache } from './token-cache.js';
 
 const USAGE = `kubectl kapi: log in to kapi-apiserver with kubectl
@@ -30,6 +31,10 @@ Commands:
           [--client-id ID] [--kubeconfig FILE] [--context NAME]
           Logs in (password from KAPI_PASSWORD, stdin with --password-stdin, or the terminal), caches the tokens and
           writes a kubeconfig context whose user runs this plugin; that context becomes current.
+  login   --browser --server https://<kapi>:9443 [--certificate-authority FILE] [--client-id ID] [...]
+          Signs in in your browser instead (kapi's login page, or your organization's single sign-on): the code
+          comes back to 127.0.0.1 on a random port. Client "kubectl" (public) unless --client-id; $BROWSER, when
+          set, is the command that opens the address.
   token   --server URL --username NAME [--client-id ID]
           Run by kubectl (exec credential plugin): prints a valid access token, refreshing it when it is about to
           expire; asks for the password only when the refresh fails and kubectl allows a prompt.
@@ -40,6 +45,8 @@ Environment: KAPI_USERNAME, KAPI_PASSWORD (scripts), KAPI_CLIENT_SECRET (default
 Tokens are cached in $KUBECACHEDIR/kapi or ~/.kube/cache/kapi (mode 0600), one file per server and user.`;
 
 const DEFAULT_CLIENT = 'kapi';
+/** The public client the chart registers for browser sign-in from the terminal. */
+const BROWSER_CLIENT = 'kubectl';
 
 class UsageError extends Error {}
 
@@ -75,19 +82,30 @@ async function login(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
       'client-id': { type: 'string' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
+      browser: { type: 'boolean' },
     },
   });
   const server = serverUrl(values.server);
   const caPem = await caFile(values['certificate-authority']);
-  const target = oauthTarget(server, caPem, values['client-id'], env);
-  if (values['password-stdin'] && !(values.username ?? env.KAPI_USERNAME)) {
-    throw new UsageError('--password-stdin needs --username (or KAPI_USERNAME)');
+  const browser = values.browser === true;
+  if (browser && (values.username || values['password-stdin'])) {
+    throw new UsageError('--browser signs in in the browser: it takes no --username or --password-stdin');
   }
-  const username = values.username ?? env.KAPI_USERNAME ?? (await ask(() => promptLine('Username: '), 'a username'));
-  const password = values['password-stdin']
-    ? await readStdin()
-    : (env.KAPI_PASSWORD ?? (await ask(() => promptSecret(`Password for ${username}: `), 'a password')));
-  const tokens = await passwordGrant(target, username, password);
+  const target = oauthTarget(server, caPem, values['client-id'] ?? (browser ? BROWSER_CLIENT : undefined), env);
+  let username: string;
+  let tokens: TokenResponse;
+  if (browser) {
+    ({ username, tokens } = await signInWithBrowser(target, env));
+  } else {
+    if (values['password-stdin'] && !(values.username ?? env.KAPI_USERNAME)) {
+      throw new UsageError('--password-stdin needs --username (or KAPI_USERNAME)');
+    }
+    username = values.username ?? env.KAPI_USERNAME ?? (await ask(() => promptLine('Username: '), 'a username'));
+    const password = values['password-stdin']
+      ? await readStdin()
+      : (env.KAPI_PASSWORD ?? (await ask(() => promptSecret(`Password for ${username}: `), 'a password')));
+    tokens = await passwordGrant(target, username, password);
+  }
   await writeCache(cacheFile(env, server, username), cached(target, username, tokens));
 
   const path = kubeconfigPath(values.kubeconfig, env);
@@ -100,6 +118,7 @@ async function login(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
     clientId: target.clientId,
     clientSecret: secret,
     contextName,
+    browser,
   });
   await writeKubeconfig(path, config);
   process.stdout.write(
@@ -116,6 +135,7 @@ async function token(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
       username: { type: 'string' },
       'client-id': { type: 'string' },
       'certificate-authority': { type: 'string' },
+      browser: { type: 'boolean' },
     },
   });
   const info = parseExecInfo(env.KUBERNETES_EXEC_INFO);
@@ -146,6 +166,25 @@ async function token(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
 
   // No usable refresh token: a new login, if kubectl allows a prompt or a script gave the password.
   const interactive = info ? info.interactive : canPrompt();
+  if (values.browser) {
+    if (!interactive) {
+      process.stderr.write(
+        `kubectl-kapi: the kapi login of ${username} at ${server} has ended; sign in again:\n` +
+          `  kubectl kapi login --browser --server ${server}\n`,
+      );
+      return 1;
+    }
+    const signedIn = await signInWithBrowser(target, env);
+    if (signedIn.username !== username) {
+      throw new Error(
+        `you signed in as ${signedIn.username}, but this context is ${username}'s: ` +
+          `run kubectl kapi login --browser --server ${server} to switch`,
+      );
+    }
+    const next = cached(target, username, signedIn.tokens);
+    await writeCache(path, next);
+    return printCredential(next);
+  }
   const fromEnv = env.KAPI_PASSWORD !== undefined && (env.KAPI_USERNAME ?? username) === username;
   if (!fromEnv && !(interactive && canPrompt())) {
     process.stderr.write(
@@ -229,8 +268,19 @@ function oauthTarget(
     server,
     caPem,
     clientId: clientId ?? DEFAULT_CLIENT,
-    clientSecret: env.KAPI_CLIENT_SECRET ?? DEFAULT_CLIENT,
+    // the default client's secret is "kapi"; another client's is in KAPI_CLIENT_SECRET, or it is public (none)
+    clientSecret:
+      env.KAPI_CLIENT_SECRET ?? ((clientId ?? DEFAULT_CLIENT) === DEFAULT_CLIENT ? DEFAULT_CLIENT : undefined),
   };
+}
+
+/** The browser sign-in, talking to the user on stderr (stdout is kubectl's). */
+function signInWithBrowser(target: OAuthTarget, env: NodeJS.ProcessEnv) {
+  return browserLogin({
+    target,
+    openBrowser: systemBrowser(env),
+    tell: (line) => process.stderr.write(`${line}\n`),
+  });
 }
 
 /** https only: a password or a token never crosses the network in clear text (kubectl refuses that too). */

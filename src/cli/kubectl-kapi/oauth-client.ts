@@ -5,13 +5,16 @@ export interface OAuthTarget {
   server: string;
   caPem?: string;
   clientId: string;
-  clientSecret: string;
+  /** Absent for a public client (such as `kubectl`), which sends its client_id alone. */
+  clientSecret?: string;
 }
 
 export interface TokenResponse {
   access_token: string;
   refresh_token: string;
   expires_in: number;
+  /** authorization_code grant with the openid scope. */
+  id_token?: string;
 }
 
 /** An RFC 6749 error answer: `invalid_grant` means the credentials or the refresh token are no longer good. */
@@ -36,6 +39,21 @@ export function refreshGrant(target: OAuthTarget, refreshToken: string): Promise
   return tokenRequest(target, { grant_type: 'refresh_token', refresh_token: refreshToken });
 }
 
+/** RFC 6749 §4.1.3 with the PKCE verifier (RFC 7636 §4.5). */
+export function authorizationCodeGrant(
+  target: OAuthTarget,
+  code: string,
+  redirectUri: string,
+  codeVerifier: string,
+): Promise<TokenResponse> {
+  return tokenRequest(target, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    code_verifier: codeVerifier,
+  });
+}
+
 /** RFC 7009: revoking the refresh token ends the whole login session on the server. */
 export async function revoke(target: OAuthTarget, token: string): Promise<void> {
   await post(target, 'oauth/revoke', { token, token_type_hint: 'refresh_token' });
@@ -55,7 +73,11 @@ async function tokenRequest(target: OAuthTarget, form: Record<string, string>): 
 
 function post(target: OAuthTarget, path: string, form: Record<string, string>): Promise<unknown> {
   const url = new URL(path, withSlash(target.server));
-  const body = new URLSearchParams({ ...form, client_id: target.clientId, client_secret: target.clientSecret });
+  const body = new URLSearchParams({
+    ...form,
+    client_id: target.clientId,
+    ...(target.clientSecret === undefined ? {} : { client_secret: target.clientSecret }),
+  });
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,

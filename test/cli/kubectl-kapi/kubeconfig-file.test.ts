@@ -10,6 +10,14 @@ const login = {
 };
 
 describe('withLogin', () => {
+  test('when the login was in the browser with the public client, then the exec arguments say so and hold no secret', () => {
+    const config = withLogin({}, { ...login, clientId: 'kubectl', browser: true });
+    expect(config.users![0]!.user!.exec).toMatchObject({
+      args: ['token', '--server', login.server, '--username', 'alice', '--client-id', 'kubectl', '--browser'],
+      env: null,
+    });
+  });
+
   test('when the kubeconfig is empty, then it gets the cluster with its CA, the exec user and the current context', () => {
     const config = withLogin({}, login);
     expect(config).toEqual({
