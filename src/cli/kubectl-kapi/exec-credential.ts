@@ -31,13 +31,52 @@ export function parseExecInfo(text: string | undefined): ExecInfo | undefined {
   };
 }
 
-/** What the plugin prints on stdout for kubectl. */
+/** What the plugin prints on stdout for kubectl. A time no Date can hold is printed as already past. */
 export function execCredential(token: string, expiresAtMs: number): string {
+  const at = isTime(expiresAtMs) ? expiresAtMs : 0;
   return JSON.stringify({
     apiVersion: EXEC_API_VERSION,
     kind: 'ExecCredential',
-    status: { token, expirationTimestamp: new Date(expiresAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    status: { token, expirationTimestamp: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z') },
   });
+}
+
+/** The longest access-token lifetime taken as given: kapi's are hours; a longer one is a broken answer. */
+export const MAX_LIFETIME_SECONDS = 366 * 86_400;
+
+/**
+ * When a token obtained at `obtainedAtMs` with the server's `expires_in` expires: `obtainedAtMs` itself (already
+ * expired: the next use refreshes it) when `expires_in` is not a whole number of seconds from 1 to a year.
+ */
+export function expiresAtOf(obtainedAtMs: number, expiresIn: unknown): number {
+  const valid =
+    typeof expiresIn === 'number' &&
+    Number.isSafeInteger(expiresIn) &&
+    expiresIn > 0 &&
+    expiresIn <= MAX_LIFETIME_SECONDS;
+  return valid ? obtainedAtMs + expiresIn * 1000 : obtainedAtMs;
+}
+
+/**
+ * Whether cached times can be believed: whole milliseconds a Date holds, obtained no later than a day from now (a
+ * clock set back since is allowed for), expiring after it was obtained and within the longest lifetime. Anything
+ * else (a damaged or edited file) is taken as expired.
+ */
+export function plausibleTimes(times: { obtainedAt: unknown; expiresAt: unknown }, nowMs: number): boolean {
+  const { obtainedAt, expiresAt } = times;
+  if (typeof obtainedAt !== 'number' || typeof expiresAt !== 'number') return false;
+  if (!isTime(obtainedAt) || !isTime(expiresAt) || !Number.isSafeInteger(obtainedAt)) return false;
+  return (
+    obtainedAt >= 0 &&
+    obtainedAt <= nowMs + 86_400_000 &&
+    expiresAt >= obtainedAt &&
+    expiresAt - obtainedAt <= MAX_LIFETIME_SECONDS * 1000
+  );
+}
+
+/** A number of milliseconds a Date can hold (±8.64e15). */
+function isTime(ms: number): boolean {
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15;
 }
 
 export interface CachedTokens {

@@ -10,7 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { execCredential, needsRefresh, parseExecInfo, type CachedTokens } from './exec-credential.js';
+import { execCredential, expiresAtOf, needsRefresh, parseExecInfo, type CachedTokens } from './exec-credential.js';
 import { kubeconfigPath, loginOf, namesFor, readKubeconfig, withLogin, writeKubeconfig } from './kubeconfig-file.js';
 import {
   OAuthRequestError,
@@ -147,7 +147,7 @@ async function token(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const path = cacheFile(env, server, username);
   const now = Date.now();
 
-  const current = await readCache(path);
+  const current = await readCache(path, warn);
   const usable = current && current.clientId === target.clientId ? current : undefined;
   if (usable && !needsRefresh(usable, now)) return printCredential(usable);
   if (usable) {
@@ -222,7 +222,7 @@ async function logout(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
         }
       : loginOf(await readKubeconfig(kubeconfigPath(values.kubeconfig, env)), values.context);
   const path = cacheFile(env, login.server, login.username);
-  const current = await readCache(path);
+  const current = await readCache(path, warn);
   let code = 0;
   if (current) {
     try {
@@ -254,7 +254,8 @@ function cached(target: OAuthTarget, username: string, tokens: TokenResponse): C
     accessToken: tokens.access_token,
     refreshToken: tokens.refresh_token,
     obtainedAt,
-    expiresAt: obtainedAt + tokens.expires_in * 1000,
+    // a lifetime that makes no sense (1e300, negative) is taken as expired: the next use refreshes
+    expiresAt: expiresAtOf(obtainedAt, tokens.expires_in),
   };
 }
 
@@ -308,6 +309,10 @@ async function caFile(path: string | undefined): Promise<string | undefined> {
 async function ask(prompt: () => Promise<string>, what: string): Promise<string> {
   if (!canPrompt()) throw new UsageError(`${what} is needed: no terminal to ask on (set KAPI_USERNAME/KAPI_PASSWORD)`);
   return prompt();
+}
+
+function warn(message: string): void {
+  process.stderr.write(`kubectl-kapi: ${message}\n`);
 }
 
 function describe(err: unknown): string {

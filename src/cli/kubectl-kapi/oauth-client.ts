@@ -30,6 +30,8 @@ export class OAuthRequestError extends Error {
 }
 
 const TIMEOUT_MS = 30_000;
+/** A token answer is a few KiB; one larger than this is refused, never read whole (a hostile or broken server). */
+export const MAX_ANSWER_BYTES = 2 ** 20;
 
 export function passwordGrant(target: OAuthTarget, username: string, password: string): Promise<TokenResponse> {
   return tokenRequest(target, { grant_type: 'password', username, password });
@@ -64,6 +66,8 @@ async function tokenRequest(target: OAuthTarget, form: Record<string, string>): 
   if (
     typeof body?.access_token !== 'string' ||
     typeof body.refresh_token !== 'string' ||
+    body.access_token === '' ||
+    body.refresh_token === '' ||
     typeof body.expires_in !== 'number'
   ) {
     throw new Error('the token endpoint answered without access_token, refresh_token and expires_in');
@@ -89,8 +93,21 @@ function post(target: OAuthTarget, path: string, form: Record<string, string>): 
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
+        let size = 0;
+        const tooLarge = () => {
+          reject(new Error(`${url.origin}${url.pathname} answered more than ${MAX_ANSWER_BYTES} bytes; refused`));
+          req.destroy();
+        };
+        if (Number(res.headers['content-length']) > MAX_ANSWER_BYTES) {
+          tooLarge();
+          return;
+        }
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) tooLarge();
+          else chunks.push(chunk);
+        });
+        res.on('error', (err) => reject(err));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           let parsed: unknown;

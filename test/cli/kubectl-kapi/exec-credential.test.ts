@@ -1,4 +1,10 @@
-import { execCredential, needsRefresh, parseExecInfo } from '../../../src/cli/kubectl-kapi/exec-credential.js';
+import {
+  execCredential,
+  expiresAtOf,
+  needsRefresh,
+  parseExecInfo,
+  plausibleTimes,
+} from '../../../src/cli/kubectl-kapi/exec-credential.js';
 
 describe('parseExecInfo', () => {
   const ca = '-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n';
@@ -70,4 +76,61 @@ describe('needsRefresh', () => {
   ])('when the cache holds $name, then refresh is $refresh', ({ obtainedAt, expiresAt, now, refresh }) => {
     expect(needsRefresh({ obtainedAt, expiresAt }, now)).toBe(refresh);
   });
+});
+
+describe('expiresAtOf', () => {
+  const T = 1_800_000_000_000;
+  test.each([
+    { name: '7200 s', expiresIn: 7200, expected: T + 7_200_000 },
+    { name: 'a year', expiresIn: 366 * 86_400, expected: T + 366 * 86_400_000 },
+    { name: '1e300', expiresIn: 1e300, expected: T },
+    { name: 'more than a year', expiresIn: 366 * 86_400 + 1, expected: T },
+    { name: '0', expiresIn: 0, expected: T },
+    { name: 'a negative number', expiresIn: -5, expected: T },
+    { name: 'a fraction', expiresIn: 1.5, expected: T },
+    { name: 'NaN', expiresIn: Number.NaN, expected: T },
+    { name: 'Infinity', expiresIn: Number.POSITIVE_INFINITY, expected: T },
+    { name: 'text', expiresIn: '7200', expected: T },
+  ])(
+    'when expires_in is $name, then the token expires at $expected (bad: already expired)',
+    ({ expiresIn, expected }) => {
+      expect(expiresAtOf(T, expiresIn)).toBe(expected);
+    },
+  );
+});
+
+describe('plausibleTimes', () => {
+  const NOW = 1_800_000_000_000;
+  test.each([
+    {
+      name: 'a token obtained an hour ago for two hours',
+      obtainedAt: NOW - 3_600_000,
+      expiresAt: NOW + 3_600_000,
+      ok: true,
+    },
+    { name: 'an expired one', obtainedAt: NOW - 10_000_000, expiresAt: NOW - 2_800_000, ok: true },
+    { name: 'expiresAt 1e20', obtainedAt: NOW, expiresAt: 1e20, ok: false },
+    { name: 'expiresAt before obtainedAt', obtainedAt: NOW, expiresAt: NOW - 1, ok: false },
+    {
+      name: 'obtained two days in the future',
+      obtainedAt: NOW + 2 * 86_400_000,
+      expiresAt: NOW + 2 * 86_400_000 + 1,
+      ok: false,
+    },
+    { name: 'a lifetime over a year', obtainedAt: NOW, expiresAt: NOW + 367 * 86_400_000, ok: false },
+    { name: 'NaN', obtainedAt: Number.NaN, expiresAt: NOW, ok: false },
+    { name: 'strings', obtainedAt: String(NOW), expiresAt: String(NOW), ok: false },
+    { name: 'a negative time', obtainedAt: -1, expiresAt: NOW, ok: false },
+  ])('when the cache holds $name, then the times are believed: $ok', ({ obtainedAt, expiresAt, ok }) => {
+    expect(plausibleTimes({ obtainedAt, expiresAt }, NOW)).toBe(ok);
+  });
+});
+
+describe('execCredential with a time no Date holds', () => {
+  test.each([1e20, Number.NaN, Number.POSITIVE_INFINITY])(
+    'when the expiry is %s, then it is printed as past, never thrown',
+    (at) => {
+      expect(JSON.parse(execCredential('tok', at)).status.expirationTimestamp).toBe('1970-01-01T00:00:00Z');
+    },
+  );
 });
