@@ -208,6 +208,1266 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Namespaces, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list namespaces` in the cluster’s RBAC.
+         */
+        get: operations["listNamespaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Namespace
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get namespaces` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readNamespace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Pods of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list pods` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). `serviceName` selects the pods the named Service (in each pod’s namespace) selects; a Service without a selector selects none.
+         */
+        get: operations["listPods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Pods of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list pods` in that namespace. `serviceName` selects the pods the named Service (in each pod’s namespace) selects; a Service without a selector selects none.
+         */
+        get: operations["listNamespacedPods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/pods/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Pod
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get pods` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedPod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Deployments of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list deployments` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listDeployments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/deployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Deployments of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list deployments` in that namespace.
+         */
+        get: operations["listNamespacedDeployments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/deployments/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Deployment
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get deployments` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedDeployment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/statefulsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List StatefulSets of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list statefulsets` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listStatefulSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/statefulsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the StatefulSets of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list statefulsets` in that namespace.
+         */
+        get: operations["listNamespacedStatefulSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/statefulsets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one StatefulSet
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get statefulsets` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedStatefulSet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/daemonsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List DaemonSets of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list daemonsets` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listDaemonSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/daemonsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the DaemonSets of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list daemonsets` in that namespace.
+         */
+        get: operations["listNamespacedDaemonSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/daemonsets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one DaemonSet
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get daemonsets` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedDaemonSet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/replicasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ReplicaSets of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list replicasets` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). Not in KubeSphere 3.4: kapi’s own, with the Deployment’s status rule.
+         */
+        get: operations["listReplicaSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/replicasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the ReplicaSets of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list replicasets` in that namespace. Not in KubeSphere 3.4: kapi’s own, with the Deployment’s status rule.
+         */
+        get: operations["listNamespacedReplicaSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/replicasets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one ReplicaSet
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get replicasets` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedReplicaSet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Jobs of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list jobs` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Jobs of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list jobs` in that namespace.
+         */
+        get: operations["listNamespacedJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/jobs/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Job
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get jobs` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/cronjobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List CronJobs of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list cronjobs` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listCronJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/cronjobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the CronJobs of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list cronjobs` in that namespace.
+         */
+        get: operations["listNamespacedCronJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/cronjobs/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one CronJob
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get cronjobs` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedCronJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Services of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list services` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listServices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Services of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list services` in that namespace.
+         */
+        get: operations["listNamespacedServices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/services/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Service
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get services` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedService"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/ingresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Ingresses of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list ingresses` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listIngresses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/ingresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Ingresses of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list ingresses` in that namespace.
+         */
+        get: operations["listNamespacedIngresses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/ingresses/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Ingress
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get ingresses` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedIngress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/networkpolicies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List NetworkPolicies of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list networkpolicies` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listNetworkPolicies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/networkpolicies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the NetworkPolicies of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list networkpolicies` in that namespace.
+         */
+        get: operations["listNamespacedNetworkPolicies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/networkpolicies/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one NetworkPolicy
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get networkpolicies` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedNetworkPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/configmaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ConfigMaps of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list configmaps` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listConfigMaps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/configmaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the ConfigMaps of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list configmaps` in that namespace.
+         */
+        get: operations["listNamespacedConfigMaps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/configmaps/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one ConfigMap
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get configmaps` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedConfigMap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Secrets of every namespace the caller may list, filtered, sorted and paged
+         * @description Listed from kube-apiserver as the caller (never cached). Needs `list secrets` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). Never cached: each answer lists the secrets from kube-apiserver as the caller (impersonated), so kapi holds no secret and needs no right to read them. `fieldSelector` is kube-apiserver’s (`type`, `metadata.name`, `metadata.namespace`); KubeSphere evaluated any JSON path.
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Secrets of one namespace, filtered, sorted and paged
+         * @description Listed from kube-apiserver as the caller (never cached). Needs `list secrets` in that namespace. Never cached: each answer lists the secrets from kube-apiserver as the caller (impersonated), so kapi holds no secret and needs no right to read them. `fieldSelector` is kube-apiserver’s (`type`, `metadata.name`, `metadata.namespace`); KubeSphere evaluated any JSON path.
+         */
+        get: operations["listNamespacedSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Secret
+         * @description Listed from kube-apiserver as the caller (never cached). Needs `get secrets` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/persistentvolumeclaims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List PersistentVolumeClaims of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list persistentvolumeclaims` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listPersistentVolumeClaims"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/persistentvolumeclaims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the PersistentVolumeClaims of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list persistentvolumeclaims` in that namespace.
+         */
+        get: operations["listNamespacedPersistentVolumeClaims"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/persistentvolumeclaims/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one PersistentVolumeClaim
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get persistentvolumeclaims` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedPersistentVolumeClaim"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/persistentvolumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List PersistentVolumes, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list persistentvolumes` in the cluster’s RBAC.
+         */
+        get: operations["listPersistentVolumes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/persistentvolumes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one PersistentVolume
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get persistentvolumes` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readPersistentVolume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/storageclasses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List StorageClasses, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list storageclasses` in the cluster’s RBAC.
+         */
+        get: operations["listStorageClasses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/storageclasses/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one StorageClass
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get storageclasses` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readStorageClass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/serviceaccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ServiceAccounts of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list serviceaccounts` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listServiceAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/serviceaccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the ServiceAccounts of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list serviceaccounts` in that namespace.
+         */
+        get: operations["listNamespacedServiceAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/serviceaccounts/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one ServiceAccount
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get serviceaccounts` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedServiceAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Roles of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list roles` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Roles of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list roles` in that namespace.
+         */
+        get: operations["listNamespacedRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/roles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Role
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get roles` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedRole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/rolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List RoleBindings of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         */
+        get: operations["listRoleBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/rolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the RoleBindings of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in that namespace.
+         */
+        get: operations["listNamespacedRoleBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/rolebindings/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one RoleBinding
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get rolebindings` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedRoleBinding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/clusterroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ClusterRoles, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list clusterroles` in the cluster’s RBAC.
+         */
+        get: operations["listClusterRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/clusterroles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one ClusterRole
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get clusterroles` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readClusterRole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/clusterrolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List ClusterRoleBindings, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list clusterrolebindings` in the cluster’s RBAC.
+         */
+        get: operations["listClusterRoleBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/clusterrolebindings/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one ClusterRoleBinding
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get clusterrolebindings` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readClusterRoleBinding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/customresourcedefinitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List CustomResourceDefinitions, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list customresourcedefinitions` in the cluster’s RBAC. `name` also matches the CRD’s kind (`spec.names.kind`), as KubeSphere’s does.
+         */
+        get: operations["listCustomResourceDefinitions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/customresourcedefinitions/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one CustomResourceDefinition
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get customresourcedefinitions` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readCustomResourceDefinition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Events of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list events` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). Not in KubeSphere 3.4: kapi’s own (status from `type`, sort by `lastTimestamp`, involved-object filters).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Events of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list events` in that namespace. Not in KubeSphere 3.4: kapi’s own (status from `type`, sort by `lastTimestamp`, involved-object filters).
+         */
+        get: operations["listNamespacedEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/events/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Event
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get events` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/logging.kapi.io/v1alpha2/logs": {
         parameters: {
             query?: never;
@@ -288,8 +1548,325 @@ export interface components {
              */
             response_mode?: "query";
         };
+        /** @description A rbac.authorization.k8s.io/v1 ClusterRole as kube-apiserver serves it (`metadata.managedFields` left out). */
+        ClusterRole: {
+            /** @enum {string} */
+            kind: "ClusterRole";
+            /** @enum {string} */
+            apiVersion: "rbac.authorization.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A rbac.authorization.k8s.io/v1 ClusterRoleBinding as kube-apiserver serves it (`metadata.managedFields` left out). */
+        ClusterRoleBinding: {
+            /** @enum {string} */
+            kind: "ClusterRoleBinding";
+            /** @enum {string} */
+            apiVersion: "rbac.authorization.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of ClusterRoleBindings, KubeSphere’s list shape. */
+        ClusterRoleBindingList: {
+            /** @description The requested page. */
+            items: components["schemas"]["ClusterRoleBinding"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of ClusterRoles, KubeSphere’s list shape. */
+        ClusterRoleList: {
+            /** @description The requested page. */
+            items: components["schemas"]["ClusterRole"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A v1 ConfigMap as kube-apiserver serves it (`metadata.managedFields` left out). */
+        ConfigMap: {
+            /** @enum {string} */
+            kind: "ConfigMap";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of ConfigMaps, KubeSphere’s list shape. */
+        ConfigMapList: {
+            /** @description The requested page. */
+            items: components["schemas"]["ConfigMap"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A batch/v1 CronJob as kube-apiserver serves it (`metadata.managedFields` left out). */
+        CronJob: {
+            /** @enum {string} */
+            kind: "CronJob";
+            /** @enum {string} */
+            apiVersion: "batch/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of CronJobs, KubeSphere’s list shape. */
+        CronJobList: {
+            /** @description The requested page. */
+            items: components["schemas"]["CronJob"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A apiextensions.k8s.io/v1 CustomResourceDefinition as kube-apiserver serves it (`metadata.managedFields` left out). */
+        CustomResourceDefinition: {
+            /** @enum {string} */
+            kind: "CustomResourceDefinition";
+            /** @enum {string} */
+            apiVersion: "apiextensions.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of CustomResourceDefinitions, KubeSphere’s list shape. */
+        CustomResourceDefinitionList: {
+            /** @description The requested page. */
+            items: components["schemas"]["CustomResourceDefinition"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A apps/v1 DaemonSet as kube-apiserver serves it (`metadata.managedFields` left out). */
+        DaemonSet: {
+            /** @enum {string} */
+            kind: "DaemonSet";
+            /** @enum {string} */
+            apiVersion: "apps/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of DaemonSets, KubeSphere’s list shape. */
+        DaemonSetList: {
+            /** @description The requested page. */
+            items: components["schemas"]["DaemonSet"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A apps/v1 Deployment as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Deployment: {
+            /** @enum {string} */
+            kind: "Deployment";
+            /** @enum {string} */
+            apiVersion: "apps/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Deployments, KubeSphere’s list shape. */
+        DeploymentList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Deployment"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A v1 Event as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Event: {
+            /** @enum {string} */
+            kind: "Event";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Events, KubeSphere’s list shape. */
+        EventList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Event"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
         /** @description A page of kapi’s for a browser (text/html, no script, Content-Security-Policy default-src none with frame-ancestors none): the login page, or why the sign-in cannot go on. */
         HtmlPage: string;
+        /** @description A networking.k8s.io/v1 Ingress as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Ingress: {
+            /** @enum {string} */
+            kind: "Ingress";
+            /** @enum {string} */
+            apiVersion: "networking.k8s.io/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Ingresses, KubeSphere’s list shape. */
+        IngressList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Ingress"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A batch/v1 Job as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Job: {
+            /** @enum {string} */
+            kind: "Job";
+            /** @enum {string} */
+            apiVersion: "batch/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Jobs, KubeSphere’s list shape. */
+        JobList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Job"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
         /** @description The public keys tokens are verified with (RFC 7517). An HMAC key is never published. */
         JwkSet: {
             keys: ({
@@ -318,6 +1895,69 @@ export interface components {
             /** @description A user name or e-mail address. */
             username?: string;
             password?: string;
+        };
+        /** @description A v1 Namespace as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Namespace: {
+            /** @enum {string} */
+            kind: "Namespace";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Namespaces, KubeSphere’s list shape. */
+        NamespaceList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Namespace"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A networking.k8s.io/v1 NetworkPolicy as kube-apiserver serves it (`metadata.managedFields` left out). */
+        NetworkPolicy: {
+            /** @enum {string} */
+            kind: "NetworkPolicy";
+            /** @enum {string} */
+            apiVersion: "networking.k8s.io/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of NetworkPolicies, KubeSphere’s list shape. */
+        NetworkPolicyList: {
+            /** @description The requested page. */
+            items: components["schemas"]["NetworkPolicy"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
         };
         /** @description A core/v1 Node from the watched cache. Annotations `node.kapi.io/cpu-requests`, `cpu-limits`, `memory-requests`, `memory-limits` and their `-fraction` percentages give what the non-terminated pods on the node request and limit. */
         Node: {
@@ -389,6 +2029,133 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A v1 PersistentVolume as kube-apiserver serves it (`metadata.managedFields` left out). */
+        PersistentVolume: {
+            /** @enum {string} */
+            kind: "PersistentVolume";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A v1 PersistentVolumeClaim as kube-apiserver serves it (`metadata.managedFields` left out). */
+        PersistentVolumeClaim: {
+            /** @enum {string} */
+            kind: "PersistentVolumeClaim";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of PersistentVolumeClaims, KubeSphere’s list shape. */
+        PersistentVolumeClaimList: {
+            /** @description The requested page. */
+            items: components["schemas"]["PersistentVolumeClaim"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of PersistentVolumes, KubeSphere’s list shape. */
+        PersistentVolumeList: {
+            /** @description The requested page. */
+            items: components["schemas"]["PersistentVolume"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A v1 Pod as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Pod: {
+            /** @enum {string} */
+            kind: "Pod";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Pods, KubeSphere’s list shape. */
+        PodList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Pod"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A apps/v1 ReplicaSet as kube-apiserver serves it (`metadata.managedFields` left out). */
+        ReplicaSet: {
+            /** @enum {string} */
+            kind: "ReplicaSet";
+            /** @enum {string} */
+            apiVersion: "apps/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of ReplicaSets, KubeSphere’s list shape. */
+        ReplicaSetList: {
+            /** @description The requested page. */
+            items: components["schemas"]["ReplicaSet"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
         RevokeRequest: {
             /** @description An access or refresh token of the login session to end. */
             token: string;
@@ -401,6 +2168,198 @@ export interface components {
             client_id?: string;
             /** @description The client’s secret, unless HTTP Basic is used. */
             client_secret?: string;
+        };
+        /** @description A rbac.authorization.k8s.io/v1 Role as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Role: {
+            /** @enum {string} */
+            kind: "Role";
+            /** @enum {string} */
+            apiVersion: "rbac.authorization.k8s.io/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A rbac.authorization.k8s.io/v1 RoleBinding as kube-apiserver serves it (`metadata.managedFields` left out). */
+        RoleBinding: {
+            /** @enum {string} */
+            kind: "RoleBinding";
+            /** @enum {string} */
+            apiVersion: "rbac.authorization.k8s.io/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of RoleBindings, KubeSphere’s list shape. */
+        RoleBindingList: {
+            /** @description The requested page. */
+            items: components["schemas"]["RoleBinding"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of Roles, KubeSphere’s list shape. */
+        RoleList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Role"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A v1 Secret as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Secret: {
+            /** @enum {string} */
+            kind: "Secret";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Secrets, KubeSphere’s list shape. */
+        SecretList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Secret"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A v1 Service as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Service: {
+            /** @enum {string} */
+            kind: "Service";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A v1 ServiceAccount as kube-apiserver serves it (`metadata.managedFields` left out). */
+        ServiceAccount: {
+            /** @enum {string} */
+            kind: "ServiceAccount";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of ServiceAccounts, KubeSphere’s list shape. */
+        ServiceAccountList: {
+            /** @description The requested page. */
+            items: components["schemas"]["ServiceAccount"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of Services, KubeSphere’s list shape. */
+        ServiceList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Service"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A apps/v1 StatefulSet as kube-apiserver serves it (`metadata.managedFields` left out). */
+        StatefulSet: {
+            /** @enum {string} */
+            kind: "StatefulSet";
+            /** @enum {string} */
+            apiVersion: "apps/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of StatefulSets, KubeSphere’s list shape. */
+        StatefulSetList: {
+            /** @description The requested page. */
+            items: components["schemas"]["StatefulSet"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
         };
         /** @description A Kubernetes meta/v1 Status: the body of every error answer outside /oauth. */
         Status: {
@@ -429,6 +2388,37 @@ export interface components {
             };
             /** @description The HTTP status code. */
             code: number;
+        };
+        /** @description A storage.k8s.io/v1 StorageClass as kube-apiserver serves it (`metadata.managedFields` left out). */
+        StorageClass: {
+            /** @enum {string} */
+            kind: "StorageClass";
+            /** @enum {string} */
+            apiVersion: "storage.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of StorageClasses, KubeSphere’s list shape. */
+        StorageClassList: {
+            /** @description The requested page. */
+            items: components["schemas"]["StorageClass"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
         };
         /** @description Each parameter at most once; parameters in the query string are never read. */
         TokenRequest: {
@@ -1454,6 +3444,5040 @@ export interface operations {
             /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
             503: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaces: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The namespace’s `status.phase`. */
+                status?: "Active" | "Terminating";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on namespaces (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Namespace’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Namespace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Namespace"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on namespaces (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Namespace of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPods: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description KubeSphere’s kind of state, from the reason `kubectl get pods` prints: Running; Completed; Error (Failed, Error, OutOf…); Waiting (anything else: Pending, ContainerCreating, CrashLoopBackOff, Terminating…). */
+                status?: "Running" | "Waiting" | "Error" | "Completed";
+                /** @description Exact `spec.nodeName`. */
+                nodeName?: string;
+                /** @description A PersistentVolumeClaim the pod mounts. */
+                pvcName?: string;
+                /** @description Exact `status.phase` (Pending, Running, Succeeded, Failed, Unknown). */
+                phase?: string;
+                /** @description A Service whose selector the pod matches, in the pod’s namespace. */
+                serviceName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PodList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on pods (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedPods: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description KubeSphere’s kind of state, from the reason `kubectl get pods` prints: Running; Completed; Error (Failed, Error, OutOf…); Waiting (anything else: Pending, ContainerCreating, CrashLoopBackOff, Terminating…). */
+                status?: "Running" | "Waiting" | "Error" | "Completed";
+                /** @description Exact `spec.nodeName`. */
+                nodeName?: string;
+                /** @description A PersistentVolumeClaim the pod mounts. */
+                pvcName?: string;
+                /** @description Exact `status.phase` (Pending, Running, Succeeded, Failed, Unknown). */
+                phase?: string;
+                /** @description A Service whose selector the pod matches, in the pod’s namespace. */
+                serviceName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PodList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on pods (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedPod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Pod’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Pod. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pod"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on pods (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Pod of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDeployments: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: no replicas and none ready; running: every replica ready; updating: otherwise (`status.replicas`, `status.readyReplicas`). */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastUpdateTime`, or the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on deployments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedDeployments: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: no replicas and none ready; running: every replica ready; updating: otherwise (`status.replicas`, `status.readyReplicas`). */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastUpdateTime`, or the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on deployments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Deployment’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Deployment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on deployments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Deployment of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listStatefulSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: `spec.replicas` 0 and none ready (or no `spec.replicas`); running: every replica ready; updating: otherwise. */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatefulSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on statefulsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedStatefulSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: `spec.replicas` 0 and none ready (or no `spec.replicas`); running: every replica ready; updating: otherwise. */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatefulSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on statefulsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedStatefulSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The StatefulSet’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The StatefulSet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatefulSet"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on statefulsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No StatefulSet of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDaemonSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: none desired and none ready; running: every desired pod ready; updating: otherwise (`status.desiredNumberScheduled`, `status.numberReady`). */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaemonSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on daemonsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedDaemonSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description stopped: none desired and none ready; running: every desired pod ready; updating: otherwise (`status.desiredNumberScheduled`, `status.numberReady`). */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaemonSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on daemonsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedDaemonSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The DaemonSet’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The DaemonSet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaemonSet"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on daemonsets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No DaemonSet of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listReplicaSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description As a Deployment’s (KubeSphere has no ReplicaSet listing): `status.replicas`, `status.readyReplicas`. */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on replicasets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedReplicaSets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description As a Deployment’s (KubeSphere has no ReplicaSet listing): `status.replicas`, `status.readyReplicas`. */
+                status?: "running" | "updating" | "stopped";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaSetList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on replicasets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedReplicaSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The ReplicaSet’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ReplicaSet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaSet"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on replicasets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ReplicaSet of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description completed or failed: the first Complete or Failed condition that is True; running: otherwise. */
+                status?: "running" | "completed" | "failed";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastTransitionTime`, or the creation time. status: by the status text */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime" | "status";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on jobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedJobs: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description completed or failed: the first Complete or Failed condition that is True; running: otherwise. */
+                status?: "running" | "completed" | "failed";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastTransitionTime`, or the creation time. status: by the status text */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime" | "status";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on jobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Job’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on jobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Job of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listCronJobs: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description paused: `spec.suspend` is true; running: otherwise. */
+                status?: "running" | "paused";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastScheduleTime: `status.lastScheduleTime` (never scheduled: the oldest). */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastScheduleTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CronJobList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on cronjobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedCronJobs: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description paused: `spec.suspend` is true; running: otherwise. */
+                status?: "running" | "paused";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastScheduleTime: `status.lastScheduleTime` (never scheduled: the oldest). */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastScheduleTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CronJobList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on cronjobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedCronJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The CronJob’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CronJob. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CronJob"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on cronjobs (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No CronJob of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listServices: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on services (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedServices: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on services (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Service’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Service. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Service"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on services (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Service of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listIngresses: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngressList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on ingresses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedIngresses: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngressList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on ingresses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedIngress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Ingress’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Ingress. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ingress"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on ingresses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Ingress of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNetworkPolicies: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkPolicyList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on networkpolicies (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedNetworkPolicies: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkPolicyList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on networkpolicies (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedNetworkPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The NetworkPolicy’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The NetworkPolicy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkPolicy"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on networkpolicies (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No NetworkPolicy of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listConfigMaps: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigMapList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on configmaps (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedConfigMaps: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigMapList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on configmaps (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedConfigMap: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The ConfigMap’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ConfigMap. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigMap"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on configmaps (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ConfigMap of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description kube-apiserver’s field selector for the kind (`type=kubernetes.io/tls`, `metadata.name=x`). */
+                fieldSelector?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on secrets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedSecrets: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description kube-apiserver’s field selector for the kind (`type=kubernetes.io/tls`, `metadata.name=x`). */
+                fieldSelector?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on secrets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Secret’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on secrets (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Secret of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPersistentVolumeClaims: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The claim’s `status.phase`, in any case. */
+                status?: "bound" | "pending" | "lost";
+                /** @description Exact `spec.storageClassName`. */
+                storageClassName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersistentVolumeClaimList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on persistentvolumeclaims (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedPersistentVolumeClaims: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The claim’s `status.phase`, in any case. */
+                status?: "bound" | "pending" | "lost";
+                /** @description Exact `spec.storageClassName`. */
+                storageClassName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersistentVolumeClaimList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on persistentvolumeclaims (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedPersistentVolumeClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The PersistentVolumeClaim’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PersistentVolumeClaim. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersistentVolumeClaim"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on persistentvolumeclaims (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No PersistentVolumeClaim of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPersistentVolumes: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The volume’s `status.phase`, in any case. */
+                status?: "available" | "bound" | "released" | "failed" | "pending";
+                /** @description Exact `spec.storageClassName`. */
+                storageClassName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersistentVolumeList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on persistentvolumes (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readPersistentVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The PersistentVolume’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PersistentVolume. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersistentVolume"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on persistentvolumes (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No PersistentVolume of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listStorageClasses: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageClassList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on storageclasses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readStorageClass: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The StorageClass’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The StorageClass. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageClass"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on storageclasses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No StorageClass of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listServiceAccounts: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccountList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on serviceaccounts (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedServiceAccounts: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccountList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on serviceaccounts (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedServiceAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The ServiceAccount’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ServiceAccount. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on serviceaccounts (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ServiceAccount of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on roles (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedRoles: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on roles (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Role’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on roles (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Role of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listRoleBindings: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on rolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedRoleBindings: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on rolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedRoleBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The RoleBinding’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The RoleBinding. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleBinding"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on rolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No RoleBinding of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listClusterRoles: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterRoleList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on clusterroles (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ClusterRole. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterRole"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on clusterroles (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ClusterRole of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listClusterRoleBindings: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterRoleBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on clusterrolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readClusterRoleBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRoleBinding’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ClusterRoleBinding. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterRoleBinding"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on clusterrolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ClusterRoleBinding of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listCustomResourceDefinitions: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation (or of the kind it defines). */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomResourceDefinitionList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on customresourcedefinitions (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readCustomResourceDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The CustomResourceDefinition’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CustomResourceDefinition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomResourceDefinition"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on customresourcedefinitions (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No CustomResourceDefinition of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The event’s `type` (Normal, Warning), in any case. */
+                status?: "normal" | "warning";
+                /** @description Exact `involvedObject.kind`. */
+                involvedObjectKind?: string;
+                /** @description Exact `involvedObject.name`. */
+                involvedObjectName?: string;
+                /** @description Exact `reason`. */
+                reason?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastTimestamp: `lastTimestamp`, else `eventTime`, else the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastTimestamp";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on events (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedEvents: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The event’s `type` (Normal, Warning), in any case. */
+                status?: "normal" | "warning";
+                /** @description Exact `involvedObject.kind`. */
+                involvedObjectKind?: string;
+                /** @description Exact `involvedObject.name`. */
+                involvedObjectName?: string;
+                /** @description Exact `reason`. */
+                reason?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastTimestamp: `lastTimestamp`, else `eventTime`, else the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastTimestamp";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on events (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Event’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on events (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Event of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
 import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
+import { listingOperations } from '../apis/resources/v1alpha3/listing/listing-operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
 import { browserOperations } from '../auth/browser/operations.js';
 import { discoveryOperations } from '../auth/tokens/discovery-operations.js';
@@ -25,6 +26,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...browserOperations,
   ...discoveryOperations,
   ...nodeOperations,
+  ...listingOperations,
   ...loggingOperations,
 ];
 

@@ -64,6 +64,10 @@ export interface Options {
   idleTimeoutMs: number;
   /** Open connections one client address may hold across all listeners; 0: no cap. Trusted proxies are exempt. */
   maxConnectionsPerClient: number;
+  /** A listing's cache (every kind but nodes) stops once unused this long. */
+  listingCacheIdleMs: number;
+  /** How long a listing waits for its kind's cache to read its first list before answering 503. */
+  listingSyncTimeoutMs: number;
 }
 
 interface Spec {
@@ -258,6 +262,18 @@ const SPECS = {
     help: 'open connections one client address may hold across all listeners (0: no cap; --trusted-proxies are not capped)',
     fallback: '2048',
   },
+  listingCacheIdle: {
+    flag: 'listing-cache-idle',
+    env: 'KAPI_LISTING_CACHE_IDLE',
+    help: 'a listing cache (every kind but nodes: its watch and what it holds) stops once unused this long',
+    fallback: '10m',
+  },
+  listingSyncTimeout: {
+    flag: 'listing-sync-timeout',
+    env: 'KAPI_LISTING_SYNC_TIMEOUT',
+    help: "how long a listing waits for its kind's cache to read its first list before answering 503 with Retry-After",
+    fallback: '10s',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -333,6 +349,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     readTimeoutMs,
     idleTimeoutMs: positiveMilliseconds(raw('idleTimeout'), 'idle-timeout'),
     maxConnectionsPerClient: count(raw('maxConnectionsPerClient'), 'max-connections-per-client'),
+    listingCacheIdleMs: positiveMilliseconds(raw('listingCacheIdle'), 'listing-cache-idle'),
+    listingSyncTimeoutMs: positiveMilliseconds(raw('listingSyncTimeout'), 'listing-sync-timeout'),
     logging: loggingOptions(raw),
   };
 }

@@ -21,7 +21,8 @@ export interface KubeRequest {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
-  headers?: Record<string, string>;
+  /** A header given several values (`Impersonate-Group`) is sent once per value. */
+  headers?: Record<string, string | string[]>;
   signal?: AbortSignal;
   /** Milliseconds before a request with no answer is abandoned (not used for watches). */
   timeoutMs?: number;
@@ -65,7 +66,7 @@ export class KubeClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string> = {
+    const headers: Record<string, string | string[]> = {
       Accept: 'application/json',
       ...(await this.connection.authHeaders()),
       ...req.headers,

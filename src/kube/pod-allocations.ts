@@ -15,9 +15,6 @@ import { Reflector, type ReflectorOptions } from './reflector.js';
 
 export type { PodAllocation } from './pod-resources.js';
 
-/** Kubernetes delivers a pod that finishes as DELETED on a watch with this selector, so the index forgets it. */
-export const NON_TERMINATED_PODS = 'status.phase!=Succeeded,status.phase!=Failed';
-
 interface NodeTotals {
   pods: number;
   cpuRequestsMilli: number;
@@ -126,9 +123,10 @@ function sumFormats(counts: readonly number[]): AllocationFormats {
 }
 
 /**
- * The watched non-terminated pods, each trimmed to a `CachedPod` (allocation and log identity), feeding a
- * `NodeAllocationIndex` and a `PodDirectory` (pods by namespace, for the logging API). Raw pods are dropped as soon
- * as they are read and no resourceVersions are kept.
+ * The watched pods, each trimmed to a `CachedPod` (allocation and log identity), feeding a `NodeAllocationIndex`
+ * (finished pods count for no node) and a `PodDirectory` (pods not finished, by namespace, for the logging API). Raw
+ * pods are dropped as soon as they are read and no resourceVersions are kept. Every pod is watched, finished ones
+ * too: the pod listing attaches to this one watch (`pods.attach`) instead of holding a second watch of the pods.
  */
 export class PodAllocations implements PodAllocationIndex {
   constructor(
@@ -138,7 +136,7 @@ export class PodAllocations implements PodAllocationIndex {
   ) {
     pods.on('added', (pod) => {
       this.index.add(pod);
-      this.directory.add(pod);
+      if (!pod.finished) this.directory.add(pod);
     });
     pods.on('modified', (pod, old) => {
       if (old) {
@@ -146,7 +144,7 @@ export class PodAllocations implements PodAllocationIndex {
         this.directory.remove(old);
       }
       this.index.add(pod);
-      this.directory.add(pod);
+      if (!pod.finished) this.directory.add(pod);
     });
     pods.on('deleted', (pod) => {
       this.index.remove(pod);
@@ -193,7 +191,6 @@ export function createPodAllocations(
   const pods = new Reflector<CachedPod>({
     name: 'pods',
     listPath: '/api/v1/pods',
-    fieldSelector: NON_TERMINATED_PODS,
     ...tuning,
     client,
     logger,
@@ -212,6 +209,7 @@ export function createPodAllocations(
         namespace: identity.namespace,
         workload: identity.workload,
         containers: identity.containers,
+        finished: raw.status?.phase === 'Succeeded' || raw.status?.phase === 'Failed',
       });
     },
     same: sameCachedPod,
@@ -219,7 +217,9 @@ export function createPodAllocations(
   return new PodAllocations(pods, index, directory);
 }
 
-/** Equal allocation and log identity (shared container lists compare by identity): an update that is no change. */
+/** Equal allocation, log identity and phase class (shared container lists compare by identity): no change. */
 export function sameCachedPod(a: CachedPod, b: CachedPod): boolean {
-  return sameAllocation(a, b) && a.workload === b.workload && a.containers === b.containers;
+  return (
+    sameAllocation(a, b) && a.workload === b.workload && a.containers === b.containers && a.finished === b.finished
+  );
 }

@@ -15,7 +15,11 @@ export interface PodIdentity {
   readonly containers: readonly string[];
 }
 
-export type CachedPod = PodAllocation & PodIdentity;
+export type CachedPod = PodAllocation &
+  PodIdentity & {
+    /** Succeeded or Failed: counted for no node, and not among the pods whose logs are read. */
+    readonly finished: boolean;
+  };
 
 export function podName(pod: PodIdentity): string {
   return pod.key.slice(pod.namespace.length + 1);

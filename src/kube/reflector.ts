@@ -23,6 +23,13 @@ export interface ReflectorOptions<T> {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   transform: (raw: any, key: string) => T;
+  /**
+   * Whether the reflector keeps the transformed objects itself (default true). A reflector that only feeds sinks
+   * (`attach`) keeps nothing of its own.
+   */
+  keepObjects?: boolean;
+  /** Whether it shows in the cache metrics itself (default true); a cache that reports its own state says false. */
+  register?: boolean;
   /** Store key; default `namespace/name`, or `name` for cluster-scoped objects. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   keyOf?: (raw: any) => string;
@@ -43,6 +50,20 @@ export interface ReflectorOptions<T> {
   backoff?: BackoffPolicy;
   /** Per list page; default 60 s. */
   listTimeoutMs?: number;
+}
+
+/**
+ * Raw objects handed on as they are read, for caches that keep them their own way (the listing's compact tables):
+ * a whole list is `beginList`, `put`s, `endList` (objects not put since `beginList` are gone); watch events are `put`
+ * and `remove`. A sink attached to a running reflector gets the next full list (the reflector relists at once).
+ */
+export interface ReflectorSink {
+  beginList(): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  put(key: string, raw: any): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  remove(key: string, raw: any): void;
+  endList(): void;
 }
 
 /** Consecutive failed watches (without progress) after which the cache is rebuilt from a fresh list. */
@@ -93,15 +114,22 @@ export class Reflector<T> {
   private readonly keyOf: (raw: unknown) => string | undefined;
   private readonly unregister: () => void;
   private lastHeard: number | undefined;
+  /** Sinks that get every object; `joining` ones wait for the start of the next list. */
+  private readonly sinks = new Set<ReflectorSink>();
+  private readonly joining = new Set<ReflectorSink>();
+  /** Aborts the current watch so that a sink that joined gets a list at once. */
+  private relistNow: AbortController | undefined;
+  private readonly keepObjects: boolean;
 
   constructor(private readonly options: ReflectorOptions<T>) {
+    this.keepObjects = options.keepObjects ?? true;
     this.log = options.logger.child({ cache: options.name });
     this.keyOf = options.keyOf ?? defaultKey;
     this.store = new ObjectStore<T>((event, obj, old) => this.emit(event, obj, old), options.same);
     this.health = new CacheHealth(this.log, options.staleAfterMs ?? 30_000);
     const state = () => ({ synced: this.isSynced, stopped: this.stopped });
     this.readiness = { name: `cache:${options.name}`, notReadyReason: () => this.health.notReadyReason(state()) };
-    this.unregister = registerCache(options.client, this);
+    this.unregister = options.register === false ? () => undefined : registerCache(options.client, this);
   }
 
   get name(): string {
@@ -139,6 +167,21 @@ export class Reflector<T> {
     const set = this.handlers[event] as Set<typeof handler>;
     set.add(handler);
     return () => set.delete(handler);
+  }
+
+  /**
+   * Hands every object on to `sink` from the next full list on; a running reflector relists at once for it (its
+   * watch is cut). The sink knows it is current when its `endList` comes.
+   */
+  attach(sink: ReflectorSink): void {
+    if (this.sinks.has(sink) || this.joining.has(sink)) return;
+    this.joining.add(sink);
+    this.relistNow?.abort();
+  }
+
+  detach(sink: ReflectorSink): void {
+    this.sinks.delete(sink);
+    this.joining.delete(sink);
   }
 
   /** Lists and watches until `stop()`, recovering from every failure; never throws. */
@@ -198,7 +241,7 @@ export class Reflector<T> {
       const attempt = { progressed: false };
       let delay = 0;
       try {
-        if (relist) {
+        if (relist || this.joining.size > 0) {
           await this.listAll();
           relist = false;
         }
@@ -210,6 +253,8 @@ export class Reflector<T> {
         this.log.debug('watch closed by the server; watching again', { resourceVersion: this.resourceVersion });
       } catch (error) {
         if (this.stopped) break;
+        // cut (or failed) while a sink waits to join: list now; a failing list counts as a failure below
+        if (this.joining.size > 0) continue;
         if (attempt.progressed) {
           failures = 0;
           expiredInARow = 0;
@@ -249,10 +294,14 @@ export class Reflector<T> {
   /** Reads the whole collection page by page, then makes the store match it. */
   private async listAll(): Promise<void> {
     const started = Date.now();
+    for (const sink of this.joining) this.sinks.add(sink);
+    this.joining.clear();
     for (let restart = 0; ; restart++) {
       try {
+        for (const sink of this.sinks) this.toSink(sink, 'beginList', () => sink.beginList());
         const { entries, resourceVersion } = await this.listPages();
-        this.store.replace(entries);
+        if (this.keepObjects) this.store.replace(entries);
+        for (const sink of this.sinks) this.toSink(sink, 'endList', () => sink.endList());
         this.resourceVersion = resourceVersion;
         this.lastHeard = Date.now();
         this.health.current();
@@ -285,8 +334,10 @@ export class Reflector<T> {
       });
       for (const raw of page.items ?? []) {
         const key = this.keyOf(raw);
-        const stored = key === undefined ? undefined : this.toStored(key, raw);
-        if (key !== undefined && stored) entries.set(key, stored);
+        if (key === undefined) continue;
+        for (const sink of this.sinks) this.toSink(sink, 'put', () => sink.put(key, raw));
+        const stored = this.keepObjects ? this.toStored(key, raw) : undefined;
+        if (stored) entries.set(key, stored);
       }
       resourceVersion = page.metadata?.resourceVersion ?? '';
       token = page.metadata?.continue || undefined;
@@ -300,6 +351,8 @@ export class Reflector<T> {
     const timeoutSeconds = min + Math.floor(Math.random() * (max - min + 1));
     const idleMs = timeoutSeconds * 1000 + (this.options.idleGraceMs ?? 30_000);
     const hung = new AbortController();
+    const relistNow = new AbortController();
+    this.relistNow = relistNow;
     const watchdog = setTimeout(() => hung.abort(), idleMs);
     const opened = Date.now();
     try {
@@ -313,7 +366,7 @@ export class Reflector<T> {
           fieldSelector: this.options.fieldSelector,
           labelSelector: this.options.labelSelector,
         },
-        signal: AbortSignal.any([this.stopping.signal, hung.signal]),
+        signal: AbortSignal.any([this.stopping.signal, hung.signal, relistNow.signal]),
       });
       this.health.current();
       this.lastHeard = Date.now();
@@ -340,6 +393,7 @@ export class Reflector<T> {
       throw error;
     } finally {
       clearTimeout(watchdog);
+      this.relistNow = undefined;
       if (Date.now() - opened >= HEALTHY_WATCH_MS) attempt.progressed = true;
     }
   }
@@ -351,6 +405,8 @@ export class Reflector<T> {
       case 'ADDED':
       case 'MODIFIED': {
         const key = this.keyOf(raw);
+        if (key !== undefined) for (const sink of this.sinks) this.toSink(sink, 'put', () => sink.put(key, raw));
+        if (!this.keepObjects) break;
         const stored = key === undefined ? undefined : this.toStored(key, raw);
         if (key !== undefined && stored) this.store.upsert(key, stored.value, stored.resourceVersion);
         // An object that changed into something unreadable must not live on in its last readable form.
@@ -359,7 +415,8 @@ export class Reflector<T> {
       }
       case 'DELETED': {
         const key = this.keyOf(raw);
-        if (key !== undefined) this.store.remove(key);
+        if (key !== undefined) for (const sink of this.sinks) this.toSink(sink, 'remove', () => sink.remove(key, raw));
+        if (key !== undefined && this.keepObjects) this.store.remove(key);
         break;
       }
       case 'BOOKMARK':
@@ -385,6 +442,15 @@ export class Reflector<T> {
 
   private emit(event: ChangeEvent, obj: T, old: T | undefined): void {
     for (const handler of [...this.handlers[event]]) this.call(() => handler(obj, old), event);
+  }
+
+  /** A sink that fails on one object is logged and goes on: it must not break the reflector or the other sinks. */
+  private toSink(sink: ReflectorSink, step: string, deliver: () => void): void {
+    try {
+      deliver();
+    } catch (error) {
+      this.log.warn('object not taken by a sink', { step, error: describeError(error) });
+    }
   }
 
   /** A failing handler is logged and skipped: it must not break the cache or the other handlers. */

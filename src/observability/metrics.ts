@@ -62,6 +62,12 @@ export class Metrics {
     labelNames: ['via'] as const,
     registers: [this.registry],
   });
+  readonly listingCacheEvents = new Counter({
+    name: 'kapi_cache_lifecycle_total',
+    help: 'On-demand listing caches started (first use) and stopped (idle, shutdown), by cache and event: start, stop',
+    labelNames: ['cache', 'event'] as const,
+    registers: [this.registry],
+  });
   readonly authorizationCacheLookups = new Counter({
     name: 'kapi_authorization_cache_lookups_total',
     help: 'Authorization decisions asked for, by SubjectAccessReview cache result: hit or miss (a review was needed)',

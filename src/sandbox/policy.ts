@@ -74,6 +74,17 @@ export interface Authorizer {
 
 export const KAPI_SERVICE_ACCOUNT = 'system:serviceaccount:kapi-system:kapi-apiserver';
 
+/** The kinds kapi's listings watch (the chart's ClusterRole grants list and watch of them). */
+const LISTED_KINDS: [string, string[]][] = [
+  ['', ['services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'persistentvolumes', 'events']],
+  ['apps', ['deployments', 'statefulsets', 'daemonsets', 'replicasets']],
+  ['batch', ['jobs', 'cronjobs']],
+  ['networking.k8s.io', ['ingresses', 'networkpolicies']],
+  ['storage.k8s.io', ['storageclasses']],
+  ['rbac.authorization.k8s.io', ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']],
+  ['apiextensions.k8s.io', ['customresourcedefinitions']],
+];
+
 /** The default rules; see src/sandbox/README.md for why each exists. */
 export function defaultRules(): PolicyRule[] {
   const everything: PolicyRule = { verbs: ['*'], apiGroups: ['*'], resources: ['*'] };
@@ -87,6 +98,13 @@ export function defaultRules(): PolicyRule[] {
     { ...everyPath, users: ['admin'] },
     { users: kapi, verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes', 'pods', 'namespaces'] },
     { users: kapi, verbs: ['get'], apiGroups: [''], resources: ['pods/log'] },
+    // The listings' on-demand caches, as the chart's ClusterRole: list and watch, secrets excepted.
+    ...LISTED_KINDS.map(([group, resources]) => ({
+      users: kapi,
+      verbs: ['list', 'watch'],
+      apiGroups: [group],
+      resources,
+    })),
     {
       users: kapi,
       verbs: ['get', 'list', 'watch'],

@@ -332,7 +332,7 @@ function appsObjects(groups: readonly Owned[], nodes: number, out: SeededObjects
 
 let eventCounter = 0;
 function randomHexFor(name: string): string {
-  return randomHex(seededRandom(hashString(`${name}/${eventCounter++}`)), 4);
+  return randomHex(seededRandom(hashString(`${name}/${eventCounter++}`)), 2);
 }
 
 function event(namespace: string, name: string, at: number, fields: Obj): KubeObject {

@@ -79,8 +79,9 @@ export class TooManyRequestsError extends ApiError {
 }
 
 export class ServiceUnavailableError extends ApiError {
-  constructor(message: string) {
-    super(503, 'ServiceUnavailable', message);
+  /** `retryAfterSeconds`: sent as `Retry-After` and in the Status details, as kube-apiserver does. */
+  constructor(message: string, retryAfterSeconds?: number) {
+    super(503, 'ServiceUnavailable', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);
   }
 }
 

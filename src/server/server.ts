@@ -10,6 +10,9 @@ import type { KubeConnection } from '../kube/connection.js';
 import { createNamespaceCache } from '../kube/namespace-cache.js';
 import { createNodeCache } from '../kube/node-cache.js';
 import { createPodAllocations } from '../kube/pod-allocations.js';
+import { ListingCaches } from '../kube/compact/listing-caches.js';
+import type { Reflector } from '../kube/reflector.js';
+import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -44,6 +47,8 @@ export type ServerOptions = Pick<
       | 'readTimeoutMs'
       | 'idleTimeoutMs'
       | 'maxConnectionsPerClient'
+      | 'listingCacheIdleMs'
+      | 'listingSyncTimeoutMs'
     >
   > & {
     tlsPort: number | undefined;
@@ -135,16 +140,44 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     logger,
   });
 
+  // Every kind's listing (SPEC §13); each kind's cache starts on first use and stops when idle, outside /readyz.
+  const listingCaches = new ListingCaches({
+    client,
+    logger,
+    idleMs: options.listingCacheIdleMs,
+    syncTimeoutMs: options.listingSyncTimeoutMs,
+    onLifecycle: (cache, event) => metrics.listingCacheEvents.inc({ cache, event }),
+  });
+  const listing = new ResourceListing({
+    caches: listingCaches,
+    client,
+    authorizer: identity.authorizer,
+    namespaces,
+    pods: allocations.pods as Reflector<unknown>,
+  });
+  const listingCacheNames = listing.cacheNames();
+  for (const cache of listingCacheNames) {
+    for (const event of ['start', 'stop']) metrics.listingCacheEvents.inc({ cache, event }, 0);
+  }
+
   const watched = [nodes, allocations, namespaces];
   for (const cache of watched) cache.start();
   configuration.start();
   await identity.start();
   metrics.cachesFrom(() => cachesOf(client));
-  metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => ({
-    nodes: nodes.size,
-    pods: allocations.size,
-    namespaces: namespaces.size,
-  }));
+  metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => {
+    const objects: Record<string, number> = { nodes: nodes.size, pods: allocations.size, namespaces: namespaces.size };
+    for (const state of listingCaches.states(listingCacheNames)) objects[state.name] = state.objects;
+    return objects;
+  });
+  metrics.gaugeFrom('kapi_cache_running', 'Whether each on-demand listing cache is running (1) or stopped (0)', () =>
+    Object.fromEntries(listingCaches.states(listingCacheNames).map((state) => [state.name, state.running ? 1 : 0])),
+  );
+  metrics.gaugeFrom(
+    'kapi_cache_body_bytes',
+    'Bytes of the (compressed) object bodies each listing cache holds off the V8 heap',
+    () => Object.fromEntries(listingCaches.states(listingCacheNames).map((state) => [state.name, state.bodyBytes])),
+  );
 
   const readiness = [
     nodes.readiness,
@@ -167,6 +200,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     metrics,
     trustedProxies: options.trustedProxies,
     logging: logging.routers,
+    listing,
   });
 
   const listeners: Listener[] = [];
@@ -259,6 +293,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       forwarder.close();
       await Promise.all([
         ...watched.map((cache) => cache.stop()),
+        listingCaches.stop(),
         configuration.stop(),
         identity.stop(),
         logging.close(),

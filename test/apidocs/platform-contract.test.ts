@@ -8,7 +8,13 @@ import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
-import { startE2E, silentLogger, type E2E } from '../e2e/harness.js';
+import { deleteIgnoringMissing, startE2E, silentLogger, waitFor, type E2E } from '../e2e/harness.js';
+import { READ_EVERY_KIND, createKindSamples, kindSamples, type KindSample } from '../e2e/kind-samples.js';
+import { KIND_OPERATIONS } from '../../src/apis/resources/v1alpha3/listing/listing-operations.js';
+import { ResourceListing } from '../../src/apis/resources/v1alpha3/listing/resource-listing.js';
+import { ListingCaches } from '../../src/kube/compact/listing-caches.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
 import { testIdentity } from '../auth/identity-app.js';
 import { tokenPolicy } from '../../src/auth/tokens/tokens.js';
 import { ContractChecker, type Answer } from './contract.js';
@@ -37,6 +43,8 @@ let e2e: E2E;
 let reader: string;
 let stranger: string;
 let nodeName: string;
+let samples: KindSample[];
+const cleanup: string[] = [];
 
 beforeAll(async () => {
   checker = await ContractChecker.load(PLATFORM_DOCUMENT_FILE);
@@ -46,7 +54,10 @@ beforeAll(async () => {
   await e2e.grant(reader, [
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+    ...READ_EVERY_KIND,
   ]);
+  samples = kindSamples(e2e);
+  cleanup.push(...(await createKindSamples(e2e, samples)));
   const nodes = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
     method: 'GET',
     path: '/api/v1/nodes',
@@ -55,6 +66,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  for (const path of cleanup) await deleteIgnoringMissing(e2e.admin, path).catch(() => undefined);
   await e2e?.stop();
 });
 
@@ -249,6 +261,73 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/nodes and /nodes/{name}', () => 
     const res = await send(e2e.kapiUrl, { method: 'get', url, headers: bearer(access_token) });
     expect(res.status).toBe(403);
   });
+});
+
+describe('GET /kapis/resources.kapi.io/v1alpha3/{resources} of every other kind', () => {
+  const BASE = '/kapis/resources.kapi.io/v1alpha3';
+  /** Each kind's list and read paths, with an object that exists (the run's samples, its namespace, kapi's CRDs). */
+  const paths = KIND_OPERATIONS.map(({ definition }) => {
+    const sample = () =>
+      samples.find((s) => s.resource === definition.resource) ?? {
+        name: definition.resource === 'namespaces' ? e2e.runId : 'users.iam.kapi.io',
+        namespace: undefined,
+      };
+    return {
+      resource: definition.resource,
+      lists: () =>
+        definition.namespaced
+          ? [`${BASE}/${definition.resource}`, `${BASE}/namespaces/${e2e.runId}/${definition.resource}`]
+          : [`${BASE}/${definition.resource}`],
+      read: (name = sample().name) =>
+        definition.namespaced
+          ? `${BASE}/namespaces/${e2e.runId}/${definition.resource}/${name}`
+          : `${BASE}/${definition.resource}/${name}`,
+    };
+  });
+
+  test.each(paths.map((p) => [p.resource, p] as const))(
+    'when a reader lists and reads %s, then the list and the object match the document',
+    async (_resource, kind) => {
+      const { access_token } = await tokens();
+      for (const url of kind.lists()) {
+        // the watch brings the run's objects in; until then the list is right, only shorter
+        await waitFor(
+          async () =>
+            (await send(e2e.kapiUrl, { method: 'get', url: `${url}?limit=0`, headers: bearer(access_token) }))
+              .status === 200,
+        );
+        const res = await send(e2e.kapiUrl, {
+          method: 'get',
+          url: `${url}?limit=5&sortBy=name`,
+          headers: bearer(access_token),
+        });
+        expect(res.status).toBe(200);
+        const bad = await send(e2e.kapiUrl, {
+          method: 'get',
+          url: `${url}?sortBy=size`,
+          headers: bearer(access_token),
+        });
+        expect(bad.status).toBe(400);
+        expect((await send(e2e.kapiUrl, { method: 'get', url })).status).toBe(401);
+        const { access_token: strangerToken } = await tokens(stranger);
+        expect((await send(e2e.kapiUrl, { method: 'get', url, headers: bearer(strangerToken) })).status).toBe(403);
+      }
+      await waitFor(
+        async () =>
+          (await send(e2e.kapiUrl, { method: 'get', url: kind.read(), headers: bearer(access_token) })).status === 200,
+      );
+      expect(
+        (await send(e2e.kapiUrl, { method: 'get', url: kind.read('ghost-object'), headers: bearer(access_token) }))
+          .status,
+      ).toBe(404);
+      expect((await send(e2e.kapiUrl, { method: 'get', url: kind.read() })).status).toBe(401);
+      const { access_token: strangerToken } = await tokens(stranger);
+      expect(
+        (await send(e2e.kapiUrl, { method: 'get', url: kind.read(), headers: bearer(strangerToken) })).status,
+      ).toBe(403);
+    },
+    120_000,
+  );
 });
 
 describe('GET /kapis/{logging,tenant}.kapi.io/v1alpha2/logs', () => {
@@ -520,8 +599,21 @@ describe('answers a healthy cluster does not give in a test', () => {
       publicRoutes: [identity.oauthRouter],
       authenticate: identity.authenticate,
       guard: identity.guard,
+      listing: unreachableListing(),
     });
   }
+
+  /** A listing whose caches never sync (its cluster is unreachable): its answers are 503 with Retry-After. */
+  function unreachableListing(): ResourceListing {
+    const client = new KubeClient(connectionFor(tokenAccess('http://127.0.0.1:9', 'x'), 'sandbox'));
+    const caches = new ListingCaches({ client, logger: silentLogger, syncTimeoutMs: 50 });
+    unreachable.push(caches);
+    return new ResourceListing({ caches, client, namespaces: { synced: true, list: () => [] } });
+  }
+  const unreachable: ListingCaches[] = [];
+  afterAll(async () => {
+    await Promise.all(unreachable.map((caches) => caches.stop()));
+  });
 
   test('when the signing key is not loaded, then every operation answers 503 as documented', async () => {
     const app = pipeline({ keys: { keys: () => undefined } });
@@ -545,8 +637,32 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: '/oauth/authorize', form: authorizeQuery(pkce().challenge) },
       { method: 'get', url: '/oauth/login?request=x' },
       { method: 'post', url: '/oauth/login', form: { request: 'x' } },
+      ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
+        [list, listNamespaced, read]
+          .filter((operation) => operation !== undefined)
+          .map((operation): Call => ({
+            method: 'get',
+            url: operation.path.replace('{namespace}', 'demo').replace('{name}', 'x'),
+            headers: bearer('x'),
+          })),
+      ),
     ];
     for (const call of calls) expect((await send(app, call)).status).toBe(503);
+  });
+
+  test('when a kind’s cache has not read its first list in time, then 503 with Retry-After as documented', async () => {
+    const app = createApp({
+      logger: silentLogger,
+      readiness: [],
+      nodes: { list: () => [], get: () => undefined, revision: 0 },
+      allocations: {
+        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+      },
+      listing: unreachableListing(),
+    });
+    const res = await send(app, { method: 'get', url: '/kapis/resources.kapi.io/v1alpha3/configmaps' });
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
   });
 
   test('when kapi has an https issuer URL, then its OpenID metadata matches the document', async () => {

@@ -59,6 +59,20 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'deletecollection' },
     { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'delete' },
+    // the listings' on-demand caches: list and watch of every listed kind but secrets
+    ...[
+      ['', ['services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'persistentvolumes', 'events']],
+      ['apps', ['deployments', 'statefulsets', 'daemonsets', 'replicasets']],
+      ['batch', ['jobs', 'cronjobs']],
+      ['networking.k8s.io', ['ingresses', 'networkpolicies']],
+      ['storage.k8s.io', ['storageclasses']],
+      ['rbac.authorization.k8s.io', ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']],
+      ['apiextensions.k8s.io', ['customresourcedefinitions']],
+    ].flatMap(([apiGroup, resources]) =>
+      (resources as string[]).flatMap((resource) =>
+        ['list', 'watch'].map((verb) => ({ apiGroup: apiGroup as string, resource, verb })),
+      ),
+    ),
   ])('when the server needs to $verb $resource cluster-wide, then the ClusterRole allows it', (request) => {
     expect(allows(clusterRules, request)).toBe(true);
   });
@@ -74,6 +88,12 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
+    // the listings read through their watches only: no get, no writes
+    { apiGroup: 'apps', resource: 'deployments', verb: 'get' },
+    { apiGroup: 'apps', resource: 'deployments', verb: 'update' },
+    { apiGroup: '', resource: 'configmaps', verb: 'get' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'bind' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'escalate' },
   ])('when asked whether the ClusterRole allows $verb $resource, then it does not', (request) => {
     expect(allows(clusterRules, request)).toBe(false);
   });

@@ -110,11 +110,12 @@ export interface E2E {
 export const silentLogger: Logger = createLogger('error', { silent: true });
 
 /**
+ * `listingCacheIdleMs`: how soon an unused listing cache stops (default kapi's).
  * `metrics`: kapi also serves /metrics on a port of its own (`kapi.metricsPort`). `kubernetesMinor`: the release the
  * sandbox plays (its served API versions), else `KAPI_E2E_KUBERNETES_MINOR`, else the newest; a cluster is what it is.
  */
 export async function startE2E(
-  options: { sandboxNodes?: number; metrics?: boolean; kubernetesMinor?: number } = {},
+  options: { sandboxNodes?: number; metrics?: boolean; kubernetesMinor?: number; listingCacheIdleMs?: number } = {},
 ): Promise<E2E> {
   const runId = `e2e-${randomBytes(3).toString('hex')}`;
   const kubeconfig = process.env.KUBECONFIG;
@@ -219,6 +220,7 @@ export async function startE2E(
         port: 0,
         tlsPort: 0,
         metricsPort: options.metrics ? 0 : undefined,
+        ...(options.listingCacheIdleMs !== undefined && { listingCacheIdleMs: options.listingCacheIdleMs }),
         bindAddress: '127.0.0.1',
         configuration,
         signingKeySecret: { namespace, name: 'kapi-jwt' },

@@ -14,6 +14,7 @@ const cached = (directory: PodDirectory, pod: V1Pod): CachedPod => ({
   memoryRequestsBytes: 0,
   memoryLimitsBytes: 0,
   formats: 0,
+  finished: false,
   ...directory.identify(pod, `${pod.metadata!.namespace}/${pod.metadata!.name}`),
 });
 

@@ -1,22 +1,11 @@
 import { z } from 'zod';
-import { LabelSelectorError, parseLabelSelector } from '../../../kube/label-selector.js';
 import { defineOperation } from '../../../openapi/operation.js';
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
+import { labelSelector } from './label-selector-parameter.js';
 import { NODE_STATUSES } from './node-status.js';
 
 /** The node listing's operations: the routes mount them, parse with them, and the platform document shows them. */
 export const RESOURCES_BASE = '/kapis/resources.kapi.io/v1alpha3';
-
-/** A Kubernetes label selector (`role=worker,zone in (a,b)`), parsed; the text is kept for memoizing. */
-const labelSelector = z.string().transform((text, ctx) => {
-  try {
-    return { text, selector: parseLabelSelector(text) };
-  } catch (err) {
-    if (!(err instanceof LabelSelectorError)) throw err;
-    ctx.issues.push({ code: 'custom', message: err.message, input: text });
-    return z.NEVER;
-  }
-});
 
 /**
  * KubeSphere v1alpha3 list parameters. Their order is the order they are checked in. Unknown parameters are

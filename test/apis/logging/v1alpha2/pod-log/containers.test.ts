@@ -16,6 +16,7 @@ const pod = (namespace: string, name: string, workload: string | undefined, cont
     memoryRequestsBytes: 0,
     memoryLimitsBytes: 0,
     formats: 0,
+    finished: false,
   }) as CachedPod;
 
 const PODS = [
