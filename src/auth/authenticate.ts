@@ -68,7 +68,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     return {
       username: user.name,
       uid: user.uid,
-      groups: [...new Set([...user.groups, AUTHENTICATED_GROUP])],
+      groups: impersonatedGroups(user, session),
       sessionId: session.id,
       ...(claims.scope === undefined ? {} : { scope: claims.scope }),
       checkedAt,
@@ -79,6 +79,17 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     log.debug('request not authenticated', { reason });
     return new UnauthorizedError();
   }
+}
+
+/**
+ * The groups kube-apiserver sees: the User's own, those its identity provider gave the session (at the login or the
+ * last refresh), and system:authenticated. Neither source can hold a `system:` group (both are filtered when read).
+ */
+export function impersonatedGroups(
+  user: { groups: readonly string[] },
+  session: { groups?: readonly string[] },
+): string[] {
+  return [...new Set([...user.groups, ...(session.groups ?? []), AUTHENTICATED_GROUP])];
 }
 
 /** Express middleware: `req.user`, or the error to the error handler (401/503 Status). */

@@ -26,6 +26,10 @@ import { browserRoutes } from './browser/browser-routes.js';
 import { authorizationCodeGrant } from './browser/code-grant.js';
 import { ClusterCodeRedemptions } from './browser/code-redemptions.js';
 import { userInfoEndpoint } from './oauth/userinfo.js';
+import { IdentityProviders, type ProviderFactories } from './providers/registry.js';
+
+/** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
+export const PROVIDER_FACTORIES: ProviderFactories = {};
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
 export type { Revocation, RevocationListener } from './sessions/revocations.js';
@@ -66,6 +70,8 @@ export interface IdentityConfig {
   issuerUrl?: string;
   metrics?: Metrics;
   clock?: () => number;
+  /** How each type of identity provider is built; default `PROVIDER_FACTORIES`. */
+  providerFactories?: ProviderFactories;
   /** How often logins whose name the users cache does not know may read it from the cluster; default LOGIN_MISS_READS. */
   loginMissReads?: LoginMissReads;
 }
@@ -96,7 +102,13 @@ export function createIdentity(config: IdentityConfig): Identity {
   });
   const passwordChecks = new PasswordCheckPool();
   const redemptions = new ClusterCodeRedemptions(client, logger, clock);
+  const providers = new IdentityProviders(
+    () => config.settings().identityProviders,
+    config.providerFactories ?? PROVIDER_FACTORIES,
+    logger,
+  );
   const parts = assembleIdentity({
+    providers,
     users,
     sessions,
     redemptions,
@@ -131,7 +143,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     },
     async stop() {
       redemptions.stop();
-      await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close()]);
+      await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close(), providers.close()]);
     },
   };
 }
@@ -153,6 +165,8 @@ export interface IdentityParts {
   onLogin?: (grant: string, result: string) => void;
   /** Refresh outcomes and revocations, for metrics. */
   tokenEvents?: TokenEvents;
+  /** The configured identity providers; none: local Users only. */
+  providers?: IdentityProviders;
 }
 
 /** Wires the parts into routes and middleware; shared by `createIdentity` and tests. */
@@ -175,6 +189,7 @@ export function assembleIdentity(
         users,
         sessions,
         passwords: parts.passwords,
+        providers: parts.providers,
         limiter,
         keys,
         policy,
@@ -186,7 +201,7 @@ export function assembleIdentity(
         authorizationCode: (client, params, note) =>
           authorizationCodeGrant({ ...signIn, redemptions: parts.redemptions }, client, params, note),
       },
-      browser: browserRoutes({ ...signIn, passwords: parts.passwords, limiter }),
+      browser: browserRoutes({ ...signIn, passwords: parts.passwords, providers: parts.providers, limiter }),
       userInfo: userInfoEndpoint({ authenticateRequest, users }),
       sessions,
       keys,

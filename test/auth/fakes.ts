@@ -11,7 +11,12 @@ import { SessionExists, type SessionStore } from '../../src/auth/sessions/sessio
 import type { CodeRedemptions, Redemption } from '../../src/auth/browser/authorization-codes.js';
 import { hmacKeySet } from '../../src/auth/tokens/key-set.js';
 import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
-import type { UserRecord, UserState } from '../../src/auth/users/user-record.js';
+import {
+  userRecordFrom,
+  type UpstreamLink,
+  type UserRecord,
+  type UserState,
+} from '../../src/auth/users/user-record.js';
 import type { UserStore } from '../../src/auth/users/users.js';
 import type { AccessDecision, Authorizer, ResourceAttributes, UserInfo } from '../../src/auth/identity.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
@@ -49,7 +54,14 @@ export class InMemoryUserStore implements UserStore {
 
   add(
     name: string,
-    options: { password?: string; hash?: string; email?: string; groups?: string[]; state?: UserState } = {},
+    options: {
+      password?: string;
+      hash?: string;
+      email?: string;
+      groups?: string[];
+      state?: UserState;
+      link?: UpstreamLink;
+    } = {},
   ): UserRecord {
     const user: UserRecord = {
       name,
@@ -60,6 +72,7 @@ export class InMemoryUserStore implements UserStore {
       groups: options.groups ?? [],
       state: options.state ?? 'Active',
       failedLogins: [],
+      ...(options.link ? { link: options.link } : {}),
     };
     this.users.set(name, user);
     return user;
@@ -77,6 +90,26 @@ export class InMemoryUserStore implements UserStore {
 
   async get(name: string): Promise<UserRecord | undefined> {
     return this.users.get(name);
+  }
+
+  /** Users created through `create` (auto mapping), as the objects sent. */
+  readonly created: Record<string, unknown>[] = [];
+
+  async findLinked(provider: string, userId: string): Promise<UserRecord | undefined> {
+    const linked = [...this.users.values()].filter((u) => u.link?.provider === provider && u.link.userId === userId);
+    return linked.length === 1 ? linked[0] : undefined;
+  }
+
+  async create(object: Record<string, unknown>): Promise<UserRecord | 'exists'> {
+    const record = userRecordFrom({
+      ...object,
+      metadata: { ...(object.metadata as object), uid: `uid-${String((object.metadata as { name: string }).name)}` },
+    });
+    if (this.users.has(record.name)) return 'exists';
+    this.created.push(object);
+    const user = { ...record, resourceVersion: String(this.version++) };
+    this.users.set(user.name, user);
+    return user;
   }
 
   async updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void> {

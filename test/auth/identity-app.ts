@@ -14,6 +14,7 @@ import type { SigningKeyProvider } from '../../src/auth/tokens/signing-key.js';
 import type { TokenPolicy } from '../../src/auth/tokens/tokens.js';
 import type { SessionStore } from '../../src/auth/sessions/sessions.js';
 import type { UserStore } from '../../src/auth/users/users.js';
+import type { IdentityProviders } from '../../src/auth/providers/registry.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { requestId } from '../../src/server/request-id.js';
 import {
@@ -57,6 +58,8 @@ export interface TestIdentityOptions {
   tokenEvents?: TokenEvents;
   /** bcrypt on libuv's pool unless given (e.g. a saturated pool). */
   passwords?: PasswordVerifier;
+  /** Identity providers (e.g. `FakeDirectory`s in a registry). */
+  providers?: IdentityProviders;
 }
 
 export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
@@ -79,6 +82,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
     clock: clock.read,
     onLogin: options.onLogin,
     tokenEvents: options.tokenEvents,
+    providers: options.providers,
   });
 
   const app = express();

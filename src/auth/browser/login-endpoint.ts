@@ -163,7 +163,7 @@ async function passwordLogin(
       reason,
     });
   try {
-    const user = await checkPassword(deps, { login, password, sourceIp }, note);
+    const { user } = await checkPassword(deps, { login, password, sourceIp }, note);
     audit('success', 'signed in');
     return { user };
   } catch (err) {

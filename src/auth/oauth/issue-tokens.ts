@@ -17,7 +17,9 @@ import {
   unsupportedGrantType,
 } from './oauth-error.js';
 import { requiredParam, type FormParams } from './oauth-form.js';
-import { checkPassword } from './password-login.js';
+import { checkPassword, type PasswordLoginDeps } from './password-login.js';
+import { refreshedUpstreamGroups, upstreamEnded } from './upstream-refresh.js';
+import { LOCAL_PROVIDER } from '../providers/map-to-user.js';
 import type { PasswordVerifier } from '../users/passwords.js';
 import { belongsTo, decideRefresh, rotatedSpec } from '../sessions/session-record.js';
 import type { SessionStore } from '../sessions/sessions.js';
@@ -27,7 +29,7 @@ import { newTokenId, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
 import type { UserStore } from '../users/users.js';
 
 /** The token endpoint's use cases: the password grant and the refresh grant (RFC 6749 §4.3, §6). */
-export interface TokenIssuerDeps {
+export interface TokenIssuerDeps extends Pick<PasswordLoginDeps, 'providers'> {
   users: UserStore;
   sessions: SessionStore;
   passwords: PasswordVerifier;
@@ -87,6 +89,7 @@ interface AttemptNote {
   grant: string;
   user?: string;
   client?: string;
+  provider?: string;
 }
 
 /**
@@ -134,11 +137,12 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
   const login = requiredParam(request.params, 'username');
   const password = requiredParam(request.params, 'password');
   const key = signingKey(deps);
-  const user = await checkPassword(deps, { login, password, sourceIp: request.sourceIp }, note);
+  const signedIn = await checkPassword(deps, { login, password, sourceIp: request.sourceIp }, note);
+  const { user } = signedIn;
   // read after the check, which may have waited for other checks
   const settings = deps.settings();
   const now = deps.clock();
-  const session = await startLoginSession(deps, { user, clientId: client.name, now }, settings);
+  const session = await startLoginSession(deps, { ...signedIn, clientId: client.name, now }, settings);
   return tokenPair(deps.policy, key, session, user.groups, Math.floor(now / 1000), settings);
 }
 
@@ -163,7 +167,10 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
   if (!user || user.state === 'Disabled') throw invalidGrant(BAD_REFRESH_TOKEN).because('user deleted or disabled');
 
   let session = await deps.sessions.find(claims.sid);
+  note.provider = session?.identityProvider ?? LOCAL_PROVIDER;
   let fresh = false;
+  /** The identity provider's answer, asked once even when a concurrent rotation makes this one try again. */
+  let upstream: Awaited<ReturnType<typeof refreshedUpstreamGroups>> | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
     if (!session || !belongsTo(session, user)) throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
     const decision = decideRefresh(session, claims.jti, nowSeconds);
@@ -185,7 +192,18 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         deps.events?.refreshed?.('replayed');
         return tokenPair(deps.policy, key, session, user.groups, nowSeconds, settings);
       case 'rotate': {
-        const next = rotatedSpec(session, newTokenId(), nowSeconds, settings.refreshTokenMaxAgeSeconds);
+        upstream ??= await refreshedUpstreamGroups(deps.providers, user, session, deps.logger);
+        if ('ended' in upstream) {
+          await deps.sessions.delete(session.id);
+          throw upstreamEnded(upstream.ended);
+        }
+        const next = rotatedSpec(
+          session,
+          newTokenId(),
+          nowSeconds,
+          settings.refreshTokenMaxAgeSeconds,
+          upstream.groups,
+        );
         const result = await deps.sessions.replace(session, next);
         if (result === 'gone') throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
         if (result !== 'conflict') {

@@ -11,6 +11,8 @@ export interface LoginAttemptRecord {
   /** The user's name; `unknown:<digest>` for a name that matches nobody (it may be a mistyped password). */
   user?: string;
   client?: string;
+  /** `local` or the identity provider that answered, once known. */
+  provider?: string;
   sourceIp: string;
   result: LoginResult;
   reason: string;
@@ -30,6 +32,7 @@ export function loginAudit(logger: Logger, onResult?: (grant: string, result: Lo
       grant: printable(record.grant, 32),
       user: record.user === undefined ? undefined : printable(record.user, 254),
       client: record.client === undefined ? undefined : printable(record.client, 253),
+      provider: record.provider,
       sourceIp: record.sourceIp,
       result: record.result,
       reason: record.reason,

@@ -4,6 +4,7 @@ import type { LoginSession } from '../sessions/session-record.js';
 import type { SessionStore } from '../sessions/sessions.js';
 import type { KeySet } from '../tokens/key-set.js';
 import { buildClaims, newTokenId, signToken, type TokenPolicy } from '../tokens/tokens.js';
+import { LOCAL_PROVIDER } from '../../config/identity-providers/index.js';
 import type { UserRecord } from '../users/user-record.js';
 import type { TokenEvents, TokenResponse } from './issue-tokens.js';
 
@@ -24,6 +25,10 @@ export interface NewLogin {
   clientId: string;
   /** Milliseconds since the epoch. */
   now: number;
+  /** The identity provider that vouched for the user (`SignedInUser.provider`); absent or `local`: a local password. */
+  provider?: string;
+  /** The groups the session keeps from that provider (`SignedInUser.upstreamGroups`). */
+  upstreamGroups?: readonly string[];
 }
 
 /** Creates the session, then ends the user's others as the settings ask (a failure there leaves the login standing). */
@@ -40,6 +45,9 @@ export async function startLoginSession(
     expiresAt: nowSeconds + settings.refreshTokenMaxAgeSeconds,
     refreshTokenId: newTokenId(),
     loginTime: login.now,
+    ...(login.provider && login.provider !== LOCAL_PROVIDER
+      ? { identityProvider: login.provider, groups: [...(login.upstreamGroups ?? [])] }
+      : {}),
   });
   await endSessionsBeyondLimits(deps, login.user.name, [session.id], settings);
   return session;
@@ -90,6 +98,7 @@ async function endSessionsBeyondCap(deps: LoginSessionDeps, username: string, ca
 /**
  * A fresh access token and the session's current refresh token. The refresh token is rebuilt from the session
  * (id, rotation time, end), so asking twice gives the identical token; the access token ends with the session.
+ * `groups` are the User's; the groups its identity provider gave the session are added.
  */
 export function tokenPair(
   policy: TokenPolicy,
@@ -103,7 +112,7 @@ export function tokenPair(
     username: session.username,
     clientId: session.clientId,
     sessionId: session.id,
-    groups,
+    groups: session.groups?.length ? [...new Set([...groups, ...session.groups])] : groups,
     scope: session.scope,
   };
   const issuer = policy.issuer;

@@ -1,7 +1,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AuthSettings } from '../../config/cluster-configuration.js';
 import type { Logger } from '../../observability/logger.js';
-import type { LoginLimiter } from '../users/login-limiter.js';
+import type { AdmittedLogin, LoginLimiter } from '../users/login-limiter.js';
+import { userLockRemaining } from '../users/login-limits.js';
+import {
+  ProviderUnavailable,
+  isPasswordProvider,
+  type PasswordLoginResult,
+  type PasswordProvider,
+} from '../providers/identity-provider.js';
+import { LOCAL_PROVIDER, signInUpstream, type Mapping, type SignedInUser } from '../providers/map-to-user.js';
+import type { IdentityProviders } from '../providers/registry.js';
 import { PasswordChecksBusy, type PasswordVerifier } from '../users/passwords.js';
 import type { UserRecord } from '../users/user-record.js';
 import type { UserStore } from '../users/users.js';
@@ -19,6 +28,8 @@ export interface PasswordLoginDeps {
   settings: () => AuthSettings;
   clock: () => number;
   logger: Logger;
+  /** The configured identity providers; none: local Users only. */
+  providers?: IdentityProviders;
 }
 
 export interface PasswordAttempt {
@@ -30,18 +41,29 @@ export interface PasswordAttempt {
 /** What the audit line says about who tried, filled in as the attempt is understood. */
 export interface AttemptSubject {
   user?: string;
+  /** `local`, or the identity provider that answered. */
+  provider?: string;
 }
 
+/** A login longer than this is nobody's name: no directory is asked (the attempt still counts as a failure). */
+export const MAX_UPSTREAM_LOGIN_BYTES = 1024;
+
 /**
- * The user whose password this is, or an `OAuthError`: 400 invalid_grant (the one description whether or not the
- * user exists), 429 while a limit holds, 503 when the checks are saturated.
+ * Who this password belongs to, or an `OAuthError`: 400 invalid_grant (the one description whether or not the
+ * user exists), 429 while a limit holds, 503 when the checks are saturated or a directory cannot answer.
+ *
+ * Which password counts: a User linked to an identity provider logs in at that provider only; a local User with a
+ * password hash is checked here only (a directory account of the same name never shadows it); any other login —
+ * nobody by that name or e-mail, or a User with neither — is offered to the password providers in configured order,
+ * the first that knows the login deciding. Every wrong password, wherever it was checked, counts towards the same
+ * limits; a provider that cannot answer counts for nothing.
  */
 export async function checkPassword(
   deps: PasswordLoginDeps,
   attempt: PasswordAttempt,
   note: AttemptSubject,
-): Promise<UserRecord> {
-  const { login, password } = attempt;
+): Promise<SignedInUser> {
+  const { login } = attempt;
   const admission = await deps.limiter.admit(
     {
       sourceIp: attempt.sourceIp,
@@ -66,11 +88,32 @@ export async function checkPassword(
     throw tooManyAttempts(admission.retryAfterSeconds).because(`too many failures (${admission.limitedBy})`);
   }
   const { admitted } = admission;
+  const route = passwordRoute(admitted.user, deps.providers);
+  if ('providers' in route) return upstreamLogin(deps, attempt, admitted, route.providers, note);
+  note.provider = LOCAL_PROVIDER;
+  const user = await localLogin(deps, attempt, admitted);
+  return { user, provider: LOCAL_PROVIDER, upstreamGroups: [] };
+}
+
+type PasswordRoute = { local: true } | { providers: readonly PasswordProvider[] };
+
+/** Where a login's password is checked (see `checkPassword`); a linked User whose provider is gone: nowhere. */
+function passwordRoute(user: UserRecord | undefined, providers: IdentityProviders | undefined): PasswordRoute {
+  if (user?.link) {
+    const provider = providers?.get(user.link.provider);
+    return { providers: provider && isPasswordProvider(provider) ? [provider] : [] };
+  }
+  if (user?.passwordHash) return { local: true };
+  const upstream = (providers?.list() ?? []).filter(isPasswordProvider);
+  return upstream.length > 0 ? { providers: upstream } : { local: true };
+}
+
+async function localLogin(deps: PasswordLoginDeps, attempt: PasswordAttempt, admitted: AdmittedLogin) {
   const user = admitted.user;
   const now = deps.clock();
   let matches: boolean;
   try {
-    matches = await deps.passwords.verify(password, user?.passwordHash);
+    matches = await deps.passwords.verify(attempt.password, user?.passwordHash);
   } catch (err) {
     // saturated checks say nothing about the password: never a failed login, never a step towards a lockout
     if (err instanceof PasswordChecksBusy) {
@@ -86,11 +129,91 @@ export async function checkPassword(
   if (!user) throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
   if (!matches) throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
   if (user.state === 'Disabled') throw invalidGrant(BAD_CREDENTIALS).because('user disabled');
+  await recordSuccess(deps, admitted, user, now);
+  return user;
+}
+
+/**
+ * The password checked at the providers, in order, then the identity mapped to its User (./providers/map-to-user).
+ * A provider that cannot answer is skipped: a later one may know the login; if none does, the answer is 503 (the
+ * login may have been good) and nothing counts. An empty password is never sent anywhere: LDAP takes a bind
+ * without one as an anonymous bind that succeeds (RFC 4513 §5.1.2).
+ */
+async function upstreamLogin(
+  deps: PasswordLoginDeps,
+  attempt: PasswordAttempt,
+  admitted: AdmittedLogin,
+  providers: readonly PasswordProvider[],
+  note: AttemptSubject,
+): Promise<SignedInUser> {
+  const { login, password } = attempt;
+  if (providers.length === 0) {
+    admitted.withdrawn();
+    throw invalidGrant(BAD_CREDENTIALS).because('the identity provider of the user is not configured');
+  }
+  if (password === '' || Buffer.byteLength(login, 'utf8') > MAX_UPSTREAM_LOGIN_BYTES) {
+    await admitted.failed(deps.clock());
+    throw invalidGrant(BAD_CREDENTIALS).because(password === '' ? 'empty password' : 'unknown user');
+  }
+  let unavailable: ProviderUnavailable | undefined;
+  for (const provider of providers) {
+    const name = provider.settings.name;
+    let result: PasswordLoginResult;
+    try {
+      result = await provider.login(login, password);
+    } catch (err) {
+      if (!(err instanceof ProviderUnavailable)) {
+        admitted.withdrawn();
+        throw err;
+      }
+      deps.logger.warn('identity provider unavailable for a login', { provider: name, reason: err.reason });
+      unavailable ??= err;
+      continue;
+    }
+    if ('unknownUser' in result) continue;
+    note.provider = name;
+    if ('wrongPassword' in result) {
+      await admitted.failed(deps.clock());
+      throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
+    }
+    let mapping: Mapping;
+    try {
+      mapping = await signInUpstream(result.identity, provider.settings, deps.users, deps.logger);
+    } catch (err) {
+      // the cluster could not be asked: nothing is known about the User, so nothing counts
+      admitted.withdrawn();
+      throw err;
+    }
+    if ('refused' in mapping) {
+      await admitted.failed(deps.clock());
+      throw invalidGrant(BAD_CREDENTIALS).because(mapping.refused);
+    }
+    const { user } = mapping.signedIn;
+    note.user = user.name;
+    const now = deps.clock();
+    const locked = userLockRemaining(user, now);
+    if (locked !== undefined) {
+      admitted.withdrawn();
+      throw tooManyAttempts(locked).because('too many failures (user or name)');
+    }
+    await recordSuccess(deps, admitted, user, now);
+    return mapping.signedIn;
+  }
+  if (unavailable) {
+    admitted.withdrawn();
+    throw temporarilyUnavailable('the identity provider cannot be reached right now; try again').because(
+      `identity provider unavailable (${unavailable.provider})`,
+    );
+  }
+  await admitted.failed(deps.clock());
+  throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
+}
+
+async function recordSuccess(deps: PasswordLoginDeps, admitted: AdmittedLogin, user: UserRecord, now: number) {
   await admitted.succeeded(now).catch((err: unknown) => {
     // the login stands; only the bookkeeping (last login, cleared failures) is missing
     deps.logger.warn('could not record a successful login in the User status', { user: user.name, error: String(err) });
   });
-  return user;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { timestamp } from '../users/login-limits.js';
+import { RESERVED_GROUP_PREFIX } from '../users/user-record.js';
 
 /**
  * A login session (`LoginSession`, iam.kapi.io/v1beta1): one object per login, named by the session id that every
@@ -32,6 +33,13 @@ export interface SessionSpec {
    * login (whose tokens carry no scope and are not limited by one).
    */
   scope?: string;
+  /** The identity provider that vouched for the user (absent: a local password). */
+  identityProvider?: string;
+  /**
+   * Groups the provider gave at the login or the last refresh (prefixed, `system:` dropped), impersonated beside the
+   * User's own groups.
+   */
+  groups?: readonly string[];
 }
 
 export interface LoginSession extends SessionSpec {
@@ -71,6 +79,14 @@ export function loginSessionFrom(raw: unknown): LoginSession {
     loginTime: milliseconds(spec.loginTime) ?? milliseconds(metadata.creationTimestamp),
     userUid: typeof userUid === 'string' && userUid !== '' ? userUid : undefined,
     scope: typeof spec.scope === 'string' ? spec.scope : undefined,
+    identityProvider:
+      typeof spec.identityProvider === 'string' && spec.identityProvider !== '' ? spec.identityProvider : undefined,
+    groups: Array.isArray(spec.groups)
+      ? // an object edited by hand cannot slip a reserved group in either
+        spec.groups.filter(
+          (g): g is string => typeof g === 'string' && g !== '' && !g.startsWith(RESERVED_GROUP_PREFIX),
+        )
+      : undefined,
   };
 }
 
@@ -92,6 +108,8 @@ export function loginSessionObject(id: string, spec: SessionSpec, existing?: Log
   if (spec.rotatedAt !== undefined) body.rotatedAt = timestamp(spec.rotatedAt * 1000);
   if (spec.loginTime !== undefined) body.loginTime = new Date(spec.loginTime).toISOString();
   if (spec.scope !== undefined) body.scope = spec.scope;
+  if (spec.identityProvider !== undefined) body.identityProvider = spec.identityProvider;
+  if (spec.groups !== undefined && spec.groups.length > 0) body.groups = [...spec.groups];
   return { apiVersion: 'iam.kapi.io/v1beta1', kind: 'LoginSession', metadata, spec: body };
 }
 
@@ -144,14 +162,20 @@ export function decideRefresh(session: SessionSpec, jti: string, nowSeconds: num
   return 'reuse';
 }
 
-/** The session after a rotation to `nextTokenId`; each rotation extends the session by the refresh lifetime. */
+/**
+ * The session after a rotation to `nextTokenId`; each rotation extends the session by the refresh lifetime.
+ * `groups`: what the identity provider says now (its groups are read again at every refresh); absent: kept.
+ */
 export function rotatedSpec(
   session: SessionSpec,
   nextTokenId: string,
   nowSeconds: number,
   refreshMaxAgeSeconds: number,
+  groups: readonly string[] | undefined = session.groups,
 ): SessionSpec {
   return {
+    identityProvider: session.identityProvider,
+    groups,
     username: session.username,
     clientId: session.clientId,
     userUid: session.userUid,

@@ -21,7 +21,26 @@ export interface UserRecord {
   /** Milliseconds since the epoch; meaningful with state AuthLimitExceeded. */
   lockedUntil?: number;
   failedLogins: readonly FailedLogin[];
+  /** The upstream identity this User stands for (a directory account); absent on local Users. */
+  link?: UpstreamLink;
 }
+
+/**
+ * A User linked to an upstream identity carries the provider's name in the label `IDENTITY_PROVIDER_LABEL` (so
+ * `kubectl get users -l iam.kapi.io/identity-provider=corp` lists them) and the identity's id, exactly, in the
+ * annotation `UPSTREAM_USER_ID_ANNOTATION`; both are needed for a link. A login through that provider with that id
+ * maps to this User and to no other; a User without them (a local one) is never taken over by a provider.
+ */
+export interface UpstreamLink {
+  provider: string;
+  userId: string;
+  /** The upstream user name when the link was made; absent on Users an administrator linked by id alone. */
+  username?: string;
+}
+
+export const IDENTITY_PROVIDER_LABEL = 'iam.kapi.io/identity-provider';
+export const UPSTREAM_USER_ID_ANNOTATION = 'iam.kapi.io/upstream-user-id';
+export const UPSTREAM_USERNAME_ANNOTATION = 'iam.kapi.io/upstream-username';
 
 export const USERS_PATH = '/apis/iam.kapi.io/v1beta1/users';
 
@@ -51,6 +70,7 @@ export function userRecordFrom(raw: unknown): UserRecord {
       })
     : [];
   const lockedUntil = typeof status.lockedUntil === 'string' ? Date.parse(status.lockedUntil) : NaN;
+  const link = upstreamLinkOf(asObject(metadata.labels), asObject(metadata.annotations));
   return {
     name,
     uid: typeof metadata.uid === 'string' ? metadata.uid : undefined,
@@ -61,7 +81,24 @@ export function userRecordFrom(raw: unknown): UserRecord {
     state,
     lockedUntil: Number.isFinite(lockedUntil) ? lockedUntil : undefined,
     failedLogins,
+    ...(link ? { link } : {}),
   };
+}
+
+function upstreamLinkOf(
+  labels: Record<string, unknown>,
+  annotations: Record<string, unknown>,
+): UpstreamLink | undefined {
+  const provider = labels[IDENTITY_PROVIDER_LABEL];
+  const userId = annotations[UPSTREAM_USER_ID_ANNOTATION];
+  if (typeof provider !== 'string' || provider === '' || typeof userId !== 'string' || userId === '') return undefined;
+  const username = annotations[UPSTREAM_USERNAME_ANNOTATION];
+  return typeof username === 'string' && username !== '' ? { provider, userId, username } : { provider, userId };
+}
+
+/** The key of the index of linked Users. */
+export function linkKey(provider: string, userId: string): string {
+  return `${provider}\u0000${userId}`;
 }
 
 /** E-mail addresses are matched case-insensitively. */

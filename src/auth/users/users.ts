@@ -14,7 +14,7 @@ import {
   type Revocation,
   type RevocationListener,
 } from '../sessions/revocations.js';
-import { USERS_PATH, emailKey, userRecordFrom, type UserRecord } from './user-record.js';
+import { USERS_PATH, emailKey, linkKey, userRecordFrom, type UserRecord } from './user-record.js';
 
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
 export interface UserStore {
@@ -31,6 +31,10 @@ export interface UserStore {
    * again and compute again. `change` answering `undefined` writes nothing.
    */
   updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void>;
+  /** The User linked to this upstream identity (labels and annotations), from the watched cache. */
+  findLinked(provider: string, userId: string): Promise<UserRecord | undefined>;
+  /** Creates a User from its object; 'exists' when the name is taken (the caller reads it and decides). */
+  create(object: Record<string, unknown>): Promise<UserRecord | 'exists'>;
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
@@ -68,6 +72,8 @@ const READ_FAILED = Symbol('read failed');
 export class ClusterUserStore implements UserStore {
   private readonly reflector: Reflector<UserRecord>;
   private readonly byEmail = new Map<string, Set<string>>();
+  /** Names of the Users linked to each upstream identity (normally one: an administrator may have linked two). */
+  private readonly byLink = new Map<string, Set<string>>();
   private readonly gone = new LruMap<string, true>(10_000);
   private readonly log: Logger;
   private readonly revocations: RevocationEvents;
@@ -224,11 +230,50 @@ export class ClusterUserStore implements UserStore {
     }
   }
 
+  async findLinked(provider: string, userId: string): Promise<UserRecord | undefined> {
+    if (!this.reflector.synced) throw new Error('the users cache has not synced yet');
+    const names = this.byLink.get(linkKey(provider, userId));
+    if (!names || names.size === 0) return undefined;
+    if (names.size > 1) {
+      // two Users claim one identity: neither is used, rather than whichever the cache returns first
+      this.log.warn('an upstream identity is linked to several users; only one may be', {
+        provider,
+        users: [...names].slice(0, 5),
+      });
+      return undefined;
+    }
+    const [name] = names;
+    return this.reflector.get(name!);
+  }
+
+  async create(object: Record<string, unknown>): Promise<UserRecord | 'exists'> {
+    try {
+      const created = await this.client.request<unknown>({
+        method: 'POST',
+        path: USERS_PATH,
+        body: object,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+      });
+      const user = userRecordFrom(created);
+      this.gone.delete(user.name);
+      return user;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 409) {
+        // someone created it a moment ago: a read by name must not answer from the "gone" memory
+        const name = (object.metadata as { name?: unknown } | undefined)?.name;
+        if (typeof name === 'string') this.gone.delete(name);
+        return 'exists';
+      }
+      throw err;
+    }
+  }
+
   private revoke(revocations: readonly Revocation[]): void {
     for (const revocation of revocations) this.revocations.emit(revocation);
   }
 
   private index(user: UserRecord): void {
+    if (user.link) addTo(this.byLink, linkKey(user.link.provider, user.link.userId), user.name);
     if (!user.email) return;
     const key = emailKey(user.email);
     const names = this.byEmail.get(key) ?? new Set<string>();
@@ -237,10 +282,23 @@ export class ClusterUserStore implements UserStore {
   }
 
   private unindex(user: UserRecord): void {
+    if (user.link) removeFrom(this.byLink, linkKey(user.link.provider, user.link.userId), user.name);
     if (!user.email) return;
     const key = emailKey(user.email);
     const names = this.byEmail.get(key);
     names?.delete(user.name);
     if (names?.size === 0) this.byEmail.delete(key);
   }
+}
+
+function addTo(index: Map<string, Set<string>>, key: string, name: string): void {
+  const names = index.get(key) ?? new Set<string>();
+  names.add(name);
+  index.set(key, names);
+}
+
+function removeFrom(index: Map<string, Set<string>>, key: string, name: string): void {
+  const names = index.get(key);
+  names?.delete(name);
+  if (names?.size === 0) index.delete(key);
 }

@@ -1,0 +1,78 @@
+import type { IdentityProviderSettings } from '../../config/cluster-configuration.js';
+import type { UpstreamLink } from '../users/user-record.js';
+
+/**
+ * Identity providers: where a person may prove who they are besides a local User's password. Shaped as dex's
+ * connectors (`connector/connector.go`): every provider returns the same plain `UpstreamIdentity`, and says what it
+ * can do by the capability interfaces it implements — `PasswordProvider` (a user name and password checked upstream:
+ * LDAP), `RefreshProvider` (the identity read again at a refresh, so groups follow the directory); redirect providers
+ * (OpenID Connect, issue 19) add their own. Mapping an identity to a `User` is not the provider's job: it is
+ * `mapToUser` (./map-to-user.ts), the same for every provider.
+ */
+
+/** Who the provider says the person is. Plain data, never a credential. */
+export interface UpstreamIdentity {
+  /** The provider's configured name (`identityProviders[].name`). */
+  provider: string;
+  /** Stable and unique within the provider (an LDAP DN or entryUUID, an OIDC `sub`): the link to a User. */
+  userId: string;
+  /** The name the person goes by upstream; the base of an auto-created User's name. */
+  username: string;
+  email?: string;
+  /** Group names as the provider gives them (no prefix yet, `system:` not yet dropped). */
+  groups: readonly string[];
+}
+
+/** What a User records of the identity it is linked to: see ../users/user-record.ts. */
+export type { UpstreamLink } from '../users/user-record.js';
+
+export interface IdentityProvider {
+  /** The settings it runs with: name, type, mappingMethod, groupPrefix and its type's block. */
+  readonly settings: IdentityProviderSettings;
+  /** Ends its connections; logins in flight finish first. Called when the provider is removed or changed. */
+  close(): Promise<void>;
+}
+
+export type PasswordLoginResult =
+  | { identity: UpstreamIdentity }
+  /** Nobody upstream by that login: the next provider may know them. */
+  | { unknownUser: true }
+  /** The person exists upstream and the password is wrong (or their account there refuses logins). */
+  | { wrongPassword: true };
+
+export interface PasswordProvider extends IdentityProvider {
+  /**
+   * Checks `password` for `login` (a user name, or an e-mail address when it contains "@"). Rejects with
+   * `ProviderUnavailable` when the provider cannot answer (down, slow, saturated, misconfigured): that says nothing
+   * about the password, so it is never a failed login.
+   */
+  login(login: string, password: string): Promise<PasswordLoginResult>;
+}
+
+export interface RefreshProvider extends IdentityProvider {
+  /**
+   * The identity as the provider sees it now (fresh groups), or `undefined` when it no longer knows the user (the
+   * login session then ends). Rejects with `ProviderUnavailable` when it cannot answer.
+   */
+  refresh(link: UpstreamLink): Promise<UpstreamIdentity | undefined>;
+}
+
+/** The provider could not answer; the login or refresh is answered 503 and counts for nothing. */
+export class ProviderUnavailable extends Error {
+  constructor(
+    readonly provider: string,
+    /** For the log and the audit line; never a credential. */
+    readonly reason: string,
+  ) {
+    super(`identity provider "${provider}" unavailable: ${reason}`);
+    this.name = 'ProviderUnavailable';
+  }
+}
+
+export function isPasswordProvider(provider: IdentityProvider): provider is PasswordProvider {
+  return typeof (provider as Partial<PasswordProvider>).login === 'function';
+}
+
+export function isRefreshProvider(provider: IdentityProvider): provider is RefreshProvider {
+  return typeof (provider as Partial<RefreshProvider>).refresh === 'function';
+}
