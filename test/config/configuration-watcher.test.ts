@@ -1,5 +1,6 @@
 import { DEFAULT_AUTH_SETTINGS, type AuthSettings } from '../../src/config/cluster-configuration.js';
 import { ConfigurationWatcher } from '../../src/config/configuration-watcher.js';
+import type { LdapProviderSettings } from '../../src/config/identity-providers/index.js';
 import { KubeApiError, type KubeRequest } from '../../src/kube/client.js';
 import {
   FakeClient,
@@ -346,14 +347,18 @@ describe('ConfigurationWatcher', () => {
     await settle();
     h.secrets('ldap-bind')!.sync([secretObject('ldap-bind', { password: 'bind-s3cret-1' })]);
     await eventually(() => h.watcher.current().identityProviders.length === 1);
-    expect(h.watcher.current().identityProviders[0]!.ldap.bindPassword).toBe('bind-s3cret-1');
+    expect((h.watcher.current().identityProviders[0] as LdapProviderSettings).ldap.bindPassword).toBe('bind-s3cret-1');
     expect(h.lines.find((l) => l.message === 'configuration applied')?.identityProviders).toEqual([
       'corp (LDAP, auto)',
     ]);
 
     // the Secret changes: the new password applies without any change to the object
     h.secrets('ldap-bind')!.put(secretObject('ldap-bind', { password: 'bind-s3cret-2' }));
-    await eventually(() => h.watcher.current().identityProviders[0]?.ldap.bindPassword === 'bind-s3cret-2');
+    await eventually(
+      () =>
+        (h.watcher.current().identityProviders[0] as LdapProviderSettings | undefined)?.ldap.bindPassword ===
+        'bind-s3cret-2',
+    );
     const good = h.watcher.current();
 
     // an invalid provider is refused with the rest: the last good snapshot stays, Valid says why

@@ -1,5 +1,6 @@
 import { describe, field, isObject, type SecretLookup } from '../fields.js';
 import { ldapSecretNames, parseLdapSettings, type LdapSettings } from './ldap.js';
+import { oidcSecretNames, parseOidcSettings, type OidcSettings } from './oidc.js';
 
 /**
  * `spec.authentication.identityProviders[]`: where logins may come from besides local Users. Pure.
@@ -29,8 +30,13 @@ export interface LdapProviderSettings extends ProviderCommon {
   ldap: LdapSettings;
 }
 
+export interface OidcProviderSettings extends ProviderCommon {
+  type: 'OIDC';
+  oidc: OidcSettings;
+}
+
 /** One configured provider; a new type adds its member here and its row to `PROVIDER_TYPES`. */
-export type IdentityProviderSettings = LdapProviderSettings;
+export type IdentityProviderSettings = LdapProviderSettings | OidcProviderSettings;
 export type IdentityProviderType = IdentityProviderSettings['type'];
 
 /** How one type is read: the name of its settings block, its parser, and the Secrets a block references. */
@@ -53,6 +59,14 @@ const PROVIDER_TYPES: { [T in IdentityProviderType]: ProviderType<T> } = {
       return ldap && { ldap };
     },
     secretNames: ldapSecretNames,
+  },
+  OIDC: {
+    block: 'oidc',
+    parse: (block, path, secrets, problems) => {
+      const oidc = parseOidcSettings(block, path, secrets, problems);
+      return oidc && { oidc };
+    },
+    secretNames: oidcSecretNames,
   },
 };
 

@@ -187,7 +187,8 @@ function ldapUrl(value: unknown, path: string, problems: string[]): { url: strin
   return { url: `${url.protocol}//${url.hostname}:${port}`, secure };
 }
 
-function caBundle(ref: unknown, path: string, secrets: SecretLookup, problems: string[]): string | undefined {
+/** A PEM bundle of CA certificates from a Secret reference, each certificate readable. */
+export function caBundle(ref: unknown, path: string, secrets: SecretLookup, problems: string[]): string | undefined {
   const pem = secretRefValue(ref, path, secrets, problems, { raw: true });
   if (pem === undefined) return undefined;
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];

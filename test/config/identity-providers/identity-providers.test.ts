@@ -1,3 +1,4 @@
+import type { LdapProviderSettings } from '../../../src/config/identity-providers/index.js';
 import {
   DEFAULT_AUTH_SETTINGS,
   parseClusterConfiguration,
@@ -40,10 +41,11 @@ const provider = (overrides: Record<string, unknown> = {}, ldap: Record<string, 
   ...overrides,
 });
 
+/** The providers read (the LDAP ones these cases configure). */
 function providersOf(object: unknown) {
   const result = parseClusterConfiguration(object, lookup);
   if ('error' in result) throw new Error(`expected settings, got: ${result.error}`);
-  return result.settings.identityProviders;
+  return result.settings.identityProviders as LdapProviderSettings[];
 }
 
 function errorOf(object: unknown): string {
@@ -189,8 +191,8 @@ describe('identityProviders', () => {
       [provider(), provider()],
       'identityProviders[1].name: duplicate provider name "corp"',
     ],
-    ['the type is missing', [provider({ type: undefined })], 'identityProviders[0].type: is required (LDAP)'],
-    ['the type is unknown', [provider({ type: 'GitHub' })], '"GitHub" is not a known type (LDAP)'],
+    ['the type is missing', [provider({ type: undefined })], 'identityProviders[0].type: is required (LDAP, OIDC)'],
+    ['the type is unknown', [provider({ type: 'GitHub' })], '"GitHub" is not a known type (LDAP, OIDC)'],
     ['mappingMethod is missing', [provider({ mappingMethod: undefined })], 'mappingMethod: is required auto'],
     ['mappingMethod is unknown', [provider({ mappingMethod: 'mixed' })], 'mappingMethod: "mixed" is not auto'],
     ['groupPrefix has a space', [provider({ groupPrefix: 'a b' })], 'groupPrefix: must be at most 63 characters'],
