@@ -5,6 +5,7 @@ import path from 'node:path';
 import bcrypt from 'bcrypt';
 import { stringify } from 'yaml';
 import { bearer, sendJson } from './http.js';
+import type { ClusterScale } from '../src/sandbox/index.js';
 import { startSandboxProcess, type SandboxProcess } from './sandbox-process.js';
 import { setBackendTrust } from './tls.js';
 
@@ -53,6 +54,7 @@ export async function startEnvironment(options: {
   podsPerNode: number;
   tls: boolean;
   timeoutMs: number;
+  scale?: ClusterScale;
 }): Promise<Environment> {
   const adminPassword = randomBytes(18).toString('base64url');
   const seedStarted = Date.now();

@@ -10,6 +10,11 @@ export function accountCpuOf(pids: CpuPids): void {
   accounted = { ...pids };
 }
 
+/** The processes accounted now (a scenario with processes of its own puts them back when done). */
+export function accountedCpu(): CpuPids {
+  return { ...accounted };
+}
+
 /** A closed-loop load run on a worker thread, with the CPU each accounted process spent in its measured window. */
 export function load(
   operation: Operation,

@@ -24,6 +24,7 @@ import { memoryScenario } from './scenarios/memory.js';
 import { nodePageScenario } from './scenarios/node-page.js';
 import { tokenScenario } from './scenarios/token-issue.js';
 import { watchScenario } from './scenarios/watch-relay.js';
+import { listingsScenario } from './scenarios/listings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OUTPUT = path.join(ROOT, '.cache/bench/last.json');
@@ -58,6 +59,8 @@ const SCENARIOS: ScenarioEntry[] = [
   // Its own peak (VmHWM started over); after the watches have closed.
   { key: 'hostile', scenario: hostileScenario, needsToken: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },
+  // A backend and a kapi of its own (the scaled cluster), so its memory is the listings' alone.
+  { key: 'listings', scenario: listingsScenario, needsToken: false, real: true },
 ];
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

@@ -4,13 +4,15 @@
  * argument; the first stdout line is the sandbox's address, CA and credentials for the parent (a pipe, never a log).
  */
 import { createLogger } from '../src/observability/logger.js';
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox, type ClusterScale } from '../src/sandbox/index.js';
 
 export interface SandboxProcessOptions {
   nodes: number;
   podsPerNode: number;
   adminPassword: string;
   tls: boolean;
+  /** The listing rows' cluster: Deployments, Services and ConfigMaps by the thousand. */
+  scale?: ClusterScale;
 }
 
 export interface SandboxProcessReady {
@@ -26,6 +28,7 @@ const sandbox = await startSandbox({
   podsPerNode: options.podsPerNode,
   adminPassword: options.adminPassword,
   tls: options.tls,
+  ...(options.scale && { scale: options.scale }),
   logger: createLogger('error', { silent: true }),
   // Every container's log holds 10,000 lines over the last 4 hours (generated when read, never stored): the logging
   // rows read 200 of them.

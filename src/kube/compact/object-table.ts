@@ -91,11 +91,19 @@ export class ObjectTable {
   private readonly arena: BodyArena;
   private readonly listeners = new Set<TableListener>();
   private changes = 0;
+  /**
+   * Bodies decoded lately (recency order), within `decodedBudget` bytes: a console refreshing the same pages gets them
+   * without inflating again. Dropped when their object changes.
+   */
+  private readonly decoded = new Map<number, Buffer>();
+  private decodedBytes = 0;
+  private readonly decodedBudget: number;
 
   constructor(
     readonly shape: TableShape,
-    arena: BodyArenaOptions = {},
+    arena: BodyArenaOptions & { decodedBudget?: number } = {},
   ) {
+    this.decodedBudget = arena.decodedBudget ?? 2 * 1024 * 1024;
     this.fieldColumns = Array.from({ length: shape.fields }, () => []);
     this.timeColumns = Array.from({ length: shape.times }, () => new Float64Array(0));
     this.arena = new BodyArena(arena);
@@ -164,6 +172,7 @@ export class ObjectTable {
     if (existing !== NO_SLOT) {
       if (!Number.isNaN(version) && this.versions[existing] === version) return existing;
       for (const listener of this.listeners) listener.removing(existing);
+      this.forget(existing);
       this.releaseColumns(existing);
       this.write(existing, record, version);
       this.arena.replace(this.bodyOf[existing]!, record.body);
@@ -192,6 +201,7 @@ export class ObjectTable {
 
   removeSlot(slot: number): void {
     for (const listener of this.listeners) listener.removing(slot);
+    this.forget(slot);
     const namespace = this.namespaces[slot] as string;
     const names = this.byNamespace.get(namespace);
     names?.delete(this.names[slot] as string);
@@ -256,7 +266,31 @@ export class ObjectTable {
 
   /** The object's JSON, decoded (for an answer). */
   body(slot: number): Buffer {
-    return this.arena.read(this.bodyOf[slot]!);
+    const kept = this.decoded.get(slot);
+    if (kept !== undefined) {
+      this.decoded.delete(slot);
+      this.decoded.set(slot, kept);
+      return kept;
+    }
+    const body = this.arena.read(this.bodyOf[slot]!);
+    // a body stored as is is a view into a slab that moves: only inflated ones (copies) are kept
+    if (body.length <= this.decodedBudget / 16 && this.arena.isDeflated(this.bodyOf[slot]!)) {
+      this.decoded.set(slot, body);
+      this.decodedBytes += body.length;
+      for (const [oldest, buffer] of this.decoded) {
+        if (this.decodedBytes <= this.decodedBudget) break;
+        this.decoded.delete(oldest);
+        this.decodedBytes -= buffer.length;
+      }
+    }
+    return body;
+  }
+
+  private forget(slot: number): void {
+    const kept = this.decoded.get(slot);
+    if (kept === undefined) return;
+    this.decoded.delete(slot);
+    this.decodedBytes -= kept.length;
   }
 
   /** The object's body as stored, copied out (for an answer written over several turns). */

@@ -130,6 +130,21 @@ describe('ObjectTable', () => {
     expect(JSON.parse(table.body(c).toString())).toEqual({ metadata: { name: 'c' } });
   });
 
+  test('when a body was read (and kept decoded) and its object changes, then the next read is the new body', () => {
+    const table = new ObjectTable({ times: 0, fields: 0 }, { samples: 1 });
+    const big = (version: number) => json({ metadata: { name: 'a' }, data: 'x'.repeat(500), version });
+    table.upsert(record({ name: 'seed' }));
+    const slot = table.upsert(record({ name: 'a', body: big(1) }));
+    expect(JSON.parse(table.body(slot).toString()).version).toBe(1);
+    expect(JSON.parse(table.body(slot).toString()).version).toBe(1);
+    table.upsert(record({ name: 'a', resourceVersion: '2', body: big(2) }));
+    expect(JSON.parse(table.body(slot).toString()).version).toBe(2);
+    table.remove('default', 'a');
+    const other = table.upsert(record({ name: 'b', body: big(3) }));
+    expect(other).toBe(slot);
+    expect(JSON.parse(table.body(other).toString()).version).toBe(3);
+  });
+
   test('when annotations hold values longer than any label value, then they share one marker (selectors still tell)', () => {
     const table = new ObjectTable({ times: 0, fields: 0 });
     const one = table.upsert(record({ name: 'one', annotations: { applied: 'x'.repeat(100), team: 'a' } }));

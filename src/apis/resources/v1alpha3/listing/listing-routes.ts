@@ -20,9 +20,12 @@ export function listingRoutes(listing: ResourceListing): Router {
       handler(req, res).catch(next);
     };
   const param = (req: Request, name: string) => String(req.params[name]);
-  const aborted = (req: Request) => {
+  /** Aborted when the client goes away before its answer (reviews then stop); not on a normal end. */
+  const aborted = (req: Request, res: Response) => {
     const controller = new AbortController();
-    req.once('close', () => controller.abort());
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
     return controller.signal;
   };
 
@@ -38,7 +41,7 @@ export function listingRoutes(listing: ResourceListing): Router {
           req.user,
           undefined,
           req.query as Record<string, unknown>,
-          aborted(req),
+          aborted(req, res),
         );
         await writeListing(res, answer);
       }),
@@ -55,7 +58,7 @@ export function listingRoutes(listing: ResourceListing): Router {
             req.user,
             param(req, 'namespace'),
             req.query as Record<string, unknown>,
-            aborted(req),
+            aborted(req, res),
           );
           await writeListing(res, answer);
         }),
