@@ -27,9 +27,10 @@ import { authorizationCodeGrant } from './browser/code-grant.js';
 import { ClusterCodeRedemptions } from './browser/code-redemptions.js';
 import { userInfoEndpoint } from './oauth/userinfo.js';
 import { IdentityProviders, type ProviderFactories } from './providers/registry.js';
+import { ldapProvider } from './providers/ldap/ldap-provider.js';
 
 /** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
-export const PROVIDER_FACTORIES: ProviderFactories = {};
+export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider };
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
 export type { Revocation, RevocationListener } from './sessions/revocations.js';
