@@ -127,6 +127,7 @@ export function defaultRules(): PolicyRule[] {
     },
     { users: kapi, verbs: ['list', 'create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['coderedemptions'] },
     { users: kapi, verbs: ['update', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users/status'] },
+    { users: kapi, verbs: ['create', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users'] },
     {
       users: kapi,
       verbs: ['update', 'patch'],

@@ -53,6 +53,9 @@ describe('chart RBAC', () => {
     { apiGroup: 'authentication.k8s.io', resource: 'uids', verb: 'impersonate' },
     { apiGroup: 'authorization.k8s.io', resource: 'subjectaccessreviews', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'watch' },
+    // a directory user's first login creates the User (auto); a password change patches spec.password
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'patch' },
     { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'patch' },
     { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'create' },
@@ -84,8 +87,8 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'pods', verb: 'create' },
     { apiGroup: '', resource: 'pods/exec', verb: 'create' },
     { apiGroup: '', resource: 'nodes', verb: 'update' },
-    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'delete' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
     // the listings read through their watches only: no get, no writes
