@@ -65,9 +65,15 @@ describe('policy decisions (pure)', () => {
       true,
     ],
     [
-      'the service account may not patch users',
+      'the service account may patch users (a password change)',
       sa,
       { verb: 'patch', apiGroup: 'iam.kapi.io', resource: 'users', name: 'bob' },
+      true,
+    ],
+    [
+      'the service account may not delete users',
+      sa,
+      { verb: 'delete', apiGroup: 'iam.kapi.io', resource: 'users', name: 'bob' },
       false,
     ],
     [
