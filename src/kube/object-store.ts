@@ -8,6 +8,28 @@ export interface StoredObject<T> {
 }
 
 /**
+ * The objects of one completed list, gathered for `ObjectStore.replace`: the values by key, and their
+ * resourceVersions only when the store compares by version (a store with `same` does not keep them at all).
+ */
+export class ListedObjects<T> {
+  readonly values = new Map<string, T>();
+  readonly versions: Map<string, string> | undefined;
+
+  constructor(trackVersions: boolean) {
+    this.versions = trackVersions ? new Map() : undefined;
+  }
+
+  set(key: string, value: T, resourceVersion: string): void {
+    this.values.set(key, value);
+    this.versions?.set(key, resourceVersion);
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+}
+
+/**
  * The keyed objects of one reflector, and the only place they change. Every change bumps `revision` and is reported
  * to `onChange` after the store is updated, so a handler that reads the store sees the new state.
  *
@@ -64,25 +86,29 @@ export class ObjectStore<T> {
     this.changed('deleted', old, old);
   }
 
+  /** An empty gathering for the next `replace`, keeping versions only if this store compares by them. */
+  listing(): ListedObjects<T> {
+    return new ListedObjects<T>(this.versions !== undefined);
+  }
+
   /**
    * Makes the store hold exactly `next` (a completed list): vanished keys are deleted, new keys added, changed
-   * objects modified. Unchanged objects keep their identity and cause no event.
+   * objects modified. Unchanged objects keep their identity and cause no event. `next` is taken over, not copied.
    */
-  replace(next: Map<string, StoredObject<T>>): void {
-    const values = new Map<string, T>();
-    const versions = this.versions && new Map<string, string>();
+  replace(next: ListedObjects<T>): void {
+    const values = next.values;
+    const versions = this.versions && (next.versions ?? new Map<string, string>());
     const events: Array<[ChangeEvent, T, T | undefined]> = [];
     for (const [key, old] of this.values) {
-      if (!next.has(key)) events.push(['deleted', old, old]);
+      if (!values.has(key)) events.push(['deleted', old, old]);
     }
-    for (const [key, entry] of next) {
+    for (const [key, value] of values) {
       const old = this.values.get(key);
       const unchanged =
-        old !== undefined &&
-        (this.same ? this.same(old, entry.value) : this.versions?.get(key) === entry.resourceVersion);
-      values.set(key, unchanged ? old : entry.value);
-      versions?.set(key, entry.resourceVersion);
-      if (!unchanged) events.push([old === undefined ? 'added' : 'modified', entry.value, old]);
+        old !== undefined && (this.same ? this.same(old, value) : this.versions?.get(key) === versions?.get(key));
+      // the stored object keeps its identity, so readers holding it see no change
+      if (unchanged) values.set(key, old);
+      else events.push([old === undefined ? 'added' : 'modified', value, old]);
     }
     this.values = values;
     this.versions = versions;

@@ -5,7 +5,14 @@ import { CacheHealth, describeError } from './cache-health.js';
 import type { ReadinessCheck } from './caches.js';
 import { KubeApiError, type KubeClient } from './client.js';
 import { JsonLineSplitter } from './json-lines.js';
-import { ObjectStore, type ChangeEvent, type ChangeHandler, type StoredObject } from './object-store.js';
+import { ListItemScanner } from './list-items.js';
+import {
+  ObjectStore,
+  type ChangeEvent,
+  type ChangeHandler,
+  type ListedObjects,
+  type StoredObject,
+} from './object-store.js';
 import { registerCache } from './cache-registry.js';
 
 export interface ReflectorOptions<T> {
@@ -320,29 +327,47 @@ export class Reflector<T> {
     }
   }
 
-  private async listPages(): Promise<{ entries: Map<string, StoredObject<T>>; resourceVersion: string }> {
-    const { client, listPath, fieldSelector, labelSelector } = this.options;
-    const entries = new Map<string, StoredObject<T>>();
+  private async listPages(): Promise<{ entries: ListedObjects<T>; resourceVersion: string }> {
+    const entries = this.store.listing();
     let token: string | undefined;
     let resourceVersion: string;
     do {
-      const page = await client.request<KubeList>({
-        path: listPath,
-        query: { limit: this.options.pageSize ?? 500, continue: token, fieldSelector, labelSelector },
-        signal: this.stopping.signal,
-        timeoutMs: this.options.listTimeoutMs ?? 60_000,
-      });
-      for (const raw of page.items ?? []) {
+      const page = await this.listPage(token, (raw) => {
         const key = this.keyOf(raw);
-        if (key === undefined) continue;
+        if (key === undefined) return;
         for (const sink of this.sinks) this.toSink(sink, 'put', () => sink.put(key, raw));
         const stored = this.keepObjects ? this.toStored(key, raw) : undefined;
-        if (stored) entries.set(key, stored);
-      }
+        if (stored) entries.set(key, stored.value, stored.resourceVersion);
+      });
       resourceVersion = page.metadata?.resourceVersion ?? '';
       token = page.metadata?.continue || undefined;
     } while (token);
     return { entries, resourceVersion };
+  }
+
+  /**
+   * One page of the list, each item handed to `onItem` as soon as it arrived (ListItemScanner): a page's objects are
+   * never all parsed at once, so the list's peak memory is the cache being built, not the page.
+   */
+  private async listPage(token: string | undefined, onItem: (raw: unknown) => void): Promise<KubeList> {
+    const { client, listPath, fieldSelector, labelSelector } = this.options;
+    const request = {
+      path: listPath,
+      query: { limit: this.options.pageSize ?? 500, continue: token, fieldSelector, labelSelector },
+      signal: this.stopping.signal,
+      timeoutMs: this.options.listTimeoutMs ?? 60_000,
+    };
+    const response = await client.stream(request);
+    const scanner = new ListItemScanner(onItem);
+    try {
+      for await (const chunk of response as AsyncIterable<Buffer>) scanner.push(chunk);
+      return scanner.rest() as KubeList;
+    } catch (error) {
+      response.destroy();
+      if (!(error instanceof SyntaxError)) throw error;
+      // A garbled answer is the cluster's failure, as KubeClient.request reports it.
+      throw new KubeApiError(502, undefined, `GET ${listPath}: the answer was not a JSON list (${error.message})`);
+    }
   }
 
   /** One watch request, until the server ends it (resolves) or it fails (throws). */

@@ -27,7 +27,7 @@ export class FakeKubeApiserver {
   readonly requests: RecordedRequest[] = [];
   /** How the next watch from a compacted resourceVersion is refused. */
   expiredAs: 'event' | 'http' = 'event';
-  /** Bytes per write of a watch event (written with a pause between pieces); 0 writes each event whole. */
+  /** Bytes per write of a watch event or list answer (written with a pause between pieces); 0 writes each whole. */
   pieceBytes = 0;
   /** Accept watches but never write to them or end them (a hung connection). */
   hangWatches = false;
@@ -35,6 +35,8 @@ export class FakeKubeApiserver {
   endWatchesAtOnce = false;
   /** The next `continue` request answers 410 once. */
   expireNextContinue = false;
+  /** The next list answer is cut off after this many bytes (a 200 whose body is not a whole JSON list). */
+  truncateNextListAt: number | undefined;
   private failures: Array<{ status: number; kind: 'list' | 'watch' | 'any' }> = [];
   private failAllWith: number | undefined;
   private behind = 0;
@@ -228,12 +230,28 @@ export class FakeKubeApiserver {
     const offset = token ? Number(token.split(':')[1]) : 0;
     const items = snapshot.items.slice(offset, offset + limit);
     const next = offset + items.length < snapshot.items.length ? `${id}:${offset + items.length}` : undefined;
-    json(res, 200, {
-      kind: 'List',
-      apiVersion: 'v1',
-      metadata: { resourceVersion: String(snapshot.rv), continue: next },
-      items,
-    });
+    const body = Buffer.from(
+      JSON.stringify({
+        kind: 'List',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: String(snapshot.rv), continue: next },
+        items,
+      }),
+    );
+    const cut = this.truncateNextListAt;
+    this.truncateNextListAt = undefined;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // in pieces, as a large page arrives: the reader must not depend on where chunks end
+    const size = this.pieceBytes || body.length;
+    const sent = cut === undefined ? body : body.subarray(0, cut);
+    void (async () => {
+      for (let at = 0; at < sent.length; at += size) {
+        if (res.destroyed) return;
+        res.write(sent.subarray(at, at + size));
+        if (size < sent.length) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      res.end();
+    })();
   }
 
   private watch(query: URLSearchParams, res: http.ServerResponse): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ObjectStore, type StoredObject } from '../../src/kube/object-store.js';
+import { ListedObjects, ObjectStore } from '../../src/kube/object-store.js';
 
 function store() {
   const events: string[] = [];
@@ -7,10 +7,11 @@ function store() {
   return { s, events };
 }
 
-const entries = (pairs: Array<[string, string, string]>) =>
-  new Map<string, StoredObject<{ v: string }>>(
-    pairs.map(([key, v, rv]) => [key, { value: { v }, resourceVersion: rv }]),
-  );
+const entries = (pairs: Array<[string, string, string]>) => {
+  const listed = new ListedObjects<{ v: string }>(true);
+  for (const [key, v, rv] of pairs) listed.set(key, { v }, rv);
+  return listed;
+};
 
 describe('ObjectStore', () => {
   it('when objects are upserted and removed, then events, size and revision follow', () => {

@@ -78,6 +78,26 @@ describe('Reflector list', () => {
     expect(Number(watch.get('timeoutSeconds'))).toBeLessThanOrEqual(600);
   });
 
+  it('when a list page arrives a few bytes at a time, then every object is read whole', async () => {
+    const { fake, reflector } = await setup({ pageSize: 3 });
+    for (const name of ['a', 'b', 'c', 'd']) fake.put(node(name, { zone: `z-"{[${name}` }));
+    fake.pieceBytes = 7;
+    reflector.start();
+    await reflector.waitForSync();
+    expect(names(reflector)).toEqual(['a', 'b', 'c', 'd']);
+    expect(reflector.get('c')?.zone).toBe('z-"{[c');
+  });
+
+  it('when a list answer is cut off, then that list counts as failed and a new one fills the cache', async () => {
+    const { fake, reflector } = await setup();
+    for (const name of ['a', 'b', 'c']) fake.put(node(name));
+    fake.truncateNextListAt = 40;
+    reflector.start();
+    await reflector.waitForSync();
+    expect(names(reflector)).toEqual(['a', 'b', 'c']);
+    expect(fake.count('list')).toBeGreaterThan(2);
+  });
+
   it('when a continue token expires while paging, then the list starts over and the cache is complete', async () => {
     const { fake, reflector } = await setup();
     for (const name of ['a', 'b', 'c', 'd', 'e']) fake.put(node(name));
