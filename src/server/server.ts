@@ -153,7 +153,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     client,
     authorizer: identity.authorizer,
     namespaces,
-    pods: allocations.pods as Reflector<unknown>,
+    shared: { pods: allocations.pods as Reflector<unknown>, namespaces: namespaces as Reflector<unknown> },
   });
   const listingCacheNames = listing.cacheNames();
   for (const cache of listingCacheNames) {

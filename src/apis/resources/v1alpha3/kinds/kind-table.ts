@@ -40,8 +40,11 @@ export interface KindField {
 export type KindSource =
   /** a watch of its own, started on first use and stopped when idle */
   | 'watch'
-  /** the pod watch kapi always holds (the node listing's allocations), with the listing's records added on demand */
-  | 'pods'
+  /**
+   * a watch kapi always holds (pods: the node listing's allocations; namespaces: authorization and logs), the
+   * listing's records added to it on demand
+   */
+  | 'shared'
   /** the node listing's own cache (allocation annotations), always watched */
   | 'nodes'
   /** never cached: listed from kube-apiserver as the caller, per request (secrets) */
@@ -136,6 +139,7 @@ export const KINDS: readonly KindDefinition[] = [
     version: 'v1',
     kind: 'Namespace',
     namespaced: false,
+    source: 'shared',
     status: {
       values: ['Active', 'Terminating'],
       description: 'The namespace’s `status.phase`.',
@@ -148,7 +152,7 @@ export const KINDS: readonly KindDefinition[] = [
     version: 'v1',
     kind: 'Pod',
     namespaced: true,
-    source: 'pods',
+    source: 'shared',
     status: {
       values: POD_STATUSES,
       description:

@@ -50,22 +50,25 @@ export interface ResourceListingDeps {
   /** Undefined when features are tested alone: everything is allowed. */
   authorizer?: Authorizer;
   namespaces: NamespaceNames;
-  /** The pod watch kapi always holds: the pod listing attaches to it. */
-  pods?: Reflector<unknown>;
+  /**
+   * Watches kapi always holds, by resource (the pods for the node listing's allocations, the namespaces for
+   * authorization and logs): those kinds' listings attach to them instead of opening a second watch.
+   */
+  shared?: Readonly<Partial<Record<string, Reflector<unknown>>>>;
 }
 
 /** Per kind, the listed kind the cache registry runs (made once). */
-function listedKinds(pods: Reflector<unknown> | undefined): Map<string, ListedKind> {
+function listedKinds(shared: Readonly<Partial<Record<string, Reflector<unknown>>>>): Map<string, ListedKind> {
   const kinds = new Map<string, ListedKind>();
   for (const definition of KINDS_BY_RESOURCE.values()) {
-    if (definition.source !== 'watch' && definition.source !== 'pods') continue;
+    if (definition.source !== 'watch' && definition.source !== 'shared') continue;
     const header = bodyHeader(definition);
     kinds.set(definition.resource, {
       name: `resources/${definition.resource}`,
       listPath: kubePath(definition),
       shape: tableShape(definition),
       toRecord: (raw) => objectRecord(definition, header, raw),
-      ...(definition.source === 'pods' && pods && { shared: pods }),
+      ...(shared[definition.resource] && { shared: shared[definition.resource] }),
     });
   }
   return kinds;
@@ -88,7 +91,7 @@ export class ResourceListing {
   private readonly authorizer: Authorizer;
 
   constructor(private readonly deps: ResourceListingDeps) {
-    this.kinds = listedKinds(deps.pods);
+    this.kinds = listedKinds(deps.shared ?? {});
     this.authorizer = deps.authorizer ?? everyone;
   }
 
