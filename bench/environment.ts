@@ -17,8 +17,13 @@ export interface Environment {
   target: 'sandbox' | 'cluster';
   /** kube-apiserver's (or the sandbox's) base URL; requests to it use the thread's backend trust. */
   backendUrl: string;
-  /** Who the direct path is: kapi's own identity (the sandbox's service account, or the kubeconfig's user). */
+  /**
+   * Who the direct path is: on the sandbox kapi's own identity (its service account); on a cluster an ordinary
+   * identity with the bench user's rights.
+   */
   directHeaders: Record<string, string>;
+  /** On a cluster: kapi's credentials plus the Impersonate-* headers kapi sends for the bench user (impersonation's own cost). */
+  impersonatingHeaders?: Record<string, string | string[]>;
   /** Who the bench itself reads as (the direct node page, counts). */
   adminHeaders: Record<string, string>;
   /** The kapi User the bench logs in as (allowed to read nodes). */

@@ -9,7 +9,8 @@ export interface RequestOperation {
   /** http (kapi) or https (the backend, with the thread's backend trust). */
   url: string;
   method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
+  /** A list value is sent as that many headers of the name (Impersonate-Group). */
+  headers?: Record<string, string | string[]>;
   body?: string;
   expect: number;
 }

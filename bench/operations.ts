@@ -14,7 +14,7 @@ export function operationRunner(operation: Operation, agent: http.Agent): Operat
 /** The URL is parsed once; each run only sends and drains (https agents carry the backend trust). The body is read (not parsed) so timing includes it. */
 function requestRunner(operation: RequestOperation, agent: http.Agent): OperationRunner {
   const url = new URL(operation.url);
-  const headers: Record<string, string> = { ...operation.headers };
+  const headers: Record<string, string | string[]> = { ...operation.headers };
   if (operation.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(operation.body));
   const options: http.RequestOptions = {
     host: url.hostname,

@@ -127,11 +127,15 @@ export const forwardingScenario: Scenario = {
         errors,
       });
       for (const row of onKube.rows) detail(`${row.metric}: ${row.value} (target ${row.target}: ${row.verdict})`);
-      // What impersonation alone costs kube-apiserver: the direct GET with the Impersonate-User header kapi sends.
+      // What impersonation alone costs kube-apiserver: the GET as kapi's identity with the Impersonate-* headers kapi
+      // sends for the bench user (user, uid, its two groups), straight from the bench.
       const impersonated: Operation = {
         kind: 'request',
         url: directRequest.url,
-        headers: { ...directRequest.headers, 'Impersonate-User': ctx.env.kapiUser.name },
+        headers: ctx.env.impersonatingHeaders ?? {
+          ...directRequest.headers,
+          'Impersonate-User': ctx.env.kapiUser.name,
+        },
         expect: 200,
       };
       const i16 = await load(impersonated, 16);
