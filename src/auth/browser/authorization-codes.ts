@@ -27,6 +27,9 @@ export interface CodeGrant {
   sessionId: string;
   /** The browser session the code was issued in, if any: a new login with multipleLogin false keeps it. */
   browserSessionId?: string;
+  /** The identity provider that vouched for the user (absent: a local password), and the groups it gave. */
+  provider?: string;
+  upstreamGroups?: string[];
 }
 
 /** A code for `grant` and the session id it will start; valid for CODE_LIFETIME_SECONDS. */

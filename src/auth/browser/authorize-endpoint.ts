@@ -56,6 +56,8 @@ async function authorize(deps: SignInDeps, req: Request, res: Response): Promise
     else if (!tooOld(request, resumed.session, nowSeconds)) {
       answerWithCode(deps, res, keys, request, {
         user: resumed.user,
+        provider: resumed.session.provider,
+        upstreamGroups: resumed.session.upstreamGroups,
         authTime: resumed.session.authTime,
         browserSessionId: resumed.session.sessionId,
         via: 'browser_session',

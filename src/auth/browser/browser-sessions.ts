@@ -4,6 +4,7 @@ import type { SessionStore } from '../sessions/sessions.js';
 import type { KeySet } from '../tokens/key-set.js';
 import { newTokenId } from '../tokens/tokens.js';
 import type { UserRecord } from '../users/user-record.js';
+import { LOCAL_PROVIDER, type SignedInUser } from '../providers/map-to-user.js';
 import type { UserStore } from '../users/users.js';
 import { open, seal } from './sealed-values.js';
 
@@ -25,6 +26,9 @@ export interface BrowserSession {
   authTime: number;
   /** Seconds since the epoch. */
   expiresAt: number;
+  /** Who vouched for the user (`local`: a password checked by kapi) and the groups that provider gave. */
+  provider: string;
+  upstreamGroups: readonly string[];
 }
 
 interface SealedBrowserSession {
@@ -43,12 +47,14 @@ export interface BrowserSessionDeps {
 export async function startBrowserSession(
   deps: BrowserSessionDeps,
   keys: KeySet,
-  user: UserRecord,
+  signedIn: SignedInUser,
   nowMs: number,
   settings: AuthSettings,
 ): Promise<{ cookie: string; session: BrowserSession }> {
+  const { user } = signedIn;
   const nowSeconds = Math.floor(nowMs / 1000);
   const expiresAt = nowSeconds + settings.refreshTokenMaxAgeSeconds;
+  const upstream = signedIn.provider !== LOCAL_PROVIDER;
   const created = await deps.sessions.create({
     username: user.name,
     userUid: user.uid,
@@ -57,6 +63,7 @@ export async function startBrowserSession(
     // never handed out: a browser session has no tokens
     refreshTokenId: newTokenId(),
     loginTime: nowMs,
+    ...(upstream ? { identityProvider: signedIn.provider, groups: [...signedIn.upstreamGroups] } : {}),
   });
   const session: BrowserSession = {
     sessionId: created.id,
@@ -64,6 +71,8 @@ export async function startBrowserSession(
     userUid: user.uid,
     authTime: nowSeconds,
     expiresAt,
+    provider: signedIn.provider,
+    upstreamGroups: upstream ? [...signedIn.upstreamGroups] : [],
   };
   const sealed: SealedBrowserSession = { sid: session.sessionId, sub: user.name, uid: user.uid, at: nowSeconds };
   return { cookie: seal(keys, 'browser-session', sealed, expiresAt), session };
@@ -95,6 +104,8 @@ export async function resumeBrowserSession(
       userUid: user.uid,
       authTime: sealed.at,
       expiresAt: stored.expiresAt,
+      provider: stored.identityProvider ?? LOCAL_PROVIDER,
+      upstreamGroups: stored.groups ?? [],
     },
     user,
   };

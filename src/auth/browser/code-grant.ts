@@ -10,6 +10,7 @@ import { idTokenClaims, signIdToken } from '../tokens/id-token.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
 import { newTokenId, type TokenPolicy } from '../tokens/tokens.js';
 import type { UserStore } from '../users/users.js';
+import { LOCAL_PROVIDER } from '../providers/map-to-user.js';
 import {
   CODE_VERIFIER,
   codeDigest,
@@ -44,7 +45,7 @@ export async function authorizationCodeGrant(
   deps: CodeGrantDeps,
   client: OAuthClient,
   params: FormParams,
-  note: { user?: string },
+  note: { user?: string; provider?: string },
 ): Promise<TokenResponse> {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
@@ -62,6 +63,7 @@ export async function authorizationCodeGrant(
   if (!opened.ok) throw invalidGrant(BAD_CODE).because(opened.reason);
   const { grant, expiresAt } = opened;
   note.user = grant.username;
+  note.provider = grant.provider ?? LOCAL_PROVIDER;
   if (grant.clientId !== client.name) throw invalidGrant(BAD_CODE).because('code issued to another client');
   if (grant.redirectUri !== redirectUri) throw invalidGrant(BAD_CODE).because('redirect_uri differs from the code’s');
   if (!pkceMatches(verifier, grant.codeChallenge)) throw invalidGrant(BAD_CODE).because('PKCE verification failed');
@@ -91,7 +93,7 @@ export async function authorizationCodeGrant(
         accessToken: pair.access_token,
         scope: grant.scope,
         email: user.email,
-        groups: user.groups,
+        groups: [...new Set([...user.groups, ...(session.groups ?? [])])],
       }),
       keys.active,
     );
@@ -123,6 +125,7 @@ async function redeem(
         refreshTokenId: newTokenId(),
         loginTime: now,
         scope: grant.scope.join(' '),
+        ...(grant.provider ? { identityProvider: grant.provider, groups: grant.upstreamGroups ?? [] } : {}),
       },
       grant.sessionId,
     );

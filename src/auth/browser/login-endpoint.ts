@@ -2,9 +2,9 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { LoginResult } from '../oauth/login-audit.js';
 import { OAuthError } from '../oauth/oauth-error.js';
 import { isFormContentType } from '../oauth/oauth-form.js';
-import { checkPassword, type PasswordLoginDeps } from '../oauth/password-login.js';
+import { checkPassword, type AttemptSubject, type PasswordLoginDeps } from '../oauth/password-login.js';
 import type { KeySet } from '../tokens/key-set.js';
-import type { UserRecord } from '../users/user-record.js';
+import type { SignedInUser } from '../providers/map-to-user.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { answerUnexpected, sendErrorPage, sendPage } from './browser-answers.js';
 import { resumeBrowserSession } from './browser-sessions.js';
@@ -130,9 +130,9 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
     cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE),
     deps.clock(),
   );
-  const session = await signInBrowser(deps, req, res, keys, user.user, previous?.session.sessionId);
+  const session = await signInBrowser(deps, req, res, keys, user.signedIn, previous?.session.sessionId);
   answerWithCode(deps, res, keys, request, {
-    user: user.user,
+    ...user.signedIn,
     authTime: session.authTime,
     browserSessionId: session.sessionId,
     via: 'login_page',
@@ -140,7 +140,7 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
 }
 
 type LoginOutcome =
-  { user: UserRecord } | { failed: { title: string; detail?: string }; status: number; retryAfter?: string };
+  { signedIn: SignedInUser } | { failed: { title: string; detail?: string }; status: number; retryAfter?: string };
 
 /** The password grant's own check, audited as a password login through the login page. */
 async function passwordLogin(
@@ -151,21 +151,22 @@ async function passwordLogin(
   password: string,
 ): Promise<LoginOutcome> {
   const sourceIp = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  const note: { user?: string } = {};
+  const note: AttemptSubject = {};
   const audit = (result: LoginResult, reason: string) =>
     deps.audit({
       grant: 'password',
       via: 'login_page',
       user: note.user,
+      provider: note.provider,
       client: request.clientId,
       sourceIp,
       result,
       reason,
     });
   try {
-    const { user } = await checkPassword(deps, { login, password, sourceIp }, note);
+    const signedIn = await checkPassword(deps, { login, password, sourceIp }, note);
     audit('success', 'signed in');
-    return { user };
+    return { signedIn };
   } catch (err) {
     if (!(err instanceof OAuthError)) {
       audit('error', 'cluster unavailable');

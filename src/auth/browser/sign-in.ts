@@ -8,7 +8,7 @@ import type { SessionStore } from '../sessions/sessions.js';
 import type { KeySet } from '../tokens/key-set.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
 import type { TokenPolicy } from '../tokens/tokens.js';
-import type { UserRecord } from '../users/user-record.js';
+import { LOCAL_PROVIDER, type SignedInUser } from '../providers/map-to-user.js';
 import type { UserStore } from '../users/users.js';
 import { issueCode } from './authorization-codes.js';
 import type { AuthorizationRequest } from './authorization-request.js';
@@ -80,7 +80,7 @@ export function answerWithCode(
   res: Response,
   keys: KeySet,
   request: AuthorizationRequest,
-  signedIn: { user: UserRecord; authTime: number; browserSessionId?: string; via: string },
+  signedIn: SignedInUser & { authTime: number; browserSessionId?: string; via: string },
 ): void {
   const nowSeconds = Math.floor(deps.clock() / 1000);
   const code = issueCode(
@@ -95,6 +95,9 @@ export function answerWithCode(
       userUid: signedIn.user.uid,
       authTime: signedIn.authTime,
       browserSessionId: signedIn.browserSessionId,
+      ...(signedIn.provider === LOCAL_PROVIDER
+        ? {}
+        : { provider: signedIn.provider, upstreamGroups: [...signedIn.upstreamGroups] }),
     },
     nowSeconds,
   );
@@ -102,6 +105,7 @@ export function answerWithCode(
     audit: 'authorize',
     user: signedIn.user.name,
     client: request.clientId,
+    provider: signedIn.provider,
     via: signedIn.via,
   });
   redirect(res, redirectWith(request.redirectUri, { code, state: request.state, iss: deps.policy.issuer }));
@@ -135,14 +139,14 @@ export async function signInBrowser(
   req: Request,
   res: Response,
   keys: KeySet,
-  user: UserRecord,
+  signedIn: SignedInUser,
   previousSessionId: string | undefined,
 ): Promise<BrowserSession> {
   const settings = deps.settings();
   const now = deps.clock();
   if (previousSessionId) await deps.sessions.delete(previousSessionId);
-  const { cookie, session } = await startBrowserSession(deps, keys, user, now, settings);
-  await endSessionsBeyondLimits(deps, user.name, [session.sessionId], settings);
+  const { cookie, session } = await startBrowserSession(deps, keys, signedIn, now, settings);
+  await endSessionsBeyondLimits(deps, signedIn.user.name, [session.sessionId], settings);
   res.append(
     'Set-Cookie',
     setCookie(BROWSER_SESSION_COOKIE, cookie, {

@@ -50,7 +50,7 @@ export interface TokenIssuerDeps extends Pick<PasswordLoginDeps, 'providers'> {
 export type AuthorizationCodeGrant = (
   client: OAuthClient,
   params: FormParams,
-  note: { user?: string },
+  note: { user?: string; provider?: string },
 ) => Promise<TokenResponse>;
 
 /** rotated: a new pair; replayed: the pair just issued, again (concurrent refreshes); reused: an old token, replayed. */

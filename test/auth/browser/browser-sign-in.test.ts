@@ -10,7 +10,8 @@ import request from 'supertest';
 import { BROWSER_SESSION_CLIENT } from '../../../src/auth/browser/browser-sessions.js';
 import { keySetOf, privateKey, publicJwks } from '../../../src/auth/tokens/key-set.js';
 import type { OAuthClient } from '../../../src/config/cluster-configuration.js';
-import { TEST_SETTINGS } from '../fakes.js';
+import { TEST_SETTINGS, capturingLogger } from '../fakes.js';
+import { FakeDirectory, fakeProviders, providerSettings } from '../providers/fake-directory.js';
 import { client as kapiClient, login, testIdentity, tokenRequest, whoami, type TestIdentity } from '../identity-app.js';
 import {
   CONSOLE,
@@ -307,6 +308,36 @@ describe('a sign-in on kapi’s login page', () => {
     const res = await browser.post('/oauth/login', { ...fields, username: 'alice', password: 'alice-pw' });
     expect(res.status).toBe(400);
     expect(res.headers.location).toBeUndefined();
+  });
+});
+
+describe('a directory user on the login page', () => {
+  test('when they sign in, then the directory groups reach the code’s session, its tokens, the ID token and the next code of the browser', async () => {
+    const corp = new FakeDirectory(providerSettings('corp', 'auto', 'corp:'));
+    corp.add('dora', { userId: 'uid=dora,dc=corp', password: 'Dir-passw0rd', groups: ['devs'] });
+    const t = identity({ providers: fakeProviders([corp], capturingLogger().logger) });
+    const browser = new TestBrowser(t.app);
+    const first = pkce();
+    const code = await codeFor(browser, 'dora', 'Dir-passw0rd', { challenge: first.challenge });
+    const tokens = await consoleExchange(t.app, code, first.verifier);
+    expect(tokens.status).toBe(200);
+    expect((jwt.decode(tokens.body.access_token) as { groups: string[] }).groups).toEqual(['corp:devs']);
+    expect((jwt.decode(tokens.body.id_token) as { groups: string[] }).groups).toEqual(['corp:devs']);
+    expect((await whoami(t.app, tokens.body.access_token)).body.groups).toContain('corp:devs');
+    const sessions = [...t.sessions.sessions.values()];
+    expect(sessions.map((s) => [s.clientId, s.identityProvider, s.groups])).toEqual(
+      expect.arrayContaining([
+        [BROWSER_SESSION_CLIENT, 'corp', ['corp:devs']],
+        ['console', 'corp', ['corp:devs']],
+      ]),
+    );
+    expect(auditLines(t, 'login')[0]).toMatchObject({ grant: 'password', via: 'login_page', provider: 'corp' });
+
+    // single sign-on: the next code of this browser carries the groups too
+    const second = pkce();
+    const again = redirected(await browser.get(authorizeUrl({ challenge: second.challenge })));
+    const more = await consoleExchange(t.app, again.params.get('code')!, second.verifier);
+    expect((jwt.decode(more.body.access_token) as { groups: string[] }).groups).toEqual(['corp:devs']);
   });
 });
 
