@@ -134,6 +134,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/login/{idp}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in through an upstream OpenID Connect provider (a button of the login page)
+         * @description Sends the browser to the provider’s authorization endpoint with PKCE S256, `state` and `nonce`, and keeps what its answer must match in the sealed `kapi_upstream` cookie of this browser.
+         */
+        get: operations["startUpstreamLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/callback/{idp}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where an upstream OpenID Connect provider sends the browser back
+         * @description Checks the answer against this browser’s sign-in (state), exchanges the code with the PKCE verifier, verifies the ID token (signature from the provider’s keys, iss, aud, azp, exp, nonce), maps the identity to a User (mappingMethod auto or lookup), starts the browser session and continues the authorization request with a code.
+         */
+        get: operations["upstreamCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -3229,6 +3269,147 @@ export interface operations {
                 };
             };
             /** @description kapi is busy or cannot reach the cluster. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+        };
+    };
+    startUpstreamLogin: {
+        parameters: {
+            query: {
+                /** @description The sealed authorization request, from the login page. */
+                request: string;
+            };
+            header?: never;
+            path: {
+                /** @description The identity provider’s name (`identityProviders[].name`). */
+                idp: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider’s authorization endpoint. */
+            303: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Where the browser goes next. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No request, or an expired one. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description No provider of that name offers sign-in from a browser. */
+            404: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The provider’s metadata cannot be read right now, or kapi is starting. */
+            503: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+        };
+    };
+    upstreamCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The identity provider’s name (`identityProviders[].name`). */
+                idp: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the client’s redirect URI with a code (signed in), or with access_denied (the provider refused). */
+            303: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description Where the browser goes next. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No sign-in of this browser matches the answer (a forged or replayed state), or its ID token failed. */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The identity is not allowed to sign in (no linked User with mappingMethod lookup, or a disabled User). */
+            403: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control": "no-store";
+                    /** @description No script, no external resource; forms post to kapi; never framed. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            /** @description The provider cannot be reached, or kapi is starting. */
             503: {
                 headers: {
                     /** @description Always `no-store`. */

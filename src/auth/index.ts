@@ -28,9 +28,10 @@ import { ClusterCodeRedemptions } from './browser/code-redemptions.js';
 import { userInfoEndpoint } from './oauth/userinfo.js';
 import { IdentityProviders, type ProviderFactories } from './providers/registry.js';
 import { ldapProvider } from './providers/ldap/ldap-provider.js';
+import { oidcProvider } from './providers/oidc/oidc-provider.js';
 
 /** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
-export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider };
+export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider, OIDC: oidcProvider };
 
 export { withoutBearerSubprotocol, BEARER_SUBPROTOCOL_PREFIX } from './tokens/bearer-token.js';
 export type { Revocation, RevocationListener } from './sessions/revocations.js';

@@ -23,6 +23,8 @@ import { loggingRoutes } from '../../src/apis/logging/v1alpha2/routes.js';
 import { formFields, pkce } from '../auth/browser/browser-client.js';
 import { TEST_SETTINGS } from '../auth/fakes.js';
 import { E2E_CONSOLE } from '../e2e/harness.js';
+import { FakeUpstream, upstreamSettings } from '../auth/providers/fake-upstream.js';
+import { IdentityProviders } from '../../src/auth/providers/registry.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -693,6 +695,49 @@ describe('answers a healthy cluster does not give in a test', () => {
     const res = await pipelineSignIn(app, 'alice', 'alice-pw');
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
+  });
+
+  test('when a browser signs in through an upstream provider, then every documented answer of its two endpoints matches', async () => {
+    const sso = new FakeUpstream(upstreamSettings('sso', 'auto'));
+    const strict = new FakeUpstream(upstreamSettings('strict', 'lookup'));
+    const providers = new IdentityProviders(
+      () => [sso.settings, strict.settings],
+      { OIDC: (settings) => (settings.name === 'sso' ? sso : strict) },
+      silentLogger,
+    );
+    const app = pipeline({ settings: loginPageSettings, providers });
+    const started = await send(app, { method: 'get', url: `/oauth/authorize?${authorizeQuery(pkce().challenge)}` });
+    const sealed = new URL(String(started.headers.location), 'http://x').searchParams.get('request')!;
+    const request = encodeURIComponent(sealed);
+    /** Starts at `idp`; the cookie and the state the provider got. */
+    const begin = async (provider: FakeUpstream) => {
+      const res = await send(app, { method: 'get', url: `/oauth/login/${provider.settings.name}?request=${request}` });
+      expect(res.status).toBe(303);
+      const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+      return { cookie, state: [...provider.started.keys()].at(-1)! };
+    };
+    const answer = (idp: string, cookie: string, query: Record<string, string>) =>
+      send(app, {
+        method: 'get',
+        url: `/oauth/callback/${idp}?${new URLSearchParams(query).toString()}`,
+        headers: { Cookie: cookie },
+      });
+
+    const signedIn = await begin(sso);
+    sso.codes.set('c1', { provider: 'sso', userId: 'u1', username: 'ursula', groups: [] });
+    expect((await answer('sso', signedIn.cookie, { code: 'c1', state: signedIn.state })).status).toBe(303);
+    const forged = await begin(sso);
+    expect((await answer('sso', forged.cookie, { code: 'c1', state: 'forged' })).status).toBe(400);
+    const refused = await begin(strict);
+    strict.codes.set('c2', { provider: 'strict', userId: 'u2', username: 'nobody', groups: [] });
+    expect((await answer('strict', refused.cookie, { code: 'c2', state: refused.state })).status).toBe(403);
+    const down = await begin(sso);
+    sso.down = true;
+    expect((await answer('sso', down.cookie, { code: 'c3', state: down.state })).status).toBe(503);
+    expect((await send(app, { method: 'get', url: `/oauth/login/sso?request=${request}` })).status).toBe(503);
+    sso.down = false;
+    expect((await send(app, { method: 'get', url: `/oauth/login/ghost?request=${request}` })).status).toBe(404);
+    expect((await send(app, { method: 'get', url: '/oauth/login/sso?request=garbage' })).status).toBe(400);
   });
 
   test('when a user has failed too often on the login page, then 429 with Retry-After as documented', async () => {

@@ -44,6 +44,7 @@ describe('chart ClusterConfiguration', () => {
           },
         ],
       },
+      identityProviders: [],
     });
   });
 
@@ -77,6 +78,33 @@ describe('chart ClusterConfiguration', () => {
     expect(authentication.multipleLogin).toBe(false);
     expect(authentication.maxSessionsPerUser).toBe(3);
     expect(authentication.oauth!.clients).toEqual([{ name: 'console', secretRef: { name: 'console-client', key: 'secret' } }]);
+  });
+
+  test('when an OIDC identity provider is set, then the ClusterConfiguration carries it, its secret by reference', async () => {
+    const objects = await renderChart(
+      setValues({
+        'clusterConfiguration.authentication.identityProviders[0].name': 'keycloak',
+        'clusterConfiguration.authentication.identityProviders[0].type': 'OIDC',
+        'clusterConfiguration.authentication.identityProviders[0].mappingMethod': 'auto',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.issuer': 'https://sso.example.com/realms/kapi',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.clientID': 'kapi',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.clientSecretRef.name': 'keycloak-client',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.clientSecretRef.key': 'secret',
+      }),
+    );
+    const configuration = findObject<ClusterConfiguration>(objects, 'ClusterConfiguration', 'kapi');
+    expect((configuration.spec.authentication as Record<string, unknown>).identityProviders).toEqual([
+      {
+        name: 'keycloak',
+        type: 'OIDC',
+        mappingMethod: 'auto',
+        oidc: {
+          issuer: 'https://sso.example.com/realms/kapi',
+          clientID: 'kapi',
+          clientSecretRef: { name: 'keycloak-client', key: 'secret' },
+        },
+      },
+    ]);
   });
 
   test('when clusterConfiguration.create=false, then no ClusterConfiguration is rendered', async () => {

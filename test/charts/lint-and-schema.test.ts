@@ -51,6 +51,18 @@ describe('chart values schema', () => {
       { 'clusterConfiguration.authentication.oauth.clients[1].redirectURIs[0]': 'https://a.example/cb#x' },
       /redirectURIs/,
     ],
+    [
+      'an OIDC client secret written inline',
+      {
+        'clusterConfiguration.authentication.identityProviders[0].name': 'sso',
+        'clusterConfiguration.authentication.identityProviders[0].type': 'OIDC',
+        'clusterConfiguration.authentication.identityProviders[0].mappingMethod': 'auto',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.issuer': 'https://sso.example.com',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.clientID': 'kapi',
+        'clusterConfiguration.authentication.identityProviders[0].oidc.clientSecret': 'inline',
+      },
+      /clientSecret/,
+    ],
     ['a duration without unit', { 'clusterConfiguration.authentication.accessTokenMaxAge': '7200' }, /accessTokenMaxAge/],
     ['an unknown signing algorithm', { 'signingKey.algorithm': 'HS512' }, /signingKey\/algorithm/],
     ['an http issuer URL', { 'oidc.issuerURL': 'http://kapi.example.com' }, /oidc\/issuerURL/],

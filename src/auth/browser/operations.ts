@@ -178,4 +178,64 @@ export const submitLoginForm = defineOperation({
   },
 });
 
-export const browserOperations = [authorize, authorizeWithPost, showLoginPage, submitLoginForm] as const;
+const idpParameter = z.object({
+  idp: z.string().describe('The identity provider’s name (`identityProviders[].name`).'),
+});
+
+export const startUpstreamLogin = defineOperation({
+  operationId: 'startUpstreamLogin',
+  method: 'get',
+  path: '/oauth/login/{idp}',
+  tags: ['browser sign-in'],
+  summary: 'Sign in through an upstream OpenID Connect provider (a button of the login page)',
+  description:
+    'Sends the browser to the provider’s authorization endpoint with PKCE S256, `state` and `nonce`, and keeps what ' +
+    'its answer must match in the sealed `kapi_upstream` cookie of this browser.',
+  security: 'public',
+  pathParameters: idpParameter,
+  query: z.object({ request: z.string().describe('The sealed authorization request, from the login page.') }),
+  responses: {
+    303: redirectTo('To the provider’s authorization endpoint.'),
+    400: page('No request, or an expired one.'),
+    404: page('No provider of that name offers sign-in from a browser.'),
+    503: page('The provider’s metadata cannot be read right now, or kapi is starting.', retryAfter),
+  },
+});
+
+export const upstreamCallback = defineOperation({
+  operationId: 'upstreamCallback',
+  method: 'get',
+  path: '/oauth/callback/{idp}',
+  tags: ['browser sign-in'],
+  summary: 'Where an upstream OpenID Connect provider sends the browser back',
+  description:
+    'Checks the answer against this browser’s sign-in (state), exchanges the code with the PKCE verifier, verifies ' +
+    'the ID token (signature from the provider’s keys, iss, aud, azp, exp, nonce), maps the identity to a User ' +
+    '(mappingMethod auto or lookup), starts the browser session and continues the authorization request with a code.',
+  security: 'public',
+  pathParameters: idpParameter,
+  query: z.object({
+    code: z.string().optional(),
+    state: z.string().optional(),
+    iss: z.string().optional(),
+    error: z.string().optional(),
+    error_description: z.string().optional(),
+  }),
+  responses: {
+    303: redirectTo(
+      'To the client’s redirect URI with a code (signed in), or with access_denied (the provider refused).',
+    ),
+    400: page('No sign-in of this browser matches the answer (a forged or replayed state), or its ID token failed.'),
+    403: page('The identity is not allowed to sign in (no linked User with mappingMethod lookup, or a disabled User).'),
+    503: page('The provider cannot be reached, or kapi is starting.', retryAfter),
+  },
+});
+
+export const browserOperations = [
+  authorize,
+  authorizeWithPost,
+  showLoginPage,
+  submitLoginForm,
+  startUpstreamLogin,
+  upstreamCallback,
+] as const;

@@ -23,7 +23,7 @@ export interface LoginAttemptRecord {
 export type LoginAudit = (record: LoginAttemptRecord) => void;
 
 /** The grant label of the login metric: a fixed set, whatever a client sends. */
-const GRANT_LABELS = new Set(['password', 'refresh_token', 'authorization_code']);
+const GRANT_LABELS = new Set(['password', 'refresh_token', 'authorization_code', 'upstream']);
 
 export function loginAudit(logger: Logger, onResult?: (grant: string, result: LoginResult) => void): LoginAudit {
   return (record) => {

@@ -76,3 +76,52 @@ export function isPasswordProvider(provider: IdentityProvider): provider is Pass
 export function isRefreshProvider(provider: IdentityProvider): provider is RefreshProvider {
   return typeof (provider as Partial<RefreshProvider>).refresh === 'function';
 }
+
+/** What an upstream sign-in from a browser is bound to: kept sealed in the browser until the provider answers. */
+export interface UpstreamLoginRequest {
+  /** kapi's callback for this provider, as the provider has it registered. */
+  callbackUrl: string;
+  /** Must come back with the answer (CSRF, RFC 6749 §10.12). */
+  state: string;
+  /** Must come back in the ID token (replay). */
+  nonce: string;
+  /** PKCE S256 challenge; its verifier stays in the browser's sealed cookie until the callback. */
+  codeChallenge: string;
+}
+
+/**
+ * A provider the browser is sent to (dex's `CallbackConnector`): OpenID Connect. kapi's login page shows a button
+ * for each; `/oauth/login/{name}` sends the browser to `loginUrl`, and `/oauth/callback/{name}` hands the answer to
+ * `handleCallback`, which proves the identity or refuses.
+ */
+export interface RedirectProvider extends IdentityProvider {
+  /** What the login page's button says after "Continue with". */
+  readonly displayName: string;
+  /** Where to send the browser. Rejects with `ProviderUnavailable` when the provider's metadata cannot be read. */
+  loginUrl(request: UpstreamLoginRequest): Promise<string>;
+  /**
+   * The identity the provider's answer proves. `answer` is the callback's query; `expected` what the sign-in was
+   * bound to. Rejects with `UpstreamLoginRefused` when the answer is an error or cannot be trusted (an ID token with a
+   * wrong signature, issuer, audience, nonce, or expired), `ProviderUnavailable` when the provider cannot be asked.
+   */
+  handleCallback(
+    answer: URLSearchParams,
+    expected: Omit<UpstreamLoginRequest, 'codeChallenge'> & { codeVerifier: string },
+  ): Promise<UpstreamIdentity>;
+}
+
+/** The provider's answer proves nothing: the sign-in ends there (kapi's page says so, the audit line says why). */
+export class UpstreamLoginRefused extends Error {
+  constructor(
+    readonly provider: string,
+    /** For the log and the audit line; never a credential or token. */
+    readonly reason: string,
+  ) {
+    super(`identity provider "${provider}" answer refused: ${reason}`);
+    this.name = 'UpstreamLoginRefused';
+  }
+}
+
+export function isRedirectProvider(provider: IdentityProvider): provider is RedirectProvider {
+  return typeof (provider as Partial<RedirectProvider>).handleCallback === 'function';
+}
