@@ -49,6 +49,8 @@ export interface LoadResult {
   /** Operations completed inside the measured window, and their latencies in nanoseconds. */
   latenciesNs: number[];
   errors: number;
+  /** The measured errors by the status that came instead of the expected one ("no answer" for a socket error). */
+  errorsByStatus?: Record<string, number>;
   /** The first error seen, for the report (status code and a short body, or the socket error). */
   firstError?: string;
   elapsedMs: number;

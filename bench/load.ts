@@ -23,6 +23,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const measureUntil = measureFrom + job.durationMs * MS;
   const latenciesNs: number[] = [];
   let errors = 0;
+  const errorsByStatus: Record<string, number> = {};
   let firstError: string | undefined;
   let lastEnd = measureUntil;
   const pids = job.cpuPids ?? {};
@@ -42,8 +43,13 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
           if (ended > lastEnd) lastEnd = ended;
         }
       } catch (error) {
-        if (measured) errors++;
-        firstError ??= error instanceof Error ? error.message : String(error);
+        const message = error instanceof Error ? error.message : String(error);
+        if (measured) {
+          errors++;
+          const status = /^HTTP (\d{3})/.exec(message)?.[1] ?? 'no answer';
+          errorsByStatus[status] = (errorsByStatus[status] ?? 0) + 1;
+        }
+        firstError ??= message;
         await sleep(ERROR_PAUSE_MS);
       }
     }
@@ -53,5 +59,5 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   clearTimeout(windowOpens);
   const cpuMs = cpuAtStart ? cpuSince(pids, cpuAtStart) : {};
   agent.destroy();
-  return { latenciesNs, errors, firstError, elapsedMs: (lastEnd - measureFrom) / MS, cpuMs };
+  return { latenciesNs, errors, errorsByStatus, firstError, elapsedMs: (lastEnd - measureFrom) / MS, cpuMs };
 }

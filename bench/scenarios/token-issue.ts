@@ -2,7 +2,8 @@ import bcrypt from 'bcrypt';
 import type { BenchContext, Scenario } from '../context.js';
 import { sendJson } from '../http.js';
 import type { LoadResult, RequestOperation } from '../jobs.js';
-import { cpuNote, errorNote, load, throughput } from '../measure.js';
+import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { formatCpu } from '../process-cpu.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 import { nodePageOperation } from './node-page.js';
@@ -14,9 +15,35 @@ const STORM_MS = 6_000;
 export const tokenMetrics = {
   logins: { metric: 'password-grant logins/s', target: '≥ 80% of bcrypt bound', reference: '~30 logins/s' },
   pageUnderStorm: { metric: 'node page p99 during logins', target: '≤ 2× without', reference: '×4; crashes' },
+  oneUser: {
+    metric: 'logins c16, one user, one address',
+    target: 'all succeed, p99 ≤ 1 s',
+    reference: 'all succeed, p99 0.96 s, 22/s',
+  },
+  oneUserWithReads: {
+    metric: 'logins c16, one user, one address, 16 reads alongside',
+    target: 'all succeed, p99 ≤ 1 s',
+    reference: 'all succeed, p99 0.96 s',
+  },
 };
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+
+/** Parallel logins of one user from one address (every load worker is 127.0.0.1), as a console behind one ingress. */
+const ONE_USER_CONCURRENCY = 16;
+
+/** "812 ok, 0 × 503, 0 × 429" and whether every login succeeded. */
+function outcomes(result: LoadResult): { text: string; allOk: boolean } {
+  const by = result.errorsByStatus ?? {};
+  const others = Object.entries(by)
+    .filter(([status]) => status !== '503' && status !== '429')
+    .map(([status, n]) => `, ${n} × ${status}`)
+    .join('');
+  return {
+    text: `${result.latenciesNs.length} ok, ${by['503'] ?? 0} × 503, ${by['429'] ?? 0} × 429${others}`,
+    allOk: result.errors === 0,
+  };
+}
 
 function loginOperation(ctx: BenchContext): RequestOperation {
   const user = ctx.env.loginUser;
@@ -90,6 +117,24 @@ export const tokenScenario: Scenario = {
     detail(`node page c1, login storm: ${formatSummary(busyS)}${errorNote(busy)}`);
     detail(`  storm meanwhile: ${rate(throughput(during), 'logins/s')}${errorNote(during)}; p99 ×${factor.toFixed(2)}`);
 
+    // One user, one address, 16 at once: correct logins are never refused and wait only for the checks ahead of them.
+    const oneUser = await load(login, ONE_USER_CONCURRENCY, 1_000, STORM_MS);
+    const oneUserS = summarize(oneUser.latenciesNs);
+    const oneUserOut = outcomes(oneUser);
+    detail(
+      `logins c${ONE_USER_CONCURRENCY}, one user and address: ${oneUserOut.text}; ${rate(throughput(oneUser), 'logins/s')}; ${formatSummary(oneUserS)}${cpuNote(oneUser, 'login')}`,
+    );
+    const pageC16 = nodePageOperation(ctx);
+    const [withReads, reads] = await Promise.all([
+      load(login, ONE_USER_CONCURRENCY, 1_000, STORM_MS),
+      load(pageC16, 16, 0, STORM_MS + 2_000),
+    ]);
+    const withReadsS = summarize(withReads.latenciesNs);
+    const withReadsOut = outcomes(withReads);
+    detail(
+      `  with 16 node-page reads alongside: ${withReadsOut.text}; ${rate(throughput(withReads), 'logins/s')}; ${formatSummary(withReadsS)}; reads ${rate(throughput(reads), 'req/s')}${errorNote(reads)}`,
+    );
+
     const rows: Row[] = [
       {
         ...tokenMetrics.logins,
@@ -100,6 +145,16 @@ export const tokenScenario: Scenario = {
         ...tokenMetrics.pageUnderStorm,
         value: `×${factor.toFixed(2)} (${ms(busyS.p99)} vs ${ms(quietS.p99)})`,
         verdict: verdict(factor <= 2 && busy.errors === 0 && quiet.errors === 0),
+      },
+      {
+        ...tokenMetrics.oneUser,
+        value: `${oneUserOut.text}; p99 ${ms(oneUserS.p99)}; ${formatCpu(cpuPerOperation(oneUser), 'login')}`,
+        verdict: verdict(oneUserOut.allOk && oneUserS.p99 <= 1_000),
+      },
+      {
+        ...tokenMetrics.oneUserWithReads,
+        value: `${withReadsOut.text}; p99 ${ms(withReadsS.p99)}`,
+        verdict: verdict(withReadsOut.allOk && withReadsS.p99 <= 1_000),
       },
     ];
     return {
@@ -123,6 +178,21 @@ export const tokenScenario: Scenario = {
             stormErrors: during.errors,
           },
           p99Factor: factor,
+        },
+        oneUser: {
+          concurrency: ONE_USER_CONCURRENCY,
+          ok: oneUser.latenciesNs.length,
+          errorsByStatus: oneUser.errorsByStatus,
+          loginsPerSecond: throughput(oneUser),
+          latency: oneUserS,
+          cpuUsPerLogin: cpuPerOperation(oneUser),
+          withReads: {
+            ok: withReads.latenciesNs.length,
+            errorsByStatus: withReads.errorsByStatus,
+            loginsPerSecond: throughput(withReads),
+            latency: withReadsS,
+            readsPerSecond: throughput(reads),
+          },
         },
       },
     };

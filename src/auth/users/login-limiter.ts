@@ -1,10 +1,10 @@
+import { CheckSlots } from './check-slots.js';
 import {
   FailureWindow,
-  budgetDecision,
+  retryAfterSeconds,
   statusAfterFailure,
   statusAfterSuccess,
   userLockRemaining,
-  type BudgetDecision,
   type LoginLimit,
 } from './login-limits.js';
 import { LruMap } from '../lru-map.js';
@@ -35,7 +35,10 @@ export interface LoginAttempt {
   lookup: (login: string) => Promise<UserRecord | undefined>;
 }
 
-/** How long an attempt beyond the failure budget waits for the checks in flight before it is answered 503. */
+/**
+ * How long an attempt beyond the failure budget waits in line for the checks in flight before it is answered 503.
+ * In line, first come first served, a correct login waits only for the checks ahead of it.
+ */
 export const ADMISSION_WAIT_MS = 5_000;
 /** Attempts waiting on one key beyond this are answered 503 at once: a flood must not hold memory. */
 export const MAX_WAITING_PER_KEY = 1_000;
@@ -48,15 +51,17 @@ export const MAX_WAITING_PER_KEY = 1_000;
  *   status to write; counting it keeps an unknown name answering like a known one);
  * - the address is admitted before the user is looked up, so a limited address costs nothing beyond the refusal;
  * - only recorded failures refuse. A check in flight may still fail, so no more checks run at once than the failure
- *   budget left; an attempt beyond it waits (bounded) for one to settle, and a burst of parallel guesses gets no more
- *   checks than the limit, while parallel logins that succeed all get through.
+ *   budget left (`CheckSlots`); an attempt beyond it waits in line, first come first served, for one to settle. A
+ *   burst of parallel guesses thus gets no more checks than the limit, while parallel logins that succeed all get
+ *   through, each after the checks ahead of it (none is overtaken by later arrivals, so none waits out its bound).
  */
 export class LoginLimiter {
   private readonly failures = new FailureWindow();
-  private readonly inFlight = new Map<string, number>();
-  private readonly waiting = new Map<string, Set<() => void>>();
-  /** Per user name: failures recorded here against the User version the cache held then (see `accountDecision`). */
+  private readonly slots = new CheckSlots(MAX_WAITING_PER_KEY);
+  /** Per user name: failures recorded here against the User version the cache held then (see `accountBudget`). */
   private readonly unseenFailures = new LruMap<string, { resourceVersion: string; times: number[] }>(50_000);
+  /** Per user name: the success bookkeeping being written, and whether another success came meanwhile. */
+  private readonly successWrites = new Map<string, { again: number | undefined; done: Promise<void> }>();
 
   constructor(
     private readonly users: UserStore,
@@ -67,29 +72,42 @@ export class LoginLimiter {
     const address = `address:${attempt.sourceIp}`;
     const giveUpAt = Date.now() + this.maxWaitMs;
     for (;;) {
-      const now = clock();
       const current = limit();
-      const byAddress = this.addressDecision(address, now, current);
-      if (!('go' in byAddress)) {
-        if ('wait' in byAddress && (await this.settled(address, giveUpAt))) continue;
-        return 'wait' in byAddress ? { busy: true } : { ...byAddress, limitedBy: 'address' };
-      }
+      const byAddress = this.addressBudget(address, clock(), current);
+      if ('retryAfterSeconds' in byAddress) return { ...byAddress, limitedBy: 'address' };
+      const addressSlot = await this.slots.take(address, byAddress.capacity, giveUpAt);
+      if (addressSlot === 'timeout') return { busy: true };
+      if (addressSlot === 'recheck') continue;
 
-      const user = await attempt.lookup(attempt.login);
-      const account = user ? `user:${user.name}` : `login:${attempt.login.toLowerCase()}`;
-      const byAccount = this.accountDecision(account, user, now, current);
-      if (!('go' in byAccount)) {
-        if ('wait' in byAccount && (await this.settled(account, giveUpAt))) continue;
-        return 'wait' in byAccount ? { busy: true } : { ...byAccount, limitedBy: 'user or name' };
+      let user: UserRecord | undefined;
+      try {
+        user = await attempt.lookup(attempt.login);
+      } catch (err) {
+        this.slots.release(address, this.addressCapacity(address, clock(), current));
+        throw err;
       }
-      // other attempts may have passed the address while the user was looked up
-      if (!('go' in this.addressDecision(address, now, current))) continue;
-      return { admitted: this.track(attempt, address, account, user, current) };
+      const account = user ? `user:${user.name}` : `login:${attempt.login.toLowerCase()}`;
+      const byAccount = this.accountBudget(account, user, clock(), current);
+      const accountSlot =
+        'retryAfterSeconds' in byAccount ? undefined : await this.slots.take(account, byAccount.capacity, giveUpAt);
+      if (accountSlot !== 'taken') {
+        this.slots.release(address, this.addressCapacity(address, clock(), current));
+        if (accountSlot === undefined)
+          return { ...(byAccount as { retryAfterSeconds: number }), limitedBy: 'user or name' };
+        if (accountSlot === 'timeout') return { busy: true };
+        continue;
+      }
+      return { admitted: this.track(attempt, address, account, user, current, clock) };
     }
   }
 
-  private addressDecision(address: string, nowMs: number, limit: LoginLimit): BudgetDecision {
-    return budgetDecision(this.failures.times(address, nowMs, limit), this.inFlight.get(address) ?? 0, nowMs, limit);
+  private addressBudget(address: string, nowMs: number, limit: LoginLimit): Budget {
+    return budgetOf(this.failures.times(address, nowMs, limit), nowMs, limit);
+  }
+
+  private addressCapacity(address: string, nowMs: number, limit: LoginLimit): number {
+    const budget = this.addressBudget(address, nowMs, limit);
+    return 'capacity' in budget ? budget.capacity : 0;
   }
 
   /**
@@ -97,14 +115,8 @@ export class LoginLimiter {
    * recorded while the cache still held the version they were recorded against. Any newer version of the User —
    * our own write, another replica's, an operator clearing the status — is the whole truth again.
    */
-  private accountDecision(
-    account: string,
-    user: UserRecord | undefined,
-    nowMs: number,
-    limit: LoginLimit,
-  ): BudgetDecision {
-    const inFlight = this.inFlight.get(account) ?? 0;
-    if (!user) return budgetDecision(this.failures.times(account, nowMs, limit), inFlight, nowMs, limit);
+  private accountBudget(account: string, user: UserRecord | undefined, nowMs: number, limit: LoginLimit): Budget {
+    if (!user) return budgetOf(this.failures.times(account, nowMs, limit), nowMs, limit);
     const lock = userLockRemaining(user, nowMs);
     if (lock !== undefined) return { retryAfterSeconds: lock };
     const windowStart = nowMs - limit.windowSeconds * 1000;
@@ -115,14 +127,15 @@ export class LoginLimiter {
     ]
       .filter((t) => t > windowStart)
       .sort((a, b) => a - b);
-    return budgetDecision(failures, inFlight, nowMs, limit);
+    return budgetOf(failures, nowMs, limit);
   }
 
-  private async recordUserFailure(attempt: LoginAttempt, user: UserRecord, at: number): Promise<void> {
+  private async recordUserFailure(attempt: LoginAttempt, user: UserRecord, at: number): Promise<UserRecord> {
     const current = (await attempt.lookup(attempt.login).catch(() => undefined)) ?? user;
     const unseen = this.unseenFailures.get(user.name);
     const times = unseen?.resourceVersion === current.resourceVersion ? unseen.times : [];
     this.unseenFailures.set(user.name, { resourceVersion: current.resourceVersion, times: [...times, at] });
+    return current;
   }
 
   private track(
@@ -131,20 +144,17 @@ export class LoginLimiter {
     account: string,
     user: UserRecord | undefined,
     limit: LoginLimit,
+    clock: () => number,
   ): AdmittedLogin {
-    const keys = [address, account];
-    for (const key of keys) this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     let settled = false;
-    // Failures are recorded before the waiting attempts are woken, so they decide on the new count.
-    const settle = () => {
+    // Failures are recorded before the slots are given back, so those in line get them on the new budget.
+    const settle = (record: UserRecord | undefined) => {
       if (settled) return false;
       settled = true;
-      for (const key of keys) {
-        const left = (this.inFlight.get(key) ?? 1) - 1;
-        if (left > 0) this.inFlight.set(key, left);
-        else this.inFlight.delete(key);
-        this.wake(key);
-      }
+      const now = clock();
+      this.slots.release(address, this.addressCapacity(address, now, limit));
+      const byAccount = this.accountBudget(account, record, now, limit);
+      this.slots.release(account, 'capacity' in byAccount ? byAccount.capacity : 0);
       return true;
     };
     return {
@@ -152,49 +162,61 @@ export class LoginLimiter {
       failed: async (at) => {
         if (settled) return;
         this.failures.record(address, at, limit);
-        if (user) await this.recordUserFailure(attempt, user, at);
+        let record = user;
+        if (user) record = await this.recordUserFailure(attempt, user, at);
         else this.failures.record(account, at, limit);
-        if (!settle()) return;
+        if (!settle(record)) return;
         if (user) {
           const { sourceIp } = attempt;
           await this.users.updateStatus(user.name, (fresh) => statusAfterFailure(fresh, sourceIp, at, limit));
         }
       },
       succeeded: async (at) => {
-        if (!settle()) return;
+        if (!settle(user)) return;
         if (!user) return;
         this.unseenFailures.delete(user.name);
-        await this.users.updateStatus(user.name, (fresh) => statusAfterSuccess(fresh, at));
+        await this.recordSuccess(user.name, at);
       },
-      withdrawn: () => void settle(),
+      withdrawn: () => void settle(user),
     };
   }
 
-  /** Resolves true once a check in flight on `key` settles, false when `giveUpAt` passed or too many wait already. */
-  private settled(key: string, giveUpAt: number): Promise<boolean> {
-    const remaining = giveUpAt - Date.now();
-    let waiters = this.waiting.get(key);
-    if (remaining <= 0 || (waiters?.size ?? 0) >= MAX_WAITING_PER_KEY) return Promise.resolve(false);
-    if (!waiters) this.waiting.set(key, (waiters = new Set()));
-    const set = waiters;
-    return new Promise((resolve) => {
-      const done = (result: boolean) => {
-        clearTimeout(timer);
-        set.delete(wake);
-        if (set.size === 0 && this.waiting.get(key) === set) this.waiting.delete(key);
-        resolve(result);
-      };
-      const wake = () => done(true);
-      const timer = setTimeout(() => done(false), remaining);
-      timer.unref();
-      set.add(wake);
-    });
+  /**
+   * The User's success bookkeeping (failures cleared, a passed lock lifted, the last login time), one write per user
+   * at a time: successes that come while it is written are folded into one more write after it. A storm of correct
+   * logins of one user then costs a write or two in flight, not one conditional patch per login racing the others.
+   */
+  private recordSuccess(name: string, at: number): Promise<void> {
+    const writing = this.successWrites.get(name);
+    if (writing) {
+      writing.again = Math.max(writing.again ?? 0, at);
+      return writing.done;
+    }
+    const entry: { again: number | undefined; done: Promise<void> } = { again: undefined, done: Promise.resolve() };
+    this.successWrites.set(name, entry);
+    entry.done = (async () => {
+      try {
+        let time: number | undefined = at;
+        while (time !== undefined) {
+          const current = time;
+          await this.users.updateStatus(name, (fresh) => statusAfterSuccess(fresh, current));
+          time = entry.again;
+          entry.again = undefined;
+        }
+      } finally {
+        this.successWrites.delete(name);
+      }
+    })();
+    return entry.done;
   }
+}
 
-  private wake(key: string): void {
-    const waiters = this.waiting.get(key);
-    if (!waiters) return;
-    this.waiting.delete(key);
-    for (const wake of waiters) wake();
-  }
+type Budget = { capacity: number } | { retryAfterSeconds: number };
+
+/** Recorded failures at the limit refuse; otherwise the checks that may run at once are the failures left. */
+function budgetOf(failures: readonly number[], nowMs: number, limit: LoginLimit): Budget {
+  const retryAfter = retryAfterSeconds(failures, nowMs, limit);
+  return retryAfter === undefined
+    ? { capacity: limit.maxFailures - failures.length }
+    : { retryAfterSeconds: retryAfter };
 }

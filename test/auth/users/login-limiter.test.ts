@@ -51,6 +51,40 @@ describe('LoginLimiter', () => {
     expect(next.user?.name).toBe('alice');
   });
 
+  test('when a check settles while others wait, then the first in line goes in, never a later arrival', async () => {
+    const { admit } = setUp();
+    const first = (await Promise.all([admit('alice'), admit('alice'), admit('alice')])).map(admitted);
+    const a = admit('alice');
+    const b = admit('alice');
+    expect([await isSettled(a), await isSettled(b)]).toEqual([false, false]);
+    // c arrives the moment the check settles, before those waiting had a turn
+    const settling = first[0]!.succeeded(NOW);
+    const c = admit('alice');
+    await settling;
+    expect([await isSettled(a), await isSettled(b), await isSettled(c)]).toEqual([true, false, false]);
+    await first[1]!.succeeded(NOW);
+    expect([await isSettled(b), await isSettled(c)]).toEqual([true, false]);
+    await first[2]!.succeeded(NOW);
+    expect(await isSettled(c)).toBe(true);
+    for (const login of [a, b, c]) expect('admitted' in (await login)).toBe(true);
+  });
+
+  test('when many correct logins of one user succeed at once, then their status is written once or twice, not each time', async () => {
+    const { admit, users } = setUp();
+    const writes: string[] = [];
+    const update = users.updateStatus.bind(users);
+    users.updateStatus = async (name, change) => {
+      writes.push(name);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return update(name, change);
+    };
+    const logins = (await Promise.all([admit('alice'), admit('alice'), admit('alice')])).map(admitted);
+    await Promise.all(logins.map((login) => login.succeeded(NOW)));
+    expect(writes.length).toBeGreaterThanOrEqual(1);
+    expect(writes.length).toBeLessThanOrEqual(2);
+    expect(users.statusWrites).toBe(writes.length);
+  });
+
   test('when a check in flight fails and the limit is reached, then the waiting attempts get 429', async () => {
     const { admit } = setUp();
     const first = (await Promise.all([admit('alice'), admit('alice'), admit('alice')])).map(admitted);
