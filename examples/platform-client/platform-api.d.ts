@@ -1548,6 +1548,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1beta1/users/{name}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a user’s password; the user’s other login sessions end
+         * @description Users change their own password with currentPassword. Anyone else needs `update` on `users/password` in API group `iam.kapi.io` from the cluster’s RBAC (an administrator) and sends no currentPassword. Wrong current passwords count towards the same limits as failed logins. A User linked to an identity provider has its password there: 400.
+         */
+        put: operations["changeUserPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2068,6 +2088,17 @@ export interface components {
             audience: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description Unknown fields are ignored. */
+        PasswordChange: {
+            /** @description The password now; required when users change their own password, ignored for an administrator. */
+            currentPassword?: string;
+            /** @description The new password: at least passwordPolicy.minLength characters (8 by default), at most 72 bytes, no control characters, not the user name. */
+            password: string;
+        };
+        PasswordChanged: {
+            /** @description The user’s login sessions that ended (every one but the caller’s own). */
+            endedSessions: number;
         };
         /** @description A v1 PersistentVolume as kube-apiserver serves it (`metadata.managedFields` left out). */
         PersistentVolume: {
@@ -8987,6 +9018,107 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    changeUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The User’s name (metadata.name). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description The new password breaks a rule of the policy (the message names it), currentPassword is missing or wrong, the body is not JSON, or the user’s password is kept by an identity provider. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s password, without the right to update users/password. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such User (asked by an administrator). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many wrong current passwords for this user or address. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
                     "Retry-After": string;
                     [name: string]: unknown;
                 };

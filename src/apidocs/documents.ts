@@ -6,6 +6,7 @@ import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
 import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
 import { listingOperations } from '../apis/resources/v1alpha3/listing/listing-operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
+import { accountOperations } from '../auth/account/operations.js';
 import { browserOperations } from '../auth/browser/operations.js';
 import { discoveryOperations } from '../auth/tokens/discovery-operations.js';
 import { buildCrdDocument, type CustomResourceDefinition } from '../openapi/crd-document.js';
@@ -28,6 +29,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...nodeOperations,
   ...listingOperations,
   ...loggingOperations,
+  ...accountOperations,
 ];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */

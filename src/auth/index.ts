@@ -29,6 +29,7 @@ import { userInfoEndpoint } from './oauth/userinfo.js';
 import { IdentityProviders, type ProviderFactories } from './providers/registry.js';
 import { ldapProvider } from './providers/ldap/ldap-provider.js';
 import { oidcProvider } from './providers/oidc/oidc-provider.js';
+import { accountRoutes } from './account/account-routes.js';
 
 /** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
 export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider, OIDC: oidcProvider };
@@ -43,6 +44,8 @@ export interface Identity {
    * sign-in (/oauth/authorize, /oauth/login), and the published keys and OpenID discovery under /.well-known.
    */
   oauthRouter: Router;
+  /** Mount under /kapis/iam.kapi.io/v1beta1 after authentication: password changes and login records. */
+  accountRouter: Router;
   /** Middleware: `req.user`, or a 401/503 Status through the error handler. */
   authenticate: RequestHandler;
   /** The same check on a raw (upgrade) request; removes a token subprotocol entry on success. */
@@ -169,12 +172,14 @@ export interface IdentityParts {
   tokenEvents?: TokenEvents;
   /** The configured identity providers; none: local Users only. */
   providers?: IdentityProviders;
+  /** How new passwords are hashed; bcrypt at cost 10 unless given (tests use cost 4). */
+  hashPassword?: (password: string) => Promise<string>;
 }
 
 /** Wires the parts into routes and middleware; shared by `createIdentity` and tests. */
 export function assembleIdentity(
   parts: IdentityParts,
-): Pick<Identity, 'oauthRouter' | 'authenticate' | 'authenticateRequest' | 'authorizer' | 'guard'> {
+): Pick<Identity, 'oauthRouter' | 'accountRouter' | 'authenticate' | 'authenticateRequest' | 'authorizer' | 'guard'> {
   const { users, sessions, keys, settings, logger, clock } = parts;
   const policy = parts.policy ?? tokenPolicy();
   const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger });
@@ -213,8 +218,21 @@ export function assembleIdentity(
       logger,
     }),
   );
+  const accountRouter = accountRoutes({
+    users,
+    sessions,
+    passwords: parts.passwords,
+    limiter,
+    authorizer: parts.authorizer,
+    settings,
+    clock,
+    logger,
+    events,
+    hash: parts.hashPassword,
+  });
   return {
     oauthRouter,
+    accountRouter,
     authenticate: authenticate(authenticateRequest),
     authenticateRequest,
     authorizer: parts.authorizer,

@@ -19,7 +19,17 @@ import {
   type IdentityProviderSettings,
 } from './identity-providers/index.js';
 
+import {
+  DEFAULT_LOGIN_RECORDS,
+  DEFAULT_PASSWORD_POLICY,
+  parseLoginRecords,
+  parsePasswordPolicy,
+  type LoginRecordSettings,
+  type PasswordPolicy,
+} from './account-settings.js';
+
 export { DurationError, parseDuration } from './duration.js';
+export type { LoginRecordSettings, PasswordPolicy } from './account-settings.js';
 export type { SecretLookup } from './fields.js';
 export type { IdentityProviderSettings, MappingMethod } from './identity-providers/index.js';
 
@@ -74,6 +84,10 @@ export interface AuthSettings {
   clients: readonly OAuthClient[];
   /** Where logins may come from besides local Users, in the order they are asked. */
   identityProviders: readonly IdentityProviderSettings[];
+  /** What a new password must be (PUT …/users/{name}/password). */
+  passwordPolicy: PasswordPolicy;
+  /** Login records (GET …/users/{name}/loginrecords): whether kept, how long, how many per user. */
+  loginRecords: LoginRecordSettings;
 }
 
 export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
@@ -86,6 +100,8 @@ export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
     { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
   ],
   identityProviders: [],
+  passwordPolicy: DEFAULT_PASSWORD_POLICY,
+  loginRecords: DEFAULT_LOGIN_RECORDS,
 });
 
 export type ParseResult = { settings: AuthSettings } | { error: string };
@@ -154,6 +170,8 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
     secrets,
     problems,
   );
+  const passwordPolicy = parsePasswordPolicy(auth?.passwordPolicy, `${BASE}.passwordPolicy`, problems);
+  const loginRecords = parseLoginRecords(auth?.loginRecords, `${BASE}.loginRecords`, problems);
 
   if (problems.length > 0) return { error: problems.join('; ') };
   return {
@@ -171,6 +189,8 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
         redirectURIs: [...c.redirectURIs],
       })),
       identityProviders,
+      passwordPolicy,
+      loginRecords,
     }),
   };
 }

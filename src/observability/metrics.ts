@@ -58,7 +58,7 @@ export class Metrics {
   });
   readonly sessionRevocations = new Counter({
     name: 'kapi_session_revocations_total',
-    help: 'Login sessions this replica ended, by why: revoke (RFC 7009), logout, refresh_reuse, single_login, session_cap, code_reuse',
+    help: 'Login sessions this replica ended, by why: revoke (RFC 7009), logout, refresh_reuse, single_login, session_cap, code_reuse, password_change',
     labelNames: ['via'] as const,
     registers: [this.registry],
   });
@@ -82,7 +82,15 @@ export class Metrics {
     // every known label value from the start, so rates and alerts see a 0 before the first event
     for (const result of ['applied', 'invalid', 'defaults']) this.configurationReloads.inc({ result }, 0);
     for (const result of ['rotated', 'replayed', 'reused']) this.tokenRefreshes.inc({ result }, 0);
-    for (const via of ['revoke', 'logout', 'refresh_reuse', 'single_login', 'session_cap', 'code_reuse'])
+    for (const via of [
+      'revoke',
+      'logout',
+      'refresh_reuse',
+      'single_login',
+      'session_cap',
+      'code_reuse',
+      'password_change',
+    ])
       this.sessionRevocations.inc({ via }, 0);
     for (const result of ['hit', 'miss']) this.authorizationCacheLookups.inc({ result }, 0);
     for (const kind of ['watch', 'log', 'exec', 'attach', 'portforward']) this.forwardedStreams.set({ kind }, 0);

@@ -75,6 +75,12 @@ function operationObject(operation: OperationDefinition): JsonObject {
         content: { 'application/x-www-form-urlencoded': { schema: schemaObject(operation.form, 'input') } },
       },
     }),
+    ...(operation.jsonBody && {
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: schemaObject(operation.jsonBody, 'input') } },
+      },
+    }),
     responses: Object.fromEntries(
       Object.entries(operation.responses).map(([code, response]) => [code, responseObject(response)]),
     ),

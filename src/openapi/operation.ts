@@ -40,6 +40,8 @@ export interface OperationDefinition {
   readonly headers?: ParameterSchemas;
   /** An `application/x-www-form-urlencoded` body: one property per form field. */
   readonly form?: z.ZodObject;
+  /** An `application/json` body (kapi's own APIs under /kapis). */
+  readonly jsonBody?: z.ZodType;
   /** By HTTP status code. */
   readonly responses: Readonly<Record<number, ResponseDefinition>>;
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import { accessLog } from '../observability/access-log.js';
 import { allowAll, type AccessGuard } from '../auth/identity.js';
 import { nodeRoutes } from '../apis/resources/v1alpha3/routes.js';
+import { IAM_BASE } from '../auth/account/operations.js';
 import { listingRoutes } from '../apis/resources/v1alpha3/listing/listing-routes.js';
 import type { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import { apiDocsRoutes } from '../apidocs/routes.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The logging API (SPEC §6), at the logging group and at the tenant group KubeSphere 3.4 clients use. */
   logging?: LoggingRouters;
+  /** The account API (SPEC §14: password changes, login records), mounted after authentication. */
+  account?: Router;
   /** Every other kind's listing (SPEC §13), beside the node listing. */
   listing?: ResourceListing;
 }
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps): http.RequestListener {
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
   if (deps.listing) app.use('/kapis/resources.kapi.io/v1alpha3', listingRoutes(deps.listing));
+  if (deps.account) app.use(IAM_BASE, deps.account);
   if (deps.logging) {
     app.use('/kapis/logging.kapi.io/v1alpha2', deps.logging.logging);
     app.use('/kapis/tenant.kapi.io/v1alpha2', deps.logging.tenant);

@@ -194,6 +194,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     nodes,
     allocations,
     publicRoutes: [identity.oauthRouter],
+    account: identity.accountRouter,
     authenticate: identity.authenticate,
     guard: identity.guard,
     forwarding: { authenticate: identity.authenticateRequest, forward: forwarder.forward },

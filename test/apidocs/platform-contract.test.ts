@@ -29,9 +29,10 @@ import { IdentityProviders } from '../../src/auth/providers/registry.js';
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
+const IAM = '/kapis/iam.kapi.io/v1beta1';
 const LOGS = ['/kapis/logging.kapi.io/v1alpha2/logs', '/kapis/tenant.kapi.io/v1alpha2/logs'];
 
-type Method = 'get' | 'post';
+type Method = 'get' | 'post' | 'put';
 interface Call {
   method: Method;
   url: string;
@@ -370,6 +371,61 @@ describe('GET /kapis/{logging,tenant}.kapi.io/v1alpha2/logs', () => {
   });
 });
 
+describe('PUT /kapis/iam.kapi.io/v1beta1/users/{name}/password', () => {
+  let owner: string;
+  let administrator: string;
+  beforeAll(async () => {
+    owner = await e2e.createUser('contract-password', PASSWORD);
+    administrator = await e2e.createUser('contract-password-admin', PASSWORD);
+    await e2e.grant(administrator, [{ apiGroups: ['iam.kapi.io'], resources: ['users/password'], verbs: ['update'] }]);
+  });
+  const put = (name: string, token: string | undefined, json: unknown): Call => ({
+    method: 'put',
+    url: `${IAM}/users/${name}/password`,
+    headers: token ? bearer(token) : {},
+    json,
+  });
+
+  test('when users change their own password, then 200 matches the document', async () => {
+    const { access_token } = await tokens(owner);
+    const res = await send(
+      e2e.kapiUrl,
+      put(owner, access_token, { currentPassword: PASSWORD, password: 'Contract-pw-2' }),
+    );
+    expect(res.status).toBe(200);
+    // back to the suite's password, by an administrator
+    const admin = await tokens(administrator);
+    expect((await send(e2e.kapiUrl, put(owner, admin.access_token, { password: PASSWORD }))).status).toBe(200);
+  });
+
+  test.each([
+    ['the new password is too short', 'self', { currentPassword: PASSWORD, password: 'short' }, 400],
+    ['there is no token', 'none', { password: 'Contract-pw-3' }, 401],
+    ['another user’s password is asked without the right', 'stranger', { password: 'Contract-pw-3' }, 403],
+    ['an administrator names nobody', 'admin-missing', { password: 'Contract-pw-3' }, 404],
+  ])('when %s, then the Status matches the document', async (_case, who, json, status) => {
+    const token =
+      who === 'none'
+        ? undefined
+        : (await tokens(who === 'self' ? owner : who === 'stranger' ? stranger : administrator)).access_token;
+    const name = who === 'admin-missing' ? e2e.name('nobody-here') : owner;
+    expect((await send(e2e.kapiUrl, put(name, token, json))).status).toBe(status);
+  });
+
+  test('when the body is too large or not JSON, then 413 and 415', async () => {
+    const { access_token } = await tokens(owner);
+    const large = await send(e2e.kapiUrl, put(owner, access_token, { password: 'x'.repeat(17 * 1024) }));
+    expect(large.status).toBe(413);
+    const form = await send(e2e.kapiUrl, {
+      method: 'put',
+      url: `${IAM}/users/${owner}/password`,
+      headers: bearer(access_token),
+      form: { password: 'x' },
+    });
+    expect(form.status).toBe(415);
+  });
+});
+
 describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
   test('when the key set is asked for, then the JWKS matches the document', async () => {
     const res = await send(e2e.kapiUrl, { method: 'get', url: '/.well-known/jwks.json' });
@@ -601,6 +657,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       publicRoutes: [identity.oauthRouter],
       authenticate: identity.authenticate,
       guard: identity.guard,
+      account: identity.accountRouter,
       listing: unreachableListing(),
     });
   }
@@ -639,6 +696,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: '/oauth/authorize', form: authorizeQuery(pkce().challenge) },
       { method: 'get', url: '/oauth/login?request=x' },
       { method: 'post', url: '/oauth/login', form: { request: 'x' } },
+      { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)
@@ -763,6 +821,35 @@ describe('answers a healthy cluster does not give in a test', () => {
     expect((await send(app, { method: 'post', url: '/oauth/token', form })).status).toBe(400);
     const locked = await send(app, { method: 'post', url: '/oauth/token', form });
     expect(locked.status).toBe(429);
+  });
+
+  test('when wrong current passwords reach the limit, then a password change answers 429 with Retry-After as documented', async () => {
+    const settings = { loginLimit: { maxFailures: 1, windowSeconds: 600 } };
+    const identity = testIdentity({ settings });
+    identity.users.add('alice', { password: 'alice-Passw0rd' });
+    const app = pipeline({ users: identity.users, settings });
+    const token = await send(app, {
+      method: 'post',
+      url: '/oauth/token',
+      form: {
+        grant_type: 'password',
+        username: 'alice',
+        password: 'alice-Passw0rd',
+        client_id: 'kapi',
+        client_secret: 'kapi-secret',
+      },
+    });
+    const access = (token.json() as { access_token: string }).access_token;
+    const call: Call = {
+      method: 'put',
+      url: `${IAM}/users/alice/password`,
+      headers: bearer(access),
+      json: { currentPassword: 'wrong', password: 'New-Passw0rd-1' },
+    };
+    expect((await send(app, call)).status).toBe(400);
+    const limited = await send(app, call);
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
   });
 });
 

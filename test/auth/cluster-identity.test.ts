@@ -47,6 +47,8 @@ const settings: { current: AuthSettings } = {
       { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
     ],
     identityProviders: [],
+    passwordPolicy: { minLength: 8 },
+    loginRecords: { enabled: true, maxAgeSeconds: 604800, maxPerUser: 100 },
   },
 };
 

@@ -32,6 +32,8 @@ export const TEST_SETTINGS: AuthSettings = {
     { name: 'cli', secret: 'cli secret+/&=', public: false, grantTypes: ['password'], redirectURIs: [] },
   ],
   identityProviders: [],
+  passwordPolicy: { minLength: 8 },
+  loginRecords: { enabled: true, maxAgeSeconds: 604800, maxPerUser: 100 },
 };
 
 /** bcrypt cost 4: the fastest the library allows, so suites stay quick. */
@@ -110,6 +112,18 @@ export class InMemoryUserStore implements UserStore {
     const user = { ...record, resourceVersion: String(this.version++) };
     this.users.set(user.name, user);
     return user;
+  }
+
+  async replacePassword(
+    name: string,
+    hash: string,
+    allowed: (user: UserRecord) => boolean,
+  ): Promise<'replaced' | 'gone' | 'refused'> {
+    const user = this.users.get(name);
+    if (!user) return 'gone';
+    if (!allowed(user)) return 'refused';
+    this.users.set(name, { ...user, passwordHash: hash, resourceVersion: String(this.version++) });
+    return 'replaced';
   }
 
   async updateStatus(name: string, change: (user: UserRecord) => UserStatusPatch | undefined): Promise<void> {

@@ -3,6 +3,7 @@
  * mounted the way the server mounts them, with the server's own error handler for Status answers. Two instances
  * built on the same stores behave like two replicas on one cluster.
  */
+import bcrypt from 'bcrypt';
 import express from 'express';
 import request from 'supertest';
 import type { AuthSettings } from '../../src/config/cluster-configuration.js';
@@ -83,6 +84,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
     onLogin: options.onLogin,
     tokenEvents: options.tokenEvents,
     providers: options.providers,
+    hashPassword: (password) => bcrypt.hash(password, 4),
   });
 
   const app = express();
@@ -91,6 +93,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   app.use(requestId);
   app.use(identity.oauthRouter);
   app.use(identity.authenticate);
+  app.use('/kapis/iam.kapi.io/v1beta1', identity.accountRouter);
   app.get('/whoami', (req, res) => {
     res.json(req.user);
   });

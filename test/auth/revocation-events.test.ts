@@ -45,6 +45,8 @@ const defaults: AuthSettings = {
     { name: 'kapi', secret: 'kapi', public: false, grantTypes: ['password', 'refresh_token'], redirectURIs: [] },
   ],
   identityProviders: [],
+  passwordPolicy: { minLength: 8 },
+  loginRecords: { enabled: true, maxAgeSeconds: 604800, maxPerUser: 100 },
 };
 const settings = { current: defaults };
 

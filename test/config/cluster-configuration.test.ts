@@ -80,6 +80,8 @@ describe('parseClusterConfiguration', () => {
         },
       ],
       identityProviders: [],
+      passwordPolicy: { minLength: 8 },
+      loginRecords: { enabled: true, maxAgeSeconds: 604800, maxPerUser: 100 },
     });
   });
 

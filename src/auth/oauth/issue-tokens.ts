@@ -57,10 +57,12 @@ export type AuthorizationCodeGrant = (
 export type RefreshResult = 'rotated' | 'replayed' | 'reused';
 /**
  * Why a login session was ended here: RFC 7009 revoke, logout, a reused refresh token, a new login with
- * multipleLogin off (single_login), a login beyond the user's session cap (session_cap), or an authorization code
+ * multipleLogin off (single_login), a login beyond the user's session cap (session_cap), a password change that ends
+ * the user's other sessions (password_change), or an authorization code
  * presented a second time (code_reuse).
  */
-export type RevocationVia = 'revoke' | 'logout' | 'refresh_reuse' | 'single_login' | 'session_cap' | 'code_reuse';
+export type RevocationVia =
+  'revoke' | 'logout' | 'refresh_reuse' | 'single_login' | 'session_cap' | 'code_reuse' | 'password_change';
 
 export interface TokenEvents {
   refreshed?(result: RefreshResult): void;

@@ -35,6 +35,15 @@ export interface UserStore {
   findLinked(provider: string, userId: string): Promise<UserRecord | undefined>;
   /** Creates a User from its object; 'exists' when the name is taken (the caller reads it and decides). */
   create(object: Record<string, unknown>): Promise<UserRecord | 'exists'>;
+  /**
+   * Sets `spec.password` to `hash` on the freshest copy of the User, if `allowed` still holds for it (a concurrent
+   * change may have linked it to a provider); a concurrent write (409) means read again and decide again.
+   */
+  replacePassword(
+    name: string,
+    hash: string,
+    allowed: (user: UserRecord) => boolean,
+  ): Promise<'replaced' | 'gone' | 'refused'>;
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
@@ -244,6 +253,32 @@ export class ClusterUserStore implements UserStore {
     }
     const [name] = names;
     return this.reflector.get(name!);
+  }
+
+  async replacePassword(
+    name: string,
+    hash: string,
+    allowed: (user: UserRecord) => boolean,
+  ): Promise<'replaced' | 'gone' | 'refused'> {
+    let user = await this.read(name);
+    for (let attempt = 1; ; attempt++) {
+      if (!user) return 'gone';
+      if (!allowed(user)) return 'refused';
+      try {
+        await this.client.request({
+          method: 'PATCH',
+          path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { resourceVersion: user.resourceVersion }, spec: { password: hash } },
+          timeoutMs: REQUEST_TIMEOUT_MS,
+        });
+        return 'replaced';
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) return 'gone';
+        if (!(err instanceof KubeApiError && err.code === 409) || attempt === STATUS_WRITE_ATTEMPTS) throw err;
+        user = await this.read(name);
+      }
+    }
   }
 
   async create(object: Record<string, unknown>): Promise<UserRecord | 'exists'> {

@@ -23,6 +23,7 @@ import {
 import { canPrompt, promptLine, promptSecret, readStdin } from './terminal.js';
 import { browserLogin, systemBrowser } from './browser-login.js';
 import { cacheFile, deleteCache, readCache, writeCache } from './token-cache.js';
+import { StatusError, changePassword } from './account-client.js';
 
 const USAGE = `kubectl kapi: log in to kapi-apiserver with kubectl
 
@@ -40,8 +41,12 @@ Commands:
           expire; asks for the password only when the refresh fails and kubectl allows a prompt.
   logout  [--context NAME] [--kubeconfig FILE] | --server URL --username NAME [--certificate-authority FILE]
           Revokes the login session on the server and deletes the cached tokens.
+  passwd  [--user NAME] [--context NAME] [--kubeconfig FILE]
+          Changes your password (asks for the current one and the new one twice, without echo), or, as an
+          administrator, NAME's; your other login sessions end. Scripts: KAPI_PASSWORD (current) and
+          KAPI_NEW_PASSWORD. A directory user changes the password in the directory.
 
-Environment: KAPI_USERNAME, KAPI_PASSWORD (scripts), KAPI_CLIENT_SECRET (default "kapi"), KUBECONFIG, KUBECACHEDIR.
+Environment: KAPI_USERNAME, KAPI_PASSWORD, KAPI_NEW_PASSWORD (scripts), KAPI_CLIENT_SECRET (default "kapi"), KUBECONFIG, KUBECACHEDIR.
 Tokens are cached in $KUBECACHEDIR/kapi or ~/.kube/cache/kapi (mode 0600), one file per server and user.`;
 
 const DEFAULT_CLIENT = 'kapi';
@@ -60,6 +65,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       return token(rest, env);
     case 'logout':
       return logout(rest, env);
+    case 'passwd':
+      return passwd(rest, env);
     case undefined:
     case 'help':
     case '--help':
@@ -238,6 +245,57 @@ async function logout(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   await deleteCache(path);
   process.stdout.write(`Logged out ${login.username} at ${login.server}; cached tokens deleted.\n`);
   return code;
+}
+
+async function passwd(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      user: { type: 'string' },
+      context: { type: 'string' },
+      kubeconfig: { type: 'string' },
+    },
+  });
+  const login = loginOf(await readKubeconfig(kubeconfigPath(values.kubeconfig, env)), values.context);
+  const target = oauthTarget(login.server, login.caPem, login.clientId, env);
+  const accessToken = await freshAccessToken(target, login.username, env);
+  const name = values.user ?? login.username;
+  const own = name === login.username;
+  const prompt = (question: string) => ask(() => promptSecret(question), 'a password');
+  const currentPassword = own ? (env.KAPI_PASSWORD ?? (await prompt(`Current password for ${name}: `))) : undefined;
+  let password = env.KAPI_NEW_PASSWORD;
+  if (password === undefined) {
+    password = await prompt(`New password for ${name}: `);
+    if ((await prompt('Retype the new password: ')) !== password)
+      throw new Error('the new passwords differ; nothing changed');
+  }
+  try {
+    const ended = await changePassword({ server: login.server, caPem: login.caPem, accessToken }, name, {
+      password,
+      ...(currentPassword !== undefined ? { currentPassword } : {}),
+    });
+    process.stdout.write(
+      `Password of ${name} changed at ${login.server}; ${ended} other login session${ended === 1 ? '' : 's'} ended.\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof StatusError)) throw err;
+    process.stderr.write(`kubectl-kapi: the password was not changed: ${err.message}\n`);
+    return 1;
+  }
+}
+
+/** The cached access token of a login, refreshed when it is about to expire; a login is needed when there is none. */
+async function freshAccessToken(target: OAuthTarget, username: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const path = cacheFile(env, target.server, username);
+  const current = await readCache(path, warn);
+  if (!current || current.clientId !== target.clientId) {
+    throw new Error(`not logged in as ${username} at ${target.server}: run kubectl kapi login first`);
+  }
+  if (!needsRefresh(current, Date.now())) return current.accessToken;
+  const next = cached(target, username, await refreshGrant(target, current.refreshToken));
+  await writeCache(path, next);
+  return next.accessToken;
 }
 
 function printCredential(tokens: CachedTokens): number {

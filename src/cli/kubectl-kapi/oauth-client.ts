@@ -75,21 +75,44 @@ async function tokenRequest(target: OAuthTarget, form: Record<string, string>): 
   return body as TokenResponse;
 }
 
-function post(target: OAuthTarget, path: string, form: Record<string, string>): Promise<unknown> {
+async function post(target: OAuthTarget, path: string, form: Record<string, string>): Promise<unknown> {
   const url = new URL(path, withSlash(target.server));
   const body = new URLSearchParams({
     ...form,
     client_id: target.clientId,
     ...(target.clientSecret === undefined ? {} : { client_secret: target.clientSecret }),
   });
+  const answer = await httpsJson(url, {
+    method: 'POST',
+    caPem: target.caPem,
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: body.toString(),
+  });
+  if (answer.status === 200) return answer.json;
+  const error = (answer.json ?? {}) as { error?: unknown; error_description?: unknown };
+  throw new OAuthRequestError(
+    answer.status,
+    typeof error.error === 'string' ? error.error : `HTTP ${answer.status}`,
+    typeof error.error_description === 'string' ? error.error_description : `${url.pathname} failed`,
+  );
+}
+
+/**
+ * One HTTPS request with a JSON answer (parsed, or undefined when it is not JSON), verified against `caPem` when
+ * given (else the system's trust store). An answer over `MAX_ANSWER_BYTES` is refused, never read whole.
+ */
+export function httpsJson(
+  url: URL,
+  request: { method: string; caPem?: string; headers: Record<string, string>; body?: string },
+): Promise<{ status: number; json: unknown }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
       {
-        method: 'POST',
-        ca: target.caPem,
+        method: request.method,
+        ca: request.caPem,
         timeout: TIMEOUT_MS,
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+        headers: { Accept: 'application/json', ...request.headers },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -110,34 +133,22 @@ function post(target: OAuthTarget, path: string, form: Record<string, string>): 
         res.on('error', (err) => reject(err));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown;
+          let json: unknown;
           try {
-            parsed = text ? JSON.parse(text) : undefined;
+            json = text ? JSON.parse(text) : undefined;
           } catch {
-            parsed = undefined;
+            json = undefined;
           }
-          const status = res.statusCode ?? 0;
-          if (status === 200) {
-            resolve(parsed);
-            return;
-          }
-          const answer = (parsed ?? {}) as { error?: unknown; error_description?: unknown };
-          reject(
-            new OAuthRequestError(
-              status,
-              typeof answer.error === 'string' ? answer.error : `HTTP ${status}`,
-              typeof answer.error_description === 'string' ? answer.error_description : `${url.pathname} failed`,
-            ),
-          );
+          resolve({ status: res.statusCode ?? 0, json });
         });
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url.origin} within ${TIMEOUT_MS / 1000} s`)));
     req.on('error', (err) => reject(new Error(`cannot reach ${url.origin}: ${err.message}`, { cause: err })));
-    req.end(body.toString());
+    req.end(request.body);
   });
 }
 
-function withSlash(server: string): string {
+export function withSlash(server: string): string {
   return server.endsWith('/') ? server : `${server}/`;
 }

@@ -1,0 +1,71 @@
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { ApiError, BadRequestError, InvalidParameterError } from '../../server/errors.js';
+import { mountOperation } from '../../openapi/operation.js';
+import { ACCOUNT_BODY_LIMIT_BYTES, IAM_BASE, changeUserPassword } from './operations.js';
+import { changePassword, type PasswordChange, type PasswordChangeDeps } from './password-change.js';
+
+export type AccountRouteDeps = PasswordChangeDeps;
+
+/**
+ * The account API under /kapis/iam.kapi.io/v1beta1, mounted after authentication (`req.user` is set). Answers are
+ * Kubernetes `Status` errors; no body or message ever repeats a submitted password.
+ */
+export function accountRoutes(deps: AccountRouteDeps): Router {
+  const router = Router();
+  mountOperation(router, IAM_BASE, changeUserPassword, jsonBody, (req, res, next) => {
+    const change = passwordChangeOf(req.body);
+    const name = String(req.params['name']);
+    changePassword(deps, req.user!, name, change, req.ip ?? req.socket.remoteAddress ?? 'unknown').then(
+      (changed) => res.status(200).json(changed),
+      next,
+    );
+  });
+  router.all('/users/:name/password', (req, res, next) => {
+    res.setHeader('Allow', 'PUT');
+    next(new ApiError(405, 'MethodNotAllowed', `use PUT (${req.method} ${req.originalUrl.split('?')[0]})`));
+  });
+  return router;
+}
+
+const readBody = express.raw({ type: () => true, limit: ACCOUNT_BODY_LIMIT_BYTES });
+
+/**
+ * An application/json body, at most 16 KiB, parsed here: body-parser's own JSON errors quote the text they could not
+ * read, which may be a password.
+ */
+function jsonBody(req: Request, res: Response, next: NextFunction): void {
+  const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    next(new ApiError(415, 'UnsupportedMediaType', 'the body must be application/json'));
+    return;
+  }
+  readBody(req, res, (err?: unknown) => {
+    if (err) {
+      const status = (err as { status?: unknown }).status;
+      next(
+        status === 413
+          ? new ApiError(413, 'RequestEntityTooLarge', `the body is larger than ${ACCOUNT_BODY_LIMIT_BYTES} bytes`)
+          : new BadRequestError('the request body could not be read'),
+      );
+      return;
+    }
+    try {
+      req.body = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '') as unknown;
+      next();
+    } catch {
+      next(new BadRequestError('the body is not valid JSON'));
+    }
+  });
+}
+
+function passwordChangeOf(body: unknown): PasswordChange {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new BadRequestError('the body must be a JSON object with password (and currentPassword for your own)');
+  }
+  const { password, currentPassword } = body as Record<string, unknown>;
+  if (typeof password !== 'string') throw new InvalidParameterError('password', 'is required (a string)');
+  if (currentPassword !== undefined && typeof currentPassword !== 'string') {
+    throw new InvalidParameterError('currentPassword', 'must be a string');
+  }
+  return { password, ...(currentPassword !== undefined ? { currentPassword } : {}) };
+}
