@@ -8,7 +8,12 @@
 # - a policy-rc.d that answers 101 keeps the maintainer scripts from starting anything during the install (an
 #   existing one, as in a container image, is left as it is);
 # - the services the packages ship are then stopped and disabled, for systemd and for sysvinit alike (Debian's
-#   postinst enables units even when policy-rc.d forbids starting them).
+#   postinst enables units even when policy-rc.d forbids starting them); without a running systemd (a container, a
+#   chroot) the unit's symlinks are removed with deb-systemd-helper, so it does not start at the next boot either.
+#   This runs every time, so a machine that got the packages earlier is put right too.
+#
+# The paths it touches can be moved for its own test (test/scripts/system-deps.test.ts): SYSTEM_DEPS_POLICY_RC,
+# SYSTEM_DEPS_INITD, SYSTEM_DEPS_SYSTEMD_RUN.
 set -euo pipefail
 
 binaries=${1:?usage: system-deps.sh <binaries> <packages> <services>}
@@ -24,7 +29,7 @@ done
 
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "system-deps: missing ${missing[*]}; installing $packages"
-  policy=/usr/sbin/policy-rc.d
+  policy=${SYSTEM_DEPS_POLICY_RC:-/usr/sbin/policy-rc.d}
   if [[ ! -e $policy ]]; then
     printf '#!/bin/sh\n# written by kapi-apiserver scripts/system-deps.sh for one install\nexit 101\n' |
       "${sudo[@]}" tee "$policy" >/dev/null
@@ -36,12 +41,19 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends $packages
 fi
 
+initd=${SYSTEM_DEPS_INITD:-/etc/init.d}
+systemd_run=${SYSTEM_DEPS_SYSTEMD_RUN:-/run/systemd/system}
 for service in $services; do
-  if [[ -d /run/systemd/system ]] && systemctl list-unit-files "$service.service" >/dev/null 2>&1; then
-    "${sudo[@]}" systemctl disable --now "$service.service" >/dev/null 2>&1 || true
+  if [[ -d $systemd_run ]]; then
+    if systemctl list-unit-files "$service.service" >/dev/null 2>&1; then
+      "${sudo[@]}" systemctl disable --now "$service.service" >/dev/null 2>&1 || true
+    fi
+  elif command -v deb-systemd-helper >/dev/null; then
+    # no systemd running: nothing to stop, but the enablement symlinks would start it at the next boot
+    "${sudo[@]}" deb-systemd-helper disable "$service.service" >/dev/null 2>&1 || true
   fi
-  if [[ -x /etc/init.d/$service ]]; then
-    "${sudo[@]}" /etc/init.d/"$service" stop >/dev/null 2>&1 || true
+  if [[ -x $initd/$service ]]; then
+    "${sudo[@]}" "$initd/$service" stop >/dev/null 2>&1 || true
     "${sudo[@]}" update-rc.d "$service" disable >/dev/null 2>&1 || true
   fi
 done

@@ -1,15 +1,16 @@
 // First: V8 settings that must hold before anything else allocates.
 import './observability/v8-tuning.js';
 import { listenAddress, parseOptions, usage, type Options } from './config/options.js';
-import { resolveClusterSource, connectToCluster } from './kube/cluster-source.js';
+import { connectToCluster, kubeconfigFiles, kubeconfigIsKapi, resolveClusterSource } from './kube/cluster-source.js';
 import { connectionFor, tokenAccess, type KubeConnection } from './kube/connection.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { packageRoot, packageVersion } from './apidocs/documents.js';
 import type { Sandbox } from './sandbox/index.js';
-import { startKapiServer } from './server/server.js';
+import { serverOptionsFor, startKapiServer } from './server/server.js';
 
 /** Composition root: options → cluster connection (sandbox or real) → server → signal handling. */
 async function main(): Promise<void> {
-  let options: Options | 'help';
+  let options: Options | 'help' | 'version';
   try {
     options = parseOptions(process.argv.slice(2), process.env);
   } catch (err) {
@@ -20,8 +21,27 @@ async function main(): Promise<void> {
     process.stdout.write(`${usage()}\n`);
     return;
   }
+  if (options === 'version') {
+    process.stdout.write(`kapi-apiserver ${packageVersion(packageRoot())} (Node.js ${process.version})\n`);
+    return;
+  }
   const logger = createLogger(options.logLevel);
-  const source = resolveClusterSource(options.cluster, { ...process.env, KUBECONFIG: options.kubeconfig });
+  let source = resolveClusterSource(options.cluster, { ...process.env, KUBECONFIG: options.kubeconfig });
+  if (source === 'kubeconfig') {
+    // `kubectl kapi login` writes ~/.kube/config: its context is a kapi, never the cluster behind this one.
+    const ownPorts = [options.port, options.tlsPort].filter((port) => port !== 0);
+    const itself = kubeconfigIsKapi(kubeconfigFiles(options.kubeconfig, process.env), ownPorts);
+    if (itself && options.cluster === 'kubeconfig') {
+      process.stderr.write(`kapi-apiserver: --cluster=kubeconfig, but ${itself}\n`);
+      process.exit(2);
+    }
+    if (itself) {
+      logger.warn(`not connecting to the kubeconfig's cluster: ${itself}; starting the built-in sandbox instead`, {
+        hint: 'KUBECONFIG=<a cluster admin kubeconfig> (or --kubeconfig, --cluster=kubeconfig) for a real cluster',
+      });
+      source = 'sandbox';
+    }
+  }
   const bindAddress = listenAddress(options.bindAddress, source, process.env);
 
   let sandbox: Sandbox | undefined;
@@ -36,12 +56,7 @@ async function main(): Promise<void> {
   }
 
   const server = await startKapiServer({
-    options: {
-      ...options,
-      bindAddress,
-      tlsPort: options.tlsPort === 0 ? undefined : options.tlsPort,
-      metricsPort: options.metricsPort === 0 ? undefined : options.metricsPort,
-    },
+    options: serverOptionsFor(options, source, bindAddress),
     connection,
     logger,
     allowGeneratedSigningKey: source === 'sandbox',
@@ -88,10 +103,16 @@ function announce(
   if (sandbox && !options.sandboxAdminPassword && sandbox.adminPassword) {
     // Printed once, on the terminal only, so a newcomer can log in; never part of a structured log line.
     process.stdout.write(
-      `\nSandbox admin user: admin  password: ${sandbox.adminPassword}\n` +
-        `Set KAPI_SANDBOX_ADMIN_PASSWORD to choose it.\n\n`,
+      `\nSandbox admin user: admin. Its password, ready to paste for the README's examples:\n\n` +
+        `  export PASSWORD=${shellQuoted(sandbox.adminPassword)}\n\n` +
+        `(A new one at every start; set KAPI_SANDBOX_ADMIN_PASSWORD to choose it.)\n\n`,
     );
   }
+}
+
+/** Single-quoted for a POSIX shell. */
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 main().catch((err: unknown) => {

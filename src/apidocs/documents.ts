@@ -40,7 +40,8 @@ export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): str
   }
 }
 
-function packageVersion(root: string): string {
+/** The version in package.json (what `--version` prints and the documents carry). */
+export function packageVersion(root: string): string {
   return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 }
 

@@ -293,19 +293,24 @@ export function usage(): string {
     '',
     'Options (a flag wins over its environment variable):',
     ...lines,
+    '  --version                  the version of kapi-apiserver and of Node.js',
     '  --help',
   ].join('\n');
 }
 
 /** Flags win over environment variables, which win over defaults. Throws `OptionsError` on a bad value. */
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' {
-  const flags: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' | 'version' {
+  const flags: Record<string, { type: 'string' | 'boolean' }> = {
+    help: { type: 'boolean' },
+    version: { type: 'boolean' },
+  };
   for (const spec of Object.values(SPECS) as Spec[]) flags[spec.flag] = { type: 'string' };
   const values = parseArgs({ args: argv, options: flags, strict: true }).values as Record<
     string,
     string | boolean | undefined
   >;
   if (values.help) return 'help';
+  if (values.version) return 'version';
   const raw = (key: keyof typeof SPECS): string => {
     const spec: Spec = SPECS[key];
     return (values[spec.flag] as string | undefined) ?? env[spec.env] ?? spec.fallback;

@@ -6,6 +6,7 @@ import { connectionFor, type ClusterAccess, type ClusterSource, type KubeConnect
 import { readKubeconfigs } from './kubeconfig.js';
 import { kubeconfigAccess, type PluginAccess } from './kubeconfig-access.js';
 import { selectContext } from './kubeconfig-context.js';
+import { kapiContextReason } from './kapi-context.js';
 import { tokenFileCredentials } from './token-file.js';
 
 /** Where a pod's service-account token and cluster CA are mounted (the paths client-go's rest.InClusterConfig reads). */
@@ -63,6 +64,18 @@ export async function kubeconfigFileAccess(
   pluginAccess: PluginAccess = loadPluginAccess,
 ): Promise<ClusterAccess> {
   return kubeconfigAccess(selectContext(readKubeconfigs(files), context), pluginAccess);
+}
+
+/**
+ * Why the kubeconfig's current context is a kapi (kapi's own plugin, or this kapi's own listener) and not a cluster
+ * to connect to; undefined when it may be one, or when the files cannot be read (connecting then says why).
+ */
+export function kubeconfigIsKapi(files: readonly string[], ownPorts: readonly number[]): string | undefined {
+  try {
+    return kapiContextReason(selectContext(readKubeconfigs(files)), ownPorts);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loaded only for a user with an exec or auth-provider plugin: it pulls in client-node. */

@@ -1,5 +1,6 @@
 import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import type { LoggingOptions, Options } from '../config/options.js';
 import { createLogging } from '../apis/logging/v1alpha2/create-logging.js';
 import { ConfigurationWatcher } from '../config/configuration-watcher.js';
@@ -53,9 +54,30 @@ export type ServerOptions = Pick<
   > & {
     tlsPort: number | undefined;
     metricsPort: number | undefined;
+    /** Keep a generated serving certificate here across restarts (the sandbox); see ServingCertificateOptions. */
+    tlsKeepGeneratedIn?: string;
     /** The logging API's backend; the pod-log API when absent. */
     logging?: LoggingOptions;
   };
+
+/**
+ * The server's options from the command line's, for the cluster kapi runs against: a port of 0 turns its listener
+ * off; with the sandbox, a generated serving certificate and its CA are kept beside the CA file (`.cache/`) across
+ * restarts, so kubeconfigs written against them keep working.
+ */
+export function serverOptionsFor(
+  options: Options,
+  source: 'sandbox' | 'kubeconfig' | 'in-cluster',
+  bindAddress: string,
+): ServerOptions {
+  return {
+    ...options,
+    bindAddress,
+    tlsPort: options.tlsPort === 0 ? undefined : options.tlsPort,
+    metricsPort: options.metricsPort === 0 ? undefined : options.metricsPort,
+    tlsKeepGeneratedIn: source === 'sandbox' ? dirname(options.tlsCaOut) : undefined,
+  };
+}
 
 const POD_LOG_BACKEND: LoggingOptions = {
   backend: 'pod-log',
@@ -236,6 +258,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       client,
       caOut: options.tlsCaOut,
       hosts: [hostname()],
+      keepIn: options.tlsKeepGeneratedIn,
     };
     const certificate = await loadServingCertificate(certificateOptions);
     caFile = certificate.caFile;

@@ -1,8 +1,8 @@
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import { generate } from 'selfsigned';
 import type { KubeClient } from '../kube/client.js';
@@ -30,9 +30,19 @@ export interface ServingCertificateOptions {
   caOut: string;
   /** Extra DNS names or IPs the generated certificate is valid for. */
   hosts: readonly string[];
+  /**
+   * Keep a generated certificate across restarts (the sandbox on a workstation): its key and certificate are written
+   * here (`kapi-serving.key`, 0600, and `kapi-serving.crt`) beside the CA at `caOut`, and reused while they are valid
+   * for a week more, match each other and the CA, and cover the hosts; otherwise new ones are made. Deleting the
+   * files asks for new ones. Absent: a generated certificate lives as long as the process (in a pod).
+   */
+  keepIn?: string;
   /** Now, for the generated certificates' validity (tests). */
   now?: Date;
 }
+
+/** A kept certificate closer to its end than this is made anew (clients then need the new CA, once a year). */
+const RENEW_BEFORE_MS = 7 * 86_400_000;
 
 /** Names the Service is reached by inside the cluster, and loopback for local runs and port-forwards. */
 const DEFAULT_HOSTS = [
@@ -89,6 +99,50 @@ async function readTlsSecret(
 }
 
 async function generateServingCertificate(options: ServingCertificateOptions): Promise<ServingCertificate> {
+  const kept = options.keepIn ? await keptCertificate(options, options.keepIn) : undefined;
+  if (kept) return kept;
+  const made = await newServingCertificate(options);
+  if (options.keepIn) {
+    await mkdir(options.keepIn, { recursive: true });
+    await writeAtomically(join(options.keepIn, KEPT_KEY), made.key, 0o600);
+    await writeAtomically(join(options.keepIn, KEPT_CERT), made.cert, 0o644);
+  }
+  return made;
+}
+
+const KEPT_KEY = 'kapi-serving.key';
+const KEPT_CERT = 'kapi-serving.crt';
+
+/** The certificate kept in `dir` and its CA at `caOut`, when still good for the hosts asked; else undefined. */
+async function keptCertificate(
+  options: ServingCertificateOptions,
+  dir: string,
+): Promise<ServingCertificate | undefined> {
+  let key: string;
+  let cert: string;
+  let ca: string;
+  try {
+    [key, cert, ca] = await Promise.all([
+      readFile(join(dir, KEPT_KEY), 'utf8'),
+      readFile(join(dir, KEPT_CERT), 'utf8'),
+      readFile(options.caOut, 'utf8'),
+    ]);
+    checkPair(cert, key, dir);
+    const leaf = new X509Certificate(cert);
+    const authority = new X509Certificate(ca);
+    const now = (options.now ?? new Date()).getTime();
+    const fresh = Date.parse(leaf.validFrom) <= now && Date.parse(leaf.validTo) - now > RENEW_BEFORE_MS;
+    const signed = leaf.checkIssued(authority) && leaf.verify(authority.publicKey);
+    const hosts = [...DEFAULT_HOSTS, ...options.hosts.filter((host) => host !== '')];
+    const covers = hosts.every((host) => (isIP(host) ? leaf.checkIP(host) : leaf.checkHost(host)) !== undefined);
+    if (!fresh || !signed || !covers) return undefined;
+  } catch {
+    return undefined;
+  }
+  return { key, cert, ca, source: 'self-signed', caFile: options.caOut };
+}
+
+async function newServingCertificate(options: ServingCertificateOptions): Promise<ServingCertificate> {
   const notBeforeDate = new Date((options.now ?? new Date()).getTime() - 60_000);
   const ca = await generate(
     [{ name: 'commonName', value: `kapi-apiserver-ca@${Math.floor(notBeforeDate.getTime() / 1000)}` }],
@@ -127,11 +181,16 @@ async function generateServingCertificate(options: ServingCertificateOptions): P
   return { key: serving.private, cert: serving.cert, ca: ca.cert, source: 'self-signed', caFile: options.caOut };
 }
 
-/** Written beside and renamed, so a reader never sees half a file. */
 async function writeCaFile(path: string, pem: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
+  await writeAtomically(path, pem, 0o644);
+}
+
+/** Written beside and renamed, so a reader never sees half a file; the mode is set whatever the umask. */
+async function writeAtomically(path: string, text: string, mode: number): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, pem, { mode: 0o644 });
+  await writeFile(temporary, text, { mode });
+  await chmod(temporary, mode);
   await rename(temporary, path);
 }
 

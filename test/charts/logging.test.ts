@@ -10,7 +10,7 @@ async function loggingFrom(values: Record<string, string | number | boolean>) {
     (deployment.spec!.template.spec!.containers[0]!.env ?? []).map((v) => [v.name, v.value ?? '']),
   );
   const options = parseOptions([], env);
-  if (options === 'help') throw new Error('unexpected help');
+  if (typeof options === 'string') throw new Error(`unexpected ${options}`);
   return options.logging;
 }
 

@@ -169,6 +169,11 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--prot', '1'], {})).toThrow();
   });
 
+  test('when --version is given, then the version is asked for, and usage lists it', () => {
+    expect(parseOptions(['--version'], {})).toBe('version');
+    expect(usage()).toContain('--version');
+  });
+
   test('when --help is given, then help is asked for and usage lists every flag with its variable', () => {
     expect(parseOptions(['--help'], {})).toBe('help');
     const text = usage();

@@ -192,3 +192,45 @@ function handshake(port: number, options: tls.ConnectionOptions): Promise<string
     socket.on('error', reject);
   });
 }
+
+describe('a generated certificate kept across restarts (the sandbox)', () => {
+  const kept = (name: string, extra: Partial<Parameters<typeof loadServingCertificate>[0]> = {}) => {
+    const keepIn = join(dir, name);
+    return { ...noFiles, caOut: join(keepIn, 'kapi-ca.crt'), keepIn, hosts: ['kapi.example.com'], ...extra };
+  };
+
+  it('when kapi starts again, then it serves the same certificate under the same CA, its key 0600', async () => {
+    const first = await loadServingCertificate(kept('again'));
+    const second = await loadServingCertificate(kept('again'));
+    expect(second.cert).toBe(first.cert);
+    expect(second.key).toBe(first.key);
+    expect(readFileSync(join(dir, 'again', 'kapi-ca.crt'), 'utf8')).toBe(first.ca);
+    expect(statSync(join(dir, 'again', 'kapi-serving.key')).mode & 0o777).toBe(0o600);
+  });
+
+  it('when the kept certificate is within a week of its end, then a new one under a new CA is made', async () => {
+    const first = await loadServingCertificate(kept('ending'));
+    const validTo = Date.parse(new X509Certificate(first.cert).validTo);
+    const renewed = await loadServingCertificate(kept('ending', { now: new Date(validTo - 6 * 86_400_000) }));
+    expect(renewed.cert).not.toBe(first.cert);
+    expect(renewed.ca).not.toBe(first.ca);
+  });
+
+  it('when the files are deleted (asking for new ones), then new ones are made', async () => {
+    const first = await loadServingCertificate(kept('asked'));
+    rmSync(join(dir, 'asked', 'kapi-serving.key'));
+    const again = await loadServingCertificate(kept('asked'));
+    expect(again.cert).not.toBe(first.cert);
+  });
+
+  it('when another host is asked for, or the CA file was replaced, then the kept one is not used', async () => {
+    const first = await loadServingCertificate(kept('hosts'));
+    const otherHost = await loadServingCertificate(kept('hosts', { hosts: ['elsewhere.example.com'] }));
+    expect(otherHost.cert).not.toBe(first.cert);
+    const other = await loadServingCertificate({ ...noFiles, caOut: join(dir, 'hosts-other-ca.crt') });
+    writeFileSync(join(dir, 'hosts', 'kapi-ca.crt'), other.ca!);
+    const afterSwap = await loadServingCertificate(kept('hosts', { hosts: ['elsewhere.example.com'] }));
+    expect(afterSwap.cert).not.toBe(otherHost.cert);
+    expect(new X509Certificate(afterSwap.cert).checkIssued(new X509Certificate(afterSwap.ca!))).toBe(true);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * kapi-apiserver as `make run` starts it (the built dist/src/main.js, a process of its own) on a newcomer's machine:
+ * a ~/.kube/config written by `kubectl kapi login` is a kapi, not a cluster, so the sandbox starts (and says why);
+ * the start-up prints the admin password ready to paste; `--version` answers. (The sandbox's certificate kept across
+ * restarts: test/server/server-options.test.ts, as a port of 0 turns this process's HTTPS listener off.)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { stringify } from 'yaml';
+
+const MAIN = resolve('dist/src/main.js');
+let dir: string;
+let home: string;
+const running: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  /** The start-up line ('kapi-apiserver listening'). */
+  listening: Record<string, string>;
+}
+
+function start(args: string[] = [], cwd = dir): Promise<Started> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      PORT: '0',
+      TLS_PORT: '0',
+      METRICS_PORT: '0',
+      KAPI_SANDBOX_NODES: '3',
+    },
+  });
+  running.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return new Promise((resolvePromise, reject) => {
+    const look = () => {
+      const line = output.split('\n').find((text) => text.includes('"kapi-apiserver listening"'));
+      // the password lines come right after the start-up line
+      if (line && output.includes('(A new one at every start')) {
+        resolvePromise({ child, output: () => output, listening: JSON.parse(line) as Record<string, string> });
+      }
+    };
+    child.stdout!.on('data', look);
+    child.on('exit', (code) => reject(new Error(`kapi-apiserver exited (${code}) before listening:\n${output}`)));
+  });
+}
+
+function run(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: home },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return new Promise((resolvePromise) => child.on('close', (code) => resolvePromise({ code, output })));
+}
+
+async function stop(started: Started): Promise<void> {
+  const exited = new Promise((resolvePromise) => started.child.once('exit', resolvePromise));
+  started.child.kill('SIGTERM');
+  await exited;
+}
+
+beforeAll(() => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build (make test does)`);
+  dir = mkdtempSync(join(tmpdir(), 'kapi-startup-'));
+  home = join(dir, 'home');
+  // what `kubectl kapi login --server https://127.0.0.1:9443 …` writes into ~/.kube/config
+  mkdirSync(join(home, '.kube'), { recursive: true });
+  writeFileSync(
+    join(home, '.kube', 'config'),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'kapi-127.0.0.1:9443', cluster: { server: 'https://127.0.0.1:9443' } }],
+      users: [
+        {
+          name: 'admin@kapi-127.0.0.1:9443',
+          user: {
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1',
+              command: 'kubectl-kapi',
+              args: ['token', '--server', 'https://127.0.0.1:9443', '--username', 'admin'],
+              interactiveMode: 'IfAvailable',
+              provideClusterInfo: true,
+            },
+          },
+        },
+      ],
+      contexts: [
+        {
+          name: 'admin@kapi-127.0.0.1:9443',
+          context: { cluster: 'kapi-127.0.0.1:9443', user: 'admin@kapi-127.0.0.1:9443' },
+        },
+      ],
+      'current-context': 'admin@kapi-127.0.0.1:9443',
+    }),
+  );
+});
+
+afterEach(() => {
+  for (const child of running.splice(0)) child.kill('SIGKILL');
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('kapi-apiserver started as make run starts it', () => {
+  it('when ~/.kube/config is the one kubectl kapi login wrote, then the sandbox starts on loopback, saying why', async () => {
+    const started = await start();
+    expect(started.listening.cluster).toMatch(/\(sandbox\)$/);
+    expect(started.listening.http).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(started.output()).toContain(
+      `the kubeconfig context \\"admin@kapi-127.0.0.1:9443\\" logs in with kapi's own plugin (kubectl-kapi`,
+    );
+    expect(started.output()).toContain('starting the built-in sandbox instead');
+    await stop(started);
+  }, 120_000);
+
+  it('when it has started, then the admin password is printed ready to paste, and it logs in', async () => {
+    const started = await start();
+    const match = /^ {2}export PASSWORD='([^']+)'$/m.exec(started.output());
+    expect(match).not.toBeNull();
+    const res = await fetch(`${started.listening.http}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'admin',
+        password: match![1]!,
+        client_id: 'kapi',
+        client_secret: 'kapi',
+      }),
+    });
+    expect(res.status).toBe(200);
+    await stop(started);
+  }, 120_000);
+
+  it('when --cluster=kubeconfig names that kubeconfig, then it refuses to start and says why', async () => {
+    const { code, output } = await run(['--cluster=kubeconfig']);
+    expect(code).toBe(2);
+    expect(output).toMatch(/--cluster=kubeconfig, but the kubeconfig context "admin@kapi-127\.0\.0\.1:9443" logs in/);
+  }, 60_000);
+
+  it('when --version is given, then it prints the version and exits', async () => {
+    const { code, output } = await run(['--version']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/^kapi-apiserver \d+\.\d+\.\d+ \(Node\.js v\d+/);
+  }, 60_000);
+});
