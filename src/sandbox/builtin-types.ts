@@ -2,7 +2,7 @@ import { clusterTypes } from './cluster-types.js';
 import { NEWEST_KUBERNETES_MINOR } from './discovery.js';
 import { rbacTypes } from './rbac-types.js';
 import type { KubeObject, ObjectStrategy, ResourceType } from './resource-types.js';
-import { badRequest, type FieldError } from './status.js';
+import { badRequest, forbidden, type FieldError } from './status.js';
 import {
   base,
   containerErrors,
@@ -77,10 +77,54 @@ export function qosClass(spec: Obj): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+/** The priority classes every cluster has (kube-apiserver creates them at start); the sandbox serves no others. */
+const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
+  'system-node-critical': 2_000_001_000,
+  'system-cluster-critical': 2_000_000_000,
+};
+
+/**
+ * The Priority admission plugin: the priority comes from priorityClassName (0 without one); a class that does not
+ * exist, or an integer priority other than the computed one, is refused (403).
+ */
+function admitPriority(obj: KubeObject, spec: Obj): void {
+  const className = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
+  const computed = className ? SYSTEM_PRIORITY_CLASSES[className] : 0;
+  const name = String(obj.metadata.name ?? '');
+  const pods = { group: '', resource: 'pods' };
+  if (computed === undefined) throw forbidden(pods, name, `no PriorityClass with name ${className} was found`);
+  if (spec.priority !== undefined && spec.priority !== null && spec.priority !== computed) {
+    throw forbidden(
+      pods,
+      name,
+      `the integer value of priority (${String(spec.priority)}) must not be provided in pod spec; ` +
+        `priority admission controller computed ${computed} from the given PriorityClass name`,
+    );
+  }
+  spec.priority = computed;
+  spec.preemptionPolicy ??= 'PreemptLowerPriority';
+}
+
+/** The DefaultTolerationSeconds admission plugin: five minutes on a not-ready or unreachable node. */
+function defaultTolerations(spec: Obj): void {
+  const tolerations = Array.isArray(spec.tolerations) ? (spec.tolerations as Obj[]) : [];
+  const added = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']
+    .filter(
+      (key) =>
+        !tolerations.some(
+          (t) => (t.key === key || (t.operator === 'Exists' && !t.key)) && (!t.effect || t.effect === 'NoExecute'),
+        ),
+    )
+    .map((key) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }));
+  if (added.length > 0) spec.tolerations = [...tolerations, ...added];
+}
+
 const podStrategy: ObjectStrategy = {
   prepareForCreate(obj) {
     const spec = writable(obj.spec);
     obj.spec = spec;
+    admitPriority(obj, spec);
+    defaultTolerations(spec);
     spec.restartPolicy ??= 'Always';
     spec.terminationGracePeriodSeconds ??= 30;
     spec.dnsPolicy ??= 'ClusterFirst';
@@ -89,7 +133,6 @@ const podStrategy: ObjectStrategy = {
     spec.securityContext ??= {};
     spec.schedulerName ??= 'default-scheduler';
     spec.enableServiceLinks ??= true;
-    spec.priority ??= 0;
     defaultContainers(spec.containers);
     defaultContainers(spec.initContainers);
     obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
@@ -201,11 +244,49 @@ function serviceStrategy(): ObjectStrategy {
   };
 }
 
-const keepStatus: ObjectStrategy = {
+/** The node status fields Go always prints (no omitempty): an absent kubelet port is 0, absent node info "". */
+const NODE_INFO_FIELDS = [
+  'machineID',
+  'systemUUID',
+  'bootID',
+  'kernelVersion',
+  'osImage',
+  'containerRuntimeVersion',
+  'kubeletVersion',
+  'kubeProxyVersion',
+  'operatingSystem',
+  'architecture',
+];
+
+function defaultNodeStatus(obj: KubeObject): void {
+  const status = writable(obj.status);
+  const endpoints = writable(status.daemonEndpoints);
+  endpoints.kubeletEndpoint = { Port: 0, ...record(endpoints.kubeletEndpoint) };
+  status.daemonEndpoints = endpoints;
+  const nodeInfo = record(status.nodeInfo);
+  status.nodeInfo = { ...Object.fromEntries(NODE_INFO_FIELDS.map((field) => [field, ''])), ...nodeInfo };
+  obj.status = status;
+}
+
+const NOT_READY_TAINT = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+
+const nodeStrategy: ObjectStrategy = {
+  prepareForCreate(obj) {
+    // The TaintNodesByCondition admission plugin: a new node is not ready until its kubelet says so.
+    const spec = writable(obj.spec);
+    const taints = Array.isArray(spec.taints) ? (spec.taints as Obj[]) : [];
+    if (!taints.some((taint) => taint.key === NOT_READY_TAINT.key && taint.effect === NOT_READY_TAINT.effect)) {
+      spec.taints = [...taints, { ...NOT_READY_TAINT }];
+    }
+    obj.spec = spec;
+    defaultNodeStatus(obj);
+  },
   prepareForUpdate(obj, old) {
+    // The main resource keeps the status; only the status subresource writes it.
     if (old.status === undefined) delete obj.status;
     else obj.status = old.status;
   },
+  prepareForStatusUpdate: defaultNodeStatus,
 };
 
 /**
@@ -234,7 +315,7 @@ export function builtinTypes(kubernetesMinor: number = NEWEST_KUBERNETES_MINOR):
       shortNames: ['no'],
       subresources: ['status'],
       fieldLabels: { 'spec.unschedulable': flag('spec', 'unschedulable') },
-      strategy: keepStatus,
+      strategy: nodeStrategy,
     }),
     base({
       resource: 'pods',
@@ -254,7 +335,8 @@ export function builtinTypes(kubernetesMinor: number = NEWEST_KUBERNETES_MINOR):
         'status.podIP': text('status', 'podIP'),
         'status.nominatedNodeName': text('status', 'nominatedNodeName'),
       },
-      tracksGeneration: true,
+      // metadata.generation of pods came with 1.33 (pod generation tracking); 1.26 and 1.32 have none, as their kits show.
+      tracksGeneration: kubernetesMinor >= 33,
       returnsDeletedObject: true,
       strategy: podStrategy,
     }),

@@ -101,15 +101,24 @@ export function selfSubjectReviewVersion(minor: number): string {
   return minor === 27 ? 'v1beta1' : 'v1alpha1';
 }
 
-/** `/version` of the release the sandbox plays. */
+/**
+ * `/version` of the release the sandbox plays. The emulation and compatibility versions are there from 1.33 (the
+ * compatibility-versions work); 1.26 and 1.32 answer without them, as their kits show.
+ */
 export function versionInfo(minor: number): Record<string, string> {
-  return {
+  const info: Record<string, string> = {
     ...SANDBOX_VERSION,
     minor: String(minor),
     emulationMinor: String(minor),
     minCompatibilityMinor: String(minor - 1),
     gitVersion: `v1.${minor}.0`,
   };
+  if (minor < 33) {
+    for (const field of ['emulationMajor', 'emulationMinor', 'minCompatibilityMajor', 'minCompatibilityMinor']) {
+      delete info[field];
+    }
+  }
+  return info;
 }
 
 export class Discovery {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestEntityTooLarge, StatusError, type Status } from './status.js';
+import { AuthorizationDenied, PageNotFound, requestEntityTooLarge, StatusError, type Status } from './status.js';
 
 /** kube-apiserver's request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -67,6 +67,13 @@ export class Exchange {
     this.res.end(batch.join(''));
   }
 
+  /** 204 without a body: kube's answer for a stream it has no source for (the log of a pod on no node). */
+  sendNoContent(): void {
+    if (this.res.headersSent) return;
+    this.head(204, {});
+    this.res.end();
+  }
+
   sendText(code: number, text: string): void {
     if (this.res.headersSent) return;
     this.head(code, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(text) });
@@ -84,11 +91,21 @@ export class Exchange {
   sendError(err: StatusError): void {
     const headers: Record<string, string> = {};
     if (err.details?.retryAfterSeconds) headers['Retry-After'] = String(err.details.retryAfterSeconds);
+    // kube-apiserver's forbidden responder and Go's http.Error both send it.
+    if (err instanceof AuthorizationDenied || err instanceof PageNotFound)
+      headers['X-Content-Type-Options'] = 'nosniff';
     if (this.res.headersSent) {
       this.res.destroy();
       return;
     }
     for (const [name, value] of Object.entries(headers)) this.res.setHeader(name, value);
+    if (err instanceof PageNotFound) {
+      // Go's http.NotFound: text, with a newline.
+      const text = `${err.message}\n`;
+      this.head(404, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+      this.res.end(this.isHead ? undefined : text);
+      return;
+    }
     this.sendObject(err.code, err.toStatus());
   }
 

@@ -1,6 +1,6 @@
 import { parseObjectFilter, type ObjectFilter } from './object-filter.js';
 import type { ResourceType } from './resource-types.js';
-import { badRequest, invalid, type FieldError } from './status.js';
+import { badInteger, badRequest, invalid, StatusError, type FieldError } from './status.js';
 
 /**
  * The query parameters of list and watch requests (metav1.ListOptions), parsed and validated as kube-apiserver does
@@ -23,35 +23,41 @@ export interface ListOptions {
   timeoutSeconds: number | undefined;
 }
 
-/** strconv.ParseBool, which kube uses for boolean query parameters. */
-export function parseBool(value: string | null, parameter: string): boolean | undefined {
+/**
+ * A boolean query parameter as kube's query conversion reads it (Convert_Slice_string_To_bool): "0", "" and "false" in
+ * any case are false, anything else is true, never an error.
+ */
+export function parseBool(value: string | null): boolean | undefined {
   if (value === null) return undefined;
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(value)) return false;
-  throw badRequest(`invalid boolean value for ${parameter}: "${value}"`);
+  return !(value === '0' || value === '' || value.toLowerCase() === 'false');
 }
 
-function parseInteger(value: string | null, parameter: string): number | undefined {
+/** An integer query parameter; what Go's strconv.ParseInt refuses is its 400. */
+export function parseInteger(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
-  if (!/^-?\d+$/.test(value)) throw badRequest(`invalid value for ${parameter}: "${value}" is not an integer`);
+  if (!/^[+-]?\d+$/.test(value)) throw badInteger(value);
   return Number(value);
 }
 
+/** strconv.ParseUint's refusal of a resourceVersion, as kube's storage words it. */
+function resourceVersionError(value: string): string {
+  return `resourceVersion: Invalid value: ${JSON.stringify(value)}: strconv.ParseUint: parsing ${JSON.stringify(value)}: invalid syntax`;
+}
+
 export function parseResourceVersion(value: string): number {
-  if (!/^\d+$/.test(value)) throw badRequest(`invalid resource version: "${value}"`);
+  if (!/^\d+$/.test(value)) throw badRequest(`invalid resource version: ${resourceVersionError(value)}`);
   return Number(value);
 }
 
 export function parseListOptions(type: ResourceType, query: URLSearchParams, forceWatch = false): ListOptions {
-  const watch = forceWatch || (parseBool(query.get('watch'), 'watch') ?? false);
+  const watch = forceWatch || (parseBool(query.get('watch')) ?? false);
   const resourceVersion = query.get('resourceVersion') ?? '';
-  if (resourceVersion !== '' && resourceVersion !== '0') parseResourceVersion(resourceVersion);
   const match = query.get('resourceVersionMatch') ?? '';
   const continueToken = query.get('continue') ?? '';
-  const sendInitialEvents = parseBool(query.get('sendInitialEvents'), 'sendInitialEvents');
-  const allowWatchBookmarks = parseBool(query.get('allowWatchBookmarks'), 'allowWatchBookmarks') ?? false;
-  const limit = Math.max(0, parseInteger(query.get('limit'), 'limit') ?? 0);
-  const timeoutSeconds = parseInteger(query.get('timeoutSeconds'), 'timeoutSeconds');
+  const sendInitialEvents = parseBool(query.get('sendInitialEvents'));
+  const allowWatchBookmarks = parseBool(query.get('allowWatchBookmarks')) ?? false;
+  const limit = Math.max(0, parseInteger(query.get('limit')) ?? 0);
+  const timeoutSeconds = parseInteger(query.get('timeoutSeconds'));
 
   const errors = watch
     ? watchOptionErrors(match, continueToken, sendInitialEvents, allowWatchBookmarks)
@@ -59,6 +65,12 @@ export function parseListOptions(type: ResourceType, query: URLSearchParams, for
   if (errors.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', errors);
   if (!watch && continueToken && resourceVersion !== '' && resourceVersion !== '0') {
     throw badRequest('specifying resource version is not allowed when using continue');
+  }
+  if (resourceVersion !== '' && resourceVersion !== '0' && !/^\d+$/.test(resourceVersion)) {
+    // A paged list reads etcd, which refuses it as a bad request; a watch or a whole list is served by the watch
+    // cache, whose parse error kube answers as a 500 without a reason.
+    if (!watch && limit > 0) parseResourceVersion(resourceVersion);
+    throw new StatusError(500, '', resourceVersionError(resourceVersion));
   }
 
   const fieldSelector = query.get('fieldSelector') ?? '';

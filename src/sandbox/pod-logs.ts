@@ -1,4 +1,5 @@
-import { parseBool } from './list-options.js';
+import { goRfc3339Error } from './decode-errors.js';
+import { parseBool, parseInteger } from './list-options.js';
 import { hashString, seededRandom, pick } from './random.js';
 import type { KubeObject } from './resource-types.js';
 import { badRequest, invalid, type FieldError } from './status.js';
@@ -40,10 +41,7 @@ export interface LogOptions {
 }
 
 function integer(query: URLSearchParams, name: string): number | undefined {
-  const value = query.get(name);
-  if (value === null || value === '') return undefined;
-  if (!/^-?\d+$/.test(value)) throw badRequest(`invalid value for ${name}: "${value}" is not an integer`);
-  return Number(value);
+  return parseInteger(query.get(name));
 }
 
 /** PodLogOptions from the query, validated as kube does (422 on `PodLogOptions "<pod>"`). */
@@ -51,17 +49,15 @@ export function parseLogOptions(query: URLSearchParams, podName: string): LogOpt
   const sinceTimeText = query.get('sinceTime');
   let sinceTime: number | undefined;
   if (sinceTimeText) {
-    sinceTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(sinceTimeText)
-      ? Date.parse(sinceTimeText)
-      : NaN;
-    if (Number.isNaN(sinceTime))
-      throw badRequest(`invalid value for sinceTime: "${sinceTimeText}" is not an RFC3339 time`);
+    const refused = goRfc3339Error(sinceTimeText);
+    if (refused) throw badRequest(refused);
+    sinceTime = Date.parse(sinceTimeText.replace(',', '.'));
   }
   const options: LogOptions = {
     container: query.get('container') || undefined,
-    follow: parseBool(query.get('follow'), 'follow') ?? false,
-    previous: parseBool(query.get('previous'), 'previous') ?? false,
-    timestamps: parseBool(query.get('timestamps'), 'timestamps') ?? false,
+    follow: parseBool(query.get('follow')) ?? false,
+    previous: parseBool(query.get('previous')) ?? false,
+    timestamps: parseBool(query.get('timestamps')) ?? false,
     tailLines: integer(query, 'tailLines'),
     sinceSeconds: integer(query, 'sinceSeconds'),
     sinceTime,
@@ -101,6 +97,30 @@ type Obj = Record<string, unknown>;
 const record = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const names = (list: unknown): string[] => (Array.isArray(list) ? list.map((c) => String(record(c).name)) : []);
 
+/**
+ * The container a log, exec or attach request is for, checked as kube-apiserver does before it asks the kubelet: the
+ * only one when none is named, else a 400 listing them; a name the pod does not have is a 400 too.
+ */
+export function chosenContainer(pod: KubeObject, named: string | undefined): string {
+  const podName = pod.metadata.name as string;
+  const spec = record(pod.spec);
+  const containers = names(spec.containers);
+  const init = names(spec.initContainers);
+  if (!named) {
+    if (containers.length !== 1) {
+      const initPart = init.length ? ` or one of the init containers: [${init.join(' ')}]` : '';
+      throw badRequest(
+        `a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]${initPart}`,
+      );
+    }
+    return containers[0] as string;
+  }
+  if (!containers.includes(named) && !init.includes(named)) {
+    throw badRequest(`container ${named} is not valid for pod ${podName}`);
+  }
+  return named;
+}
+
 /** The log of one container of a pod, or the 400 kube gives (no container chosen, unknown, not started, previous). */
 export function containerLog(
   pod: KubeObject,
@@ -110,23 +130,8 @@ export function containerLog(
   history?: LogHistory,
 ): ContainerLog {
   const podName = pod.metadata.name as string;
-  const spec = record(pod.spec);
   const status = record(pod.status);
-  const containers = names(spec.containers);
-  const init = names(spec.initContainers);
-  let container = options.container;
-  if (!container) {
-    if (containers.length !== 1) {
-      const initPart = init.length ? ` or one of the init containers: [${init.join(' ')}]` : '';
-      throw badRequest(
-        `a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]${initPart}`,
-      );
-    }
-    container = containers[0] as string;
-  }
-  if (!containers.includes(container) && !init.includes(container)) {
-    throw badRequest(`container ${container} is not valid for pod ${podName}`);
-  }
+  const container = chosenContainer(pod, options.container);
   if (options.previous) throw badRequest(`previous terminated container "${container}" in pod "${podName}" not found`);
   const statuses = [
     ...(Array.isArray(status.containerStatuses) ? status.containerStatuses : []),

@@ -159,6 +159,12 @@ export function defaultRules(): PolicyRule[] {
         '/readyz',
       ],
     },
+    // system:public-info-viewer is bound to system:unauthenticated too: anonymous callers may read these.
+    {
+      groups: ['system:unauthenticated'],
+      verbs: ['get'],
+      nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'],
+    },
     {
       groups: ['system:authenticated'],
       verbs: ['create'],

@@ -14,6 +14,7 @@ import {
 } from './status.js';
 import type { ObjectStore } from './store.js';
 import { objectKey, parseStored, type StoredObject } from './stored-object.js';
+import { kindMismatchMessage } from './decode-errors.js';
 import { generateName, validateObjectMeta } from './validation.js';
 
 /**
@@ -95,6 +96,10 @@ export class RegistryStore {
     return this.lifecycles.get(typeKey(type.group, type.resource));
   }
 
+  has(type: ResourceType, namespace: string, name: string): boolean {
+    return this.store.collection(type).get(objectKey(type.namespaced ? namespace : '', name)) !== undefined;
+  }
+
   get(type: ResourceType, namespace: string, name: string): StoredObject {
     const stored = this.store.collection(type).get(objectKey(type.namespaced ? namespace : '', name));
     if (!stored) throw notFound(groupResource(type), name);
@@ -105,9 +110,20 @@ export class RegistryStore {
   private decode(type: ResourceType, body: unknown, version: string | undefined): KubeObject {
     if (!isObject(body)) throw badRequest(`the body of the request must be a JSON object of kind ${type.kind}`);
     if (body.kind !== undefined && body.kind !== '' && body.kind !== type.kind) {
-      throw badRequest(
-        `the kind in the request body (${String(body.kind)}) does not match the kind of the endpoint (${type.kind})`,
-      );
+      const bodyKind = String(body.kind);
+      if (!type.builtin) {
+        // Custom resources are unstructured: kube validates the kind field like any other.
+        const name = isObject(body.metadata) ? String(body.metadata.name ?? '') : '';
+        throw invalid({ group: type.group, kind: bodyKind }, name, [
+          { type: 'Invalid', field: 'kind', value: bodyKind, detail: `must be ${type.kind}` },
+        ]);
+      }
+      const bodyVersion =
+        String(body.apiVersion ?? '')
+          .split('/')
+          .pop() ||
+        (version ?? type.versions[0] ?? 'v1');
+      throw badRequest(kindMismatchMessage(bodyKind, bodyVersion, type.group, type.kind));
     }
     if (body.apiVersion !== undefined && body.apiVersion !== '') {
       const served = type.versions.map((v) => apiVersionOf(type.group, v));
@@ -245,6 +261,7 @@ export class RegistryStore {
       obj = parseStored(type, old);
       if (given.status === undefined) delete obj.status;
       else obj.status = given.status;
+      type.strategy.prepareForStatusUpdate?.(obj);
     } else {
       obj = given;
       const meta = obj.metadata;

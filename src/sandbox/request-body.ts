@@ -1,6 +1,7 @@
 import type { Exchange } from './exchange.js';
 import { decodeProtobufObject, ProtobufError } from './protobuf.js';
-import { badRequest, unsupportedMediaType } from './status.js';
+import { typeMetaError, unrecognizedObjectMessage } from './decode-errors.js';
+import { badRequest, unsupportedMediaType, unsupportedPatchType } from './status.js';
 
 /**
  * Request bodies as kube-apiserver takes them: JSON, or protobuf for the built-in kinds kubectl's typed clients send
@@ -21,25 +22,34 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-/** An object body (create, update, reviews); undefined when empty. */
-export async function readObjectBody(x: Exchange): Promise<unknown> {
+/**
+ * An object body (create, update, reviews). With the endpoint's `kind`, a body kube could not decode (empty, not
+ * JSON, not an object) is its 400 naming that kind; without one, an empty body is undefined.
+ */
+export async function readObjectBody(x: Exchange, kind?: string): Promise<unknown> {
   const type = mediaType(x);
-  if (type !== '' && type !== 'application/json' && type !== PROTOBUF) throw unsupportedMediaType(type, ACCEPTED);
+  if (type !== '' && type !== 'application/json' && type !== PROTOBUF) throw unsupportedMediaType(ACCEPTED);
   const body = await x.readBody();
+  if (type !== PROTOBUF) {
+    if (kind) {
+      const why = typeMetaError(body);
+      if (why) throw badRequest(unrecognizedObjectMessage(kind, why, body));
+    }
+    return body.length === 0 ? undefined : parseJson(body);
+  }
   if (body.length === 0) return undefined;
-  if (type !== PROTOBUF) return parseJson(body);
   try {
     return decodeProtobufObject(body);
   } catch (err) {
-    if (err instanceof ProtobufError) throw unsupportedMediaType(type, ['application/json', 'application/yaml']);
+    if (err instanceof ProtobufError) throw unsupportedMediaType(['application/json', 'application/yaml']);
     throw err;
   }
 }
 
-/** A JSON body of one of the given media types (patches). */
+/** A JSON body of one of the given patch types; any other Content-Type is kube's bare 415. */
 export async function readJsonBody(x: Exchange, accepted: readonly string[]): Promise<unknown> {
   const type = mediaType(x);
-  if (!accepted.includes(type)) throw unsupportedMediaType(type, accepted);
+  if (!accepted.includes(type)) throw unsupportedPatchType();
   const body = await x.readBody();
   return body.length === 0 ? undefined : parseJson(body);
 }

@@ -102,7 +102,7 @@ export function parseRequestInfo(
   if (!info.name && info.verb === 'get') {
     let watch: boolean;
     try {
-      watch = parseBool(query.get('watch'), 'watch') ?? false;
+      watch = parseBool(query.get('watch')) ?? false;
     } catch {
       const raw = query.get('watch')?.toLowerCase();
       watch = raw !== 'false' && raw !== '0';

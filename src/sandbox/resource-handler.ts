@@ -6,7 +6,7 @@ import { groupResource, type RegistryStore } from './registry-store.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
 import type { RequestInfo } from './request-info.js';
 import { mediaType, readJsonBody, readObjectBody } from './request-body.js';
-import { deletedStatus, methodNotAllowed, pathNotFound, unsupportedMediaType } from './status.js';
+import { deletedStatus, methodNotAllowed, pathNotFound } from './status.js';
 import { listItemJson, objectJson, type StoredObject } from './stored-object.js';
 import { serveWatch, type WatchDeps } from './watch-stream.js';
 
@@ -91,7 +91,10 @@ export async function serveResource(
     }
     case 'create': {
       if (name || cluster) throw methodNotAllowed();
-      const created = objects.create(type, namespace, await readObjectBody(x), { dryRun: dryRun(x), version });
+      const created = objects.create(type, namespace, await readObjectBody(x, type.kind), {
+        dryRun: dryRun(x),
+        version,
+      });
       x.sendJson(201, objectJson(type, version, created));
       return;
     }
@@ -101,7 +104,7 @@ export async function serveResource(
         type,
         namespace,
         name,
-        await readObjectBody(x),
+        await readObjectBody(x, type.kind),
         subresource === 'status' ? 'status' : '',
         { dryRun: dryRun(x), version },
       );
@@ -111,7 +114,6 @@ export async function serveResource(
     case 'patch': {
       if (!name) throw methodNotAllowed();
       const patchType = mediaType(x);
-      if (!(PATCH_TYPES as readonly string[]).includes(patchType)) throw unsupportedMediaType(patchType, PATCH_TYPES);
       const patch = await readJsonBody(x, PATCH_TYPES);
       const patched = objects.patch(
         type,

@@ -34,6 +34,8 @@ export interface ObjectStrategy {
   prepareForCreate?(obj: KubeObject): void;
   /** Defaults and resets on update of the main resource; `old` is a private copy that may be read, not kept. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Defaults of a status written through the `status` subresource. */
+  prepareForStatusUpdate?(obj: KubeObject): void;
   /** Kind-specific validation beyond metadata; an empty list means valid. */
   validate?(obj: KubeObject, old: KubeObject | undefined): FieldError[];
 }

@@ -8,6 +8,12 @@ import { badRequest, invalid, type FieldError } from './status.js';
  * SelfSubjectReview (who am I?, `kubectl auth whoami`). Each answers the posted object with a status, as kube does.
  */
 type Obj = Record<string, unknown>;
+/**
+ * kube names the kind of an invalid review by its decoded TypeMeta, which decoding leaves empty: the message reads
+ * `.authorization.k8s.io "" is invalid: …` and the details name no kind. The sandbox says the same.
+ */
+const REVIEW_KIND_IN_ERRORS = '';
+
 const record = (v: unknown): Obj => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 export interface ReviewContext {
@@ -99,7 +105,8 @@ export function subjectAccessReview(body: Obj, ctx: ReviewContext, local: boolea
       detail: 'must match metadata.namespace',
     });
   }
-  if (errors.length || !attributes) throw invalid({ group: 'authorization.k8s.io', kind }, '', errors);
+  if (errors.length || !attributes)
+    throw invalid({ group: 'authorization.k8s.io', kind: REVIEW_KIND_IN_ERRORS }, '', errors);
   const subject: SandboxUser = { username: user, groups };
   if (typeof spec.uid === 'string') subject.uid = spec.uid;
   const reviewed = answer(kind, body, ctx.authorizer.decide(subject, attributes));
@@ -112,7 +119,8 @@ export function selfSubjectAccessReview(body: Obj, ctx: ReviewContext): Obj {
   checkKind(body, kind, 'authorization.k8s.io/v1');
   const errors: FieldError[] = [];
   const attributes = attributesOf(record(body.spec), errors);
-  if (errors.length || !attributes) throw invalid({ group: 'authorization.k8s.io', kind }, '', errors);
+  if (errors.length || !attributes)
+    throw invalid({ group: 'authorization.k8s.io', kind: REVIEW_KIND_IN_ERRORS }, '', errors);
   return answer(kind, body, ctx.authorizer.decide(ctx.caller, attributes));
 }
 
@@ -122,7 +130,9 @@ export function selfSubjectRulesReview(body: Obj, ctx: ReviewContext): Obj {
   checkKind(body, kind, 'authorization.k8s.io/v1');
   const namespace = String(record(body.spec).namespace ?? '');
   if (!namespace) {
-    throw invalid({ group: 'authorization.k8s.io', kind }, '', [{ type: 'Required', field: 'spec.namespace' }]);
+    throw invalid({ group: 'authorization.k8s.io', kind: REVIEW_KIND_IN_ERRORS }, '', [
+      { type: 'Required', field: 'spec.namespace' },
+    ]);
   }
   const rules = ctx.authorizer.rulesFor(ctx.caller, namespace);
   const status: Obj = {

@@ -8,7 +8,7 @@ import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
 import { serveLog } from './log-stream.js';
 import type { Authorizer } from './policy.js';
-import { containerLog, parseLogOptions, type LogHistory } from './pod-logs.js';
+import { chosenContainer, containerLog, parseLogOptions, type LogHistory } from './pod-logs.js';
 import type { OpenApiDocuments } from './openapi.js';
 import type { RegistryStore } from './registry-store.js';
 import { serveResource } from './resource-handler.js';
@@ -21,7 +21,15 @@ import {
   subjectAccessReview,
   type ReviewContext,
 } from './reviews.js';
-import { badRequest, internalError, methodNotAllowed, pathNotFound, StatusError } from './status.js';
+import {
+  badRequest,
+  internalError,
+  methodNotAllowed,
+  notFound,
+  pageNotFound,
+  pathNotFound,
+  StatusError,
+} from './status.js';
 import { readObjectBody } from './request-body.js';
 import type { ObjectStore } from './store.js';
 import { parseStored } from './stored-object.js';
@@ -110,7 +118,8 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
     return;
   }
   const type = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
-  if (!type) throw pathNotFound();
+  // A served group version without this resource is kube's NotFound Status; an unknown group or version, Go's 404 page.
+  if (!type) throw deps.discovery.resourceList(info.apiGroup, info.apiVersion) ? pathNotFound() : pageNotFound();
   let namespace = info.namespace;
   if (!type.namespaced) {
     if (namespace && !(type.group === '' && type.resource === 'namespaces')) throw pathNotFound();
@@ -122,12 +131,18 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
     if (info.verb !== 'get') throw methodNotAllowed();
     const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
     const options = parseLogOptions(x.url.searchParams, info.name);
+    chosenContainer(pod, options.container);
+    // kube-apiserver has no kubelet to ask for a pod on no node: an empty answer.
+    if (!hostOf(deps, pod)) {
+      x.sendNoContent();
+      return;
+    }
     const log = containerLog(pod, options, deps.logs.sandboxStartMs, deps.logs.intervalMs, deps.logs.history);
     serveLog(x, log, options, Date.now, deps.logs.follows);
     return;
   }
   if (UPGRADE_KINDS.has(info.subresource) && type.group === '' && type.resource === 'pods') {
-    deps.objects.get(type, namespace, info.name);
+    streamTarget(deps, parseStored(type, deps.objects.get(type, namespace, info.name)), info.subresource, x.url);
     throw badRequest('Upgrade request required');
   }
   await serveResource(x, deps, type, info, namespace);
@@ -155,8 +170,31 @@ function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): voi
   } else if (parts[0] === 'openapi' && parts[1] === 'v3' && parts[2] === 'apis' && parts.length === 5) {
     document = deps.openapi.document(parts[3] as string, parts[4] as string);
   }
-  if (document === undefined) throw pathNotFound();
+  if (document === undefined) throw pageNotFound();
+  if (path === '/version') {
+    // kube-apiserver writes /version indented (responsewriters.WriteRawJSON), unlike the API's answers.
+    x.sendJson(200, JSON.stringify(document, null, 2));
+    return;
+  }
   x.sendObject(200, document);
+}
+
+/**
+ * The node a pod runs on, as kube-apiserver looks it up to reach its kubelet; undefined for a pod on no node. A
+ * node that does not exist is kube's 404, which names the node as a pod (its connection-info getter's wording).
+ */
+function hostOf(deps: RouterDeps, pod: KubeObject): string | undefined {
+  const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+  if (!nodeName) return undefined;
+  const nodes = deps.registry.byGroupResource('', 'nodes');
+  if (nodes && !deps.objects.has(nodes, '', nodeName)) throw notFound({ group: '', resource: 'pods' }, nodeName);
+  return nodeName;
+}
+
+/** exec, attach and port-forward: the checks kube-apiserver makes before it calls the kubelet. */
+function streamTarget(deps: RouterDeps, pod: KubeObject, subresource: string, url: URL): void {
+  if (subresource !== 'portforward') chosenContainer(pod, url.searchParams.get('container') || undefined);
+  if (!hostOf(deps, pod)) throw badRequest(`pod ${pod.metadata.name as string} does not have a host assigned`);
 }
 
 async function serveReview(deps: RouterDeps, x: Exchange, info: RequestInfo, user: SandboxUser): Promise<void> {
@@ -214,6 +252,7 @@ export function upgradeHandler(deps: RouterDeps) {
         throw badRequest(`the server does not support upgrading ${url.pathname}`);
       }
       const pod: KubeObject = parseStored(pods, deps.objects.get(pods, info.namespace, info.name));
+      streamTarget(deps, pod, info.subresource, url);
       const phase = String((pod.status as { phase?: string } | undefined)?.phase ?? 'Pending');
       if (phase === 'Succeeded' || phase === 'Failed') {
         throw badRequest(`cannot ${info.subresource} into a container in a completed pod; current phase is ${phase}`);

@@ -54,8 +54,8 @@ export class StatusError extends Error {
       metadata: this.listMeta,
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
     };
+    if (this.reason) status.reason = this.reason;
     if (this.details) status.details = this.details;
     status.code = this.code;
     return status;
@@ -78,9 +78,23 @@ export function notFound(gr: GroupResource, name: string): StatusError {
   return new StatusError(404, 'NotFound', `${qualifiedResource(gr)} "${name}" not found`, resourceDetails(gr, name));
 }
 
-/** An unknown path or resource: kube's plain "could not find" answer. */
+/** An unknown resource of a served group version: kube's plain "could not find" answer. */
 export function pathNotFound(): StatusError {
   return new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+/**
+ * A path no API serves (an unknown group or version, a non-resource path): Go's http.NotFound, which kube-apiserver
+ * answers as text (`404 page not found`), not as a Status.
+ */
+export class PageNotFound extends StatusError {
+  constructor() {
+    super(404, 'NotFound', '404 page not found');
+  }
+}
+
+export function pageNotFound(): StatusError {
+  return new PageNotFound();
 }
 
 export function alreadyExists(gr: GroupResource, name: string): StatusError {
@@ -119,6 +133,17 @@ export function forbidden(gr: GroupResource | undefined, name: string | undefine
   return new StatusError(403, 'Forbidden', `${subject} is forbidden: ${why}`, resourceDetails(gr, name));
 }
 
+/**
+ * The authorizer's refusal: as `forbidden`, and sent with `X-Content-Type-Options: nosniff` as kube-apiserver's
+ * authorization filter does (admission refusals, also 403, are sent without it).
+ */
+export class AuthorizationDenied extends StatusError {}
+
+export function denied(gr: GroupResource | undefined, name: string | undefined, why: string): StatusError {
+  const refusal = forbidden(gr, name, why);
+  return new AuthorizationDenied(refusal.code, refusal.reason, refusal.message, refusal.details);
+}
+
 export function methodNotAllowed(): StatusError {
   return new StatusError(
     405,
@@ -132,17 +157,31 @@ export function expired(message: string, continueToken?: string): StatusError {
   return new StatusError(410, 'Expired', message, undefined, continueToken ? { continue: continueToken } : {});
 }
 
-export function unsupportedMediaType(contentType: string, accepted: readonly string[]): StatusError {
+export function unsupportedMediaType(accepted: readonly string[]): StatusError {
   return new StatusError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    contentType ? { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] } : undefined,
   );
 }
 
+/** A patch whose Content-Type is no patch type: kube's bare 415 (NewGenericServerResponse, empty details). */
+export function unsupportedPatchType(): StatusError {
+  return new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
+}
+
 export function requestEntityTooLarge(limit: number): StatusError {
-  return new StatusError(413, 'RequestEntityTooLarge', `the request body is larger than ${limit} bytes`);
+  return new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+}
+
+/** A query integer Go's strconv.ParseInt refuses, in its words (kube passes them on as a 400). */
+export function badInteger(value: string): StatusError {
+  return badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+}
+
+/** A query boolean Go's strconv.ParseBool refuses. */
+export function badBoolean(value: string): StatusError {
+  return badRequest(`strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
 }
 
 export function tooLargeResourceVersion(wanted: number, current: number): StatusError {
@@ -193,20 +232,25 @@ function fieldErrorBody(error: FieldError): string {
   }
 }
 
-/** 422 `Invalid`: `ConfigMap "Bad" is invalid: metadata.name: Invalid value: "Bad": ...`. */
+/**
+ * 422 `Invalid`: `ConfigMap "Bad" is invalid: metadata.name: Invalid value: "Bad": ...`. An empty kind is kube's own
+ * (its review endpoints name none): `.authorization.k8s.io "" is invalid: …`, details without a kind. An error on no
+ * field at all is shown as `[]`, as kube's field.Path renders an empty path.
+ */
 export function invalid(
   kind: { group: string; kind: string },
   name: string,
   errors: readonly FieldError[],
 ): StatusError {
   const qualifiedKind = kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
-  const rendered = errors.map((e) => `${e.field}: ${fieldErrorBody(e)}`);
+  const fieldOf = (e: FieldError) => e.field || '[]';
+  const rendered = errors.map((e) => `${fieldOf(e)}: ${fieldErrorBody(e)}`);
   const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
   const details: StatusDetails = {};
   if (name) details.name = name;
   if (kind.group) details.group = kind.group;
-  details.kind = kind.kind;
-  details.causes = errors.map((e) => ({ reason: FIELD_REASON[e.type], message: fieldErrorBody(e), field: e.field }));
+  if (kind.kind) details.kind = kind.kind;
+  details.causes = errors.map((e) => ({ reason: FIELD_REASON[e.type], message: fieldErrorBody(e), field: fieldOf(e) }));
   return new StatusError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, details);
 }
 

@@ -39,10 +39,74 @@ export function typeHeader(type: ResourceType, version: string): string {
   }
   let header = byVersion.get(version);
   if (header === undefined) {
-    header = `{"kind":${JSON.stringify(type.kind)},"apiVersion":${JSON.stringify(apiVersionOf(type.group, version))},`;
+    const kind = `"kind":${JSON.stringify(type.kind)}`;
+    const apiVersion = `"apiVersion":${JSON.stringify(apiVersionOf(type.group, version))}`;
+    // Built-in kinds print in their Go struct's order; custom resources are maps, which Go prints sorted by key.
+    header = type.builtin ? `{${kind},${apiVersion},` : `{${apiVersion},${kind},`;
     byVersion.set(version, header);
   }
   return header;
+}
+
+/** metav1.ObjectMeta's fields in its Go struct's order, the order kube-apiserver prints them in. */
+const OBJECT_META_ORDER = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+];
+const META_RANK = new Map(OBJECT_META_ORDER.map((field, i) => [field, i]));
+
+/**
+ * The top-level fields of the built-in kinds after metadata, in their structs' order (ConfigMap: immutable, data,
+ * binaryData; Secret: immutable, data, type; RBAC: rules, aggregationRule, subjects, roleRef; ServiceAccount: secrets,
+ * imagePullSecrets, automountServiceAccountToken; most kinds: spec, status). Others keep the order they came in.
+ */
+const TOP_RANK = new Map(
+  [
+    'immutable',
+    'data',
+    'binaryData',
+    'type',
+    'spec',
+    'status',
+    'rules',
+    'aggregationRule',
+    'subjects',
+    'roleRef',
+    'secrets',
+    'imagePullSecrets',
+    'automountServiceAccountToken',
+  ].map((field, i) => [field, i]),
+);
+
+function inRankOrder(value: Record<string, unknown>, rank: ReadonlyMap<string, number>): Record<string, unknown> {
+  const keys = Object.keys(value);
+  const ranked = keys.filter((key) => rank.has(key)).sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
+  const out: Record<string, unknown> = {};
+  for (const key of ranked) out[key] = value[key];
+  for (const key of keys) if (!rank.has(key)) out[key] = value[key];
+  return out;
+}
+
+/** A JSON value with every object's keys sorted, as Go's encoding/json prints a map. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortedKeys((value as Record<string, unknown>)[key]);
+  return out;
 }
 
 /** The whole object as JSON, at a served version. */
@@ -62,9 +126,13 @@ export function parseStored(type: ResourceType, stored: StoredObject): KubeObjec
 
 /** Serializes an object whose metadata (name, namespace, uid, resourceVersion) is final. */
 export function toStored(type: ResourceType, obj: KubeObject): StoredObject {
-  // Metadata first, then the rest in the object's own order; kind and apiVersion live in the header.
+  // Fields in the order kube-apiserver prints them; kind and apiVersion live in the header.
   const { kind: _kind, apiVersion: _apiVersion, metadata, ...rest } = obj;
-  const json = stringify({ metadata, ...rest });
+  const json = stringify(
+    type.builtin
+      ? { metadata: inRankOrder(metadata, META_RANK), ...inRankOrder(rest, TOP_RANK) }
+      : sortedKeys({ metadata, ...rest }),
+  );
   const name = metadata.name as string;
   const namespace = type.namespaced ? (metadata.namespace as string) : '';
   const fields: Record<string, string> = {};

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 export interface CrdDocument {
-  metadata: { name: string };
+  metadata: { name: string; annotations?: Record<string, string> };
   [key: string]: unknown;
 }
 

@@ -9,7 +9,7 @@
  * would), and a kubelet's log endpoint (`kubelet()`). A case uses these, never objects it did not make: other suites
  * run at the same time on the same cluster.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -395,25 +395,46 @@ export async function deleteIgnoringMissing(client: KubeClient, path: string): P
   }
 }
 
+/** The annotation that says which revision of crds/ a cluster's CRD was installed from. */
+const CRD_DIGEST = 'kapi.io/e2e-crd-digest';
+
 /**
- * On a real cluster the CRDs may not be installed yet; the sandbox loads them from crds/ itself. The suites run in
- * parallel and each may find them missing: a 409 AlreadyExists means another suite created them first, which is as
- * good (both then wait for Established).
+ * On a real cluster the CRDs may not be installed yet, or be those of an older checkout (a reused cluster): the
+ * sandbox loads them from crds/ itself. A missing CRD is created; one installed from other crds/ contents (its digest
+ * annotation differs) is replaced. The suites run in parallel and each may find them missing or stale: a 409 means
+ * another suite got there first, which is as good (all then wait for Established).
  */
 export async function ensureCrds(admin: KubeClient): Promise<void> {
-  for (const crd of loadCrdDocuments()) {
+  for (const document of loadCrdDocuments()) {
+    const digest = createHash('sha256').update(JSON.stringify(document)).digest('hex').slice(0, 16);
+    const crd = {
+      ...document,
+      metadata: { ...document.metadata, annotations: { ...document.metadata.annotations, [CRD_DIGEST]: digest } },
+    };
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
+    let existing: { metadata: { resourceVersion: string; annotations?: Record<string, string> } } | undefined;
     try {
-      await admin.request({ path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}` });
+      existing = await admin.request({ path });
     } catch (err) {
       if (!(err instanceof KubeApiError && err.code === 404)) throw err;
-      await createUnlessExists(admin, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-      await waitFor(async () => {
-        const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>({
-          path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-        });
-        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-      });
     }
+    if (!existing) {
+      await createUnlessExists(admin, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    } else if (existing.metadata.annotations?.[CRD_DIGEST] !== digest) {
+      try {
+        await admin.request({
+          method: 'PUT',
+          path,
+          body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata.resourceVersion } },
+        });
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.code === 409)) throw err;
+      }
+    } else continue;
+    await waitFor(async () => {
+      const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>({ path });
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
   }
 }
 

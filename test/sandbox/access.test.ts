@@ -189,8 +189,19 @@ describe('over HTTP', () => {
   afterAll(() => sandbox.stop());
   afterEach(() => sandbox.policy.reset());
 
-  test('when no token or an unknown token is sent, then the answer is a 401 Status', async () => {
-    for (const token of [null, 'not-a-token']) {
+  test('when no credentials are sent, then the caller is system:anonymous: 403 for the API, /version and /healthz answered', async () => {
+    const res = await call(sandbox, 'GET', '/api/v1/nodes', { token: null });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toBe(
+      'nodes is forbidden: User "system:anonymous" cannot list resource "nodes" in API group "" at the cluster scope',
+    );
+    expect((await call(sandbox, 'GET', '/version', { token: null })).status).toBe(200);
+    expect((await call(sandbox, 'GET', '/healthz', { token: null })).status).toBe(200);
+    expect((await call(sandbox, 'GET', '/apis', { token: null })).status).toBe(403);
+  });
+
+  test('when an unknown token is sent, then the answer is a 401 Status', async () => {
+    for (const token of ['not-a-token']) {
       const res = await call(sandbox, 'GET', '/api/v1/nodes', { token });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({
@@ -384,8 +395,8 @@ describe('over HTTP', () => {
       path: '/api/v1/namespaces/default/configmaps/none',
       code: 404,
     });
-    await call(sandbox, 'GET', '/version', { token: null });
-    expect(sandbox.audit[sandbox.audit.length - 1]).toMatchObject({ user: 'system:anonymous', code: 401 });
+    await call(sandbox, 'GET', '/api', { token: null });
+    expect(sandbox.audit[sandbox.audit.length - 1]).toMatchObject({ user: 'system:anonymous', code: 403 });
     await Promise.all(Array.from({ length: 1100 }, () => call(sandbox, 'GET', '/version')));
     expect(sandbox.audit.length).toBe(1000);
     expect(JSON.stringify(sandbox.audit)).not.toContain(sandbox.adminToken);

@@ -170,8 +170,21 @@ describe('resourceVersion semantics', () => {
     const both = await call<Json>(sandbox, 'GET', '/api/v1/nodes?resourceVersion=5&continue=abc');
     expect(both.status).toBe(400);
     expect(both.body.message).toBe('specifying resource version is not allowed when using continue');
-    expect((await call(sandbox, 'GET', '/api/v1/nodes?resourceVersion=abc')).status).toBe(400);
-    expect((await call(sandbox, 'GET', '/api/v1/nodes?limit=ten')).status).toBe(400);
+    // kube lets a list's unparsable resourceVersion reach its storage, whose error it answers as a 500 (no reason)
+    const unparsable = await call(sandbox, 'GET', '/api/v1/nodes?resourceVersion=abc');
+    expect(unparsable.status).toBe(500);
+    expect(unparsable.body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
+      code: 500,
+    });
+    expect((await call(sandbox, 'GET', '/api/v1/nodes?watch=1&resourceVersion=abc')).status).toBe(500);
+    expect((await call(sandbox, 'GET', '/api/v1/nodes?limit=1&resourceVersion=abc')).status).toBe(400);
+    const limit = await call(sandbox, 'GET', '/api/v1/nodes?limit=ten');
+    expect([limit.status, limit.body.message]).toEqual([400, 'strconv.ParseInt: parsing "ten": invalid syntax']);
   });
 });
 

@@ -91,8 +91,18 @@ describe('pod logs (pure)', () => {
         expect.objectContaining({ code: 422, message: expect.stringMatching(/^PodLogOptions "p" is invalid/) }),
       );
     }
-    expect(() => options('sinceTime=yesterday')).toThrow(expect.objectContaining({ code: 400 }));
-    expect(() => options('follow=maybe')).toThrow(expect.objectContaining({ code: 400 }));
+    expect(() => options('sinceTime=yesterday')).toThrow(
+      expect.objectContaining({
+        code: 400,
+        message: 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+      }),
+    );
+    expect(() => options('tailLines=x')).toThrow(
+      expect.objectContaining({ code: 400, message: 'strconv.ParseInt: parsing "x": invalid syntax' }),
+    );
+    // kube's query conversion: anything but "0", "" and "false" is true
+    expect(options('follow=maybe').follow).toBe(true);
+    expect(options('follow=FALSE').follow).toBe(false);
   });
 
   test('when a timestamp is rendered, then it is RFC3339Nano with trailing zeros trimmed', () => {

@@ -138,13 +138,19 @@ describe('exec over SPDY and errors', () => {
     socket.destroy();
   });
 
-  test('when an upgrade has no valid token, then the answer is a 401 Status on the raw socket', async () => {
-    const { head, rest, socket } = await rawRequest(
+  test('when an upgrade has no token, then the anonymous caller gets a 403 Status on the raw socket; a bad token a 401', async () => {
+    const anonymous = await rawRequest(
       `GET ${podPath}/exec HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
     );
-    expect(head).toMatch(/^HTTP\/1.1 401/);
-    expect(JSON.parse(rest.toString())).toMatchObject({ kind: 'Status', code: 401 });
-    socket.destroy();
+    expect(anonymous.head).toMatch(/^HTTP\/1.1 403/);
+    expect(JSON.parse(anonymous.rest.toString())).toMatchObject({ kind: 'Status', code: 403 });
+    anonymous.socket.destroy();
+    const badToken = await rawRequest(
+      `GET ${podPath}/exec HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+    );
+    expect(badToken.head).toMatch(/^HTTP\/1.1 401/);
+    expect(JSON.parse(badToken.rest.toString())).toMatchObject({ kind: 'Status', code: 401 });
+    badToken.socket.destroy();
   });
 
   test('when exec is requested without an upgrade, then it is 400 "Upgrade request required"', async () => {
