@@ -1568,6 +1568,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1beta1/users/{name}/loginrecords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user’s login records: every password, refresh and sign-in attempt, success or not
+         * @description Readable by the user and by callers the cluster’s RBAC allows `get` on `users/loginrecords` in `iam.kapi.io`. Kept loginRecords.maxAge (7 days) and at most loginRecords.maxPerUser (100) per user, as the ClusterConfiguration says. Attempts of the last 2 seconds may show only on the replica that answered them.
+         */
+        get: operations["listLoginRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1955,6 +1975,30 @@ export interface components {
             /** @description A user name or e-mail address. */
             username?: string;
             password?: string;
+        };
+        LoginRecord: {
+            /** @description When the attempt was answered (RFC 3339, milliseconds). */
+            time: string;
+            /** @description password, refresh_token, authorization_code or upstream. */
+            grant: string;
+            /** @description local (a kapi password) or the identity provider that answered. */
+            provider: string;
+            /** @description The OAuth client. */
+            client: string;
+            sourceIP: string;
+            userAgent: string;
+            /** @enum {string} */
+            result: "success" | "failure" | "limited" | "error";
+            /** @description Why, in a few words (the same reason the audit log gives). */
+            reason: string;
+            /** @description login_page when the password was typed on kapi’s login page. */
+            via?: string;
+        };
+        LoginRecordList: {
+            /** @description Newest first. */
+            items: components["schemas"]["LoginRecord"][];
+            /** @description Records kept for the user (the items before `limit`). */
+            totalItems: number;
         };
         /** @description A v1 Namespace as kube-apiserver serves it (`metadata.managedFields` left out). */
         Namespace: {
@@ -9120,6 +9164,77 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait. */
                     "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listLoginRecords: {
+        parameters: {
+            query?: {
+                /** @description The newest this many only. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The User’s name (metadata.name). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginRecordList"];
+                };
+            };
+            /** @description limit is not a whole number from 1 to 1000. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s records, without the right to get users/loginrecords. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such User (asked by an administrator). */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

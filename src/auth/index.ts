@@ -30,6 +30,10 @@ import { IdentityProviders, type ProviderFactories } from './providers/registry.
 import { ldapProvider } from './providers/ldap/ldap-provider.js';
 import { oidcProvider } from './providers/oidc/oidc-provider.js';
 import { accountRoutes } from './account/account-routes.js';
+import { LoginRecorder } from './login-records/login-recorder.js';
+import type { LoginRecords } from './login-records/login-records.js';
+import { LOCAL_PROVIDER } from '../config/identity-providers/index.js';
+import type { LoginAttemptRecord } from './oauth/login-audit.js';
 
 /** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
 export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider, OIDC: oidcProvider };
@@ -112,8 +116,16 @@ export function createIdentity(config: IdentityConfig): Identity {
     config.providerFactories ?? PROVIDER_FACTORIES,
     logger,
   );
+  const loginRecords = new LoginRecorder({
+    client,
+    logger,
+    settings: () => config.settings().loginRecords,
+    user: (name) => users.get(name),
+    clock,
+  });
   const parts = assembleIdentity({
     providers,
+    loginRecords,
     users,
     sessions,
     redemptions,
@@ -139,6 +151,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     readiness: [keys.readiness, users.readiness, sessions.readiness],
     async start() {
       users.start();
+      loginRecords.start();
       sessions.start();
       redemptions.start();
       await keys.start();
@@ -148,6 +161,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     },
     async stop() {
       redemptions.stop();
+      await loginRecords.stop();
       await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close(), providers.close()]);
     },
   };
@@ -174,6 +188,24 @@ export interface IdentityParts {
   providers?: IdentityProviders;
   /** How new passwords are hashed; bcrypt at cost 10 unless given (tests use cost 4). */
   hashPassword?: (password: string) => Promise<string>;
+  /** Where login attempts are recorded and read back; none: no login records. */
+  loginRecords?: LoginRecords;
+}
+
+/** An attempt of a user who exists, as a login record (a name that matched nobody has no User to keep it). */
+function recordAttempt(records: LoginRecords, attempt: LoginAttemptRecord, clock: () => number): void {
+  if (!attempt.user || attempt.user.startsWith('unknown:')) return;
+  records.record(attempt.user, {
+    time: clock(),
+    grant: attempt.grant,
+    provider: attempt.provider ?? LOCAL_PROVIDER,
+    client: attempt.client ?? '',
+    sourceIP: attempt.sourceIp,
+    userAgent: attempt.userAgent ?? '',
+    result: attempt.result,
+    reason: attempt.reason,
+    ...(attempt.via ? { via: attempt.via } : {}),
+  });
 }
 
 /** Wires the parts into routes and middleware; shared by `createIdentity` and tests. */
@@ -183,7 +215,8 @@ export function assembleIdentity(
   const { users, sessions, keys, settings, logger, clock } = parts;
   const policy = parts.policy ?? tokenPolicy();
   const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger });
-  const audit = loginAudit(logger, parts.onLogin);
+  const records = parts.loginRecords;
+  const audit = loginAudit(logger, parts.onLogin, records && ((attempt) => recordAttempt(records, attempt, clock)));
   // one limiter for every password login: the token endpoint's and the login page's failures count together
   const limiter = new LoginLimiter(users);
   const events = parts.tokenEvents;
@@ -229,6 +262,7 @@ export function assembleIdentity(
     logger,
     events,
     hash: parts.hashPassword,
+    loginRecords: records,
   });
   return {
     oauthRouter,

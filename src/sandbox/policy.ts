@@ -130,6 +130,12 @@ export function defaultRules(): PolicyRule[] {
     { users: kapi, verbs: ['create', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users'] },
     {
       users: kapi,
+      verbs: ['get', 'list', 'create', 'update', 'delete'],
+      apiGroups: ['iam.kapi.io'],
+      resources: ['loginhistories'],
+    },
+    {
+      users: kapi,
       verbs: ['update', 'patch'],
       apiGroups: ['installer.kapi.io'],
       resources: ['clusterconfigurations/status'],

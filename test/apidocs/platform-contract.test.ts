@@ -426,6 +426,40 @@ describe('PUT /kapis/iam.kapi.io/v1beta1/users/{name}/password', () => {
   });
 });
 
+describe('GET /kapis/iam.kapi.io/v1beta1/users/{name}/loginrecords', () => {
+  let auditor: string;
+  beforeAll(async () => {
+    auditor = await e2e.createUser('contract-auditor', PASSWORD);
+    await e2e.grant(auditor, [{ apiGroups: ['iam.kapi.io'], resources: ['users/loginrecords'], verbs: ['get'] }]);
+  });
+  const get = (name: string, token: string | undefined, query = ''): Call => ({
+    method: 'get',
+    url: `${IAM}/users/${name}/loginrecords${query}`,
+    headers: token ? bearer(token) : {},
+  });
+
+  test('when users read their own records, then the list matches the document and holds their login', async () => {
+    const { access_token } = await tokens(reader);
+    const res = await send(e2e.kapiUrl, get(reader, access_token));
+    expect(res.status).toBe(200);
+    expect((res.json() as { totalItems: number }).totalItems).toBeGreaterThan(0);
+  });
+
+  test.each([
+    ['limit is 0', 'self', '?limit=0', 400],
+    ['there is no token', 'none', '', 401],
+    ['another user’s records are asked without the right', 'stranger', '', 403],
+    ['an auditor names nobody', 'auditor-missing', '', 404],
+  ])('when %s, then the Status matches the document', async (_case, who, query, status) => {
+    const token =
+      who === 'none'
+        ? undefined
+        : (await tokens(who === 'self' ? reader : who === 'stranger' ? stranger : auditor)).access_token;
+    const name = who === 'auditor-missing' ? e2e.name('nobody-here') : reader;
+    expect((await send(e2e.kapiUrl, get(name, token, query))).status).toBe(status);
+  });
+});
+
 describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
   test('when the key set is asked for, then the JWKS matches the document', async () => {
     const res = await send(e2e.kapiUrl, { method: 'get', url: '/.well-known/jwks.json' });
@@ -697,6 +731,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'get', url: '/oauth/login?request=x' },
       { method: 'post', url: '/oauth/login', form: { request: 'x' } },
       { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
+      { method: 'get', url: `${IAM}/users/x/loginrecords`, headers: bearer('x') },
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

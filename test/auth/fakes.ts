@@ -20,6 +20,8 @@ import {
 import type { UserStore } from '../../src/auth/users/users.js';
 import type { AccessDecision, Authorizer, ResourceAttributes, UserInfo } from '../../src/auth/identity.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { keptRecords, type LoginRecord } from '../../src/auth/login-records/login-record.js';
+import type { LoginRecords } from '../../src/auth/login-records/login-records.js';
 
 export const TEST_SETTINGS: AuthSettings = {
   accessTokenMaxAgeSeconds: 7200,
@@ -221,5 +223,22 @@ export class InMemoryCodeRedemptions implements CodeRedemptions {
     if (this.records.has(digest)) return false;
     this.records.set(digest, redemption);
     return true;
+  }
+}
+
+/** Login records kept in memory, with the recorder's limits (newest first, age and count). */
+export class InMemoryLoginRecords implements LoginRecords {
+  readonly byUser = new Map<string, LoginRecord[]>();
+  constructor(
+    private readonly limits: () => { maxAgeSeconds: number; maxPerUser: number },
+    private readonly clock: () => number,
+  ) {}
+
+  record(username: string, record: LoginRecord): void {
+    this.byUser.set(username, [...(this.byUser.get(username) ?? []), record]);
+  }
+
+  async read(username: string): Promise<LoginRecord[]> {
+    return keptRecords(this.byUser.get(username) ?? [], this.clock(), this.limits());
   }
 }

@@ -21,6 +21,7 @@ import { requestId } from '../../src/server/request-id.js';
 import {
   FakeClock,
   InMemoryCodeRedemptions,
+  InMemoryLoginRecords,
   InMemorySessionStore,
   InMemoryUserStore,
   RecordingAuthorizer,
@@ -40,6 +41,7 @@ export interface TestIdentity {
   lines: string[];
   /** Read per request: tests may change it, as the ClusterConfiguration watcher would. */
   settings: { current: AuthSettings };
+  records: InMemoryLoginRecords;
 }
 
 export interface TestIdentityOptions {
@@ -70,7 +72,9 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   const clock = options.clock ?? new FakeClock();
   const settings = { current: { ...TEST_SETTINGS, ...options.settings } };
   const { logger, lines } = capturingLogger();
+  const records = new InMemoryLoginRecords(() => settings.current.loginRecords, clock.read);
   const identity = assembleIdentity({
+    loginRecords: records,
     users: options.wrapUsers ? options.wrapUsers(users) : users,
     sessions: options.wrapSessions ? options.wrapSessions(sessions) : sessions,
     redemptions,
@@ -106,7 +110,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   );
   app.use(notFound);
   app.use(errorHandler(logger));
-  return { app, identity, users, sessions, redemptions, clock, lines, settings };
+  return { app, identity, users, sessions, redemptions, clock, lines, settings, records };
 }
 
 export interface Tokens {

@@ -56,6 +56,9 @@ describe('chart RBAC', () => {
     // a directory user's first login creates the User (auto); a password change patches spec.password
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'patch' },
+    { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'update' },
+    { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'delete' },
     { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'patch' },
     { apiGroup: 'iam.kapi.io', resource: 'users/status', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'create' },

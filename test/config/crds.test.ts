@@ -89,6 +89,7 @@ describe('CRDs in crds/', () => {
   it('when the folder is read, then it holds one file per kind', () => {
     expect(files.sort()).toEqual([
       'iam.kapi.io_coderedemptions.yaml',
+      'iam.kapi.io_loginhistories.yaml',
       'iam.kapi.io_loginsessions.yaml',
       'iam.kapi.io_users.yaml',
       'installer.kapi.io_clusterconfigurations.yaml',

@@ -126,7 +126,10 @@ afterAll(async () => {
         query: { labelSelector: `iam.kapi.io/identity-provider=${provider}` },
       })
       .catch(() => ({ items: [] }));
-    for (const user of linked.items) await deleteIgnoringMissing(e2e.admin, `${USERS}/${user.metadata.name}`);
+    for (const user of linked.items) {
+      await deleteIgnoringMissing(e2e.admin, `${USERS}/${user.metadata.name}`);
+      await deleteIgnoringMissing(e2e.admin, `/apis/iam.kapi.io/v1beta1/loginhistories/${user.metadata.name}`);
+    }
   }
   await config?.restore([e2e.kapiUrl]).catch(() => undefined);
   await directory?.stop();

@@ -286,6 +286,8 @@ export async function startE2E(
         },
       });
       created.push({ path });
+      // its login records, if any were written (a real cluster's garbage collector would delete them with the User)
+      created.push({ path: `/apis/iam.kapi.io/v1beta1/loginhistories/${name}` });
       return name;
     },
     async grant(username, rules) {

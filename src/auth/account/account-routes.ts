@@ -1,10 +1,23 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { ApiError, BadRequestError, InvalidParameterError } from '../../server/errors.js';
+import {
+  ApiError,
+  BadRequestError,
+  ForbiddenError,
+  InvalidParameterError,
+  NotFoundError,
+} from '../../server/errors.js';
 import { mountOperation } from '../../openapi/operation.js';
-import { ACCOUNT_BODY_LIMIT_BYTES, IAM_BASE, changeUserPassword } from './operations.js';
+import { parseQuery } from '../../openapi/query-parameters.js';
+import type { UserInfo } from '../identity.js';
+import { recordObject, type LoginRecord } from '../login-records/login-record.js';
+import type { LoginRecords } from '../login-records/login-records.js';
+import { ACCOUNT_BODY_LIMIT_BYTES, IAM_BASE, changeUserPassword, listLoginRecords } from './operations.js';
 import { changePassword, type PasswordChange, type PasswordChangeDeps } from './password-change.js';
 
-export type AccountRouteDeps = PasswordChangeDeps;
+export type AccountRouteDeps = PasswordChangeDeps & {
+  /** Where login records are read; none: the records operation answers 404 for everyone. */
+  loginRecords?: LoginRecords;
+};
 
 /**
  * The account API under /kapis/iam.kapi.io/v1beta1, mounted after authentication (`req.user` is set). Answers are
@@ -20,11 +33,53 @@ export function accountRoutes(deps: AccountRouteDeps): Router {
       next,
     );
   });
-  router.all('/users/:name/password', (req, res, next) => {
-    res.setHeader('Allow', 'PUT');
-    next(new ApiError(405, 'MethodNotAllowed', `use PUT (${req.method} ${req.originalUrl.split('?')[0]})`));
+  router.all('/users/:name/password', allow('PUT'));
+
+  mountOperation(router, IAM_BASE, listLoginRecords, (req, res, next) => {
+    const query = parseQuery(listLoginRecords.query, req.query as Record<string, unknown>);
+    readLoginRecords(deps, req.user!, String(req.params['name'])).then((records) => {
+      res.json({
+        items: records.slice(0, query.limit ?? records.length).map(recordObject),
+        totalItems: records.length,
+      });
+    }, next);
   });
+  router.all('/users/:name/loginrecords', allow('GET'));
   return router;
+}
+
+/**
+ * Users read their own records; anyone else needs `get` on `users/loginrecords` (403 before any 404, so the answer
+ * tells nobody which users exist).
+ */
+async function readLoginRecords(deps: AccountRouteDeps, caller: UserInfo, name: string): Promise<LoginRecord[]> {
+  if (caller.username !== name) {
+    const decision = await deps.authorizer.authorize(caller, {
+      verb: 'get',
+      group: 'iam.kapi.io',
+      resource: 'users',
+      subresource: 'loginrecords',
+      name,
+    });
+    if (!decision.allowed) {
+      throw new ForbiddenError(
+        `users.iam.kapi.io "${name}" is forbidden: User "${caller.username}" cannot get resource "users/loginrecords" in API group "iam.kapi.io" at the cluster scope`,
+        { name, group: 'iam.kapi.io', kind: 'users' },
+      );
+    }
+  }
+  const user = await deps.users.get(name);
+  if (!user || !deps.loginRecords) {
+    throw new NotFoundError(`users.iam.kapi.io "${name}" not found`, { name, group: 'iam.kapi.io', kind: 'users' });
+  }
+  return deps.loginRecords.read(name);
+}
+
+function allow(methods: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Allow', methods);
+    next(new ApiError(405, 'MethodNotAllowed', `use ${methods} (${req.method} ${req.originalUrl.split('?')[0]})`));
+  };
 }
 
 const readBody = express.raw({ type: () => true, limit: ACCOUNT_BODY_LIMIT_BYTES });

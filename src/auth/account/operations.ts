@@ -73,4 +73,52 @@ export const changeUserPassword = defineOperation({
   },
 });
 
-export const accountOperations = [changeUserPassword] as const;
+const LoginRecordSchema = apiComponent(
+  'LoginRecord',
+  z.object({
+    time: z.string().describe('When the attempt was answered (RFC 3339, milliseconds).'),
+    grant: z.string().describe('password, refresh_token, authorization_code or upstream.'),
+    provider: z.string().describe('local (a kapi password) or the identity provider that answered.'),
+    client: z.string().describe('The OAuth client.'),
+    sourceIP: z.string(),
+    userAgent: z.string(),
+    result: z.enum(['success', 'failure', 'limited', 'error']),
+    reason: z.string().describe('Why, in a few words (the same reason the audit log gives).'),
+    via: z.string().optional().describe('login_page when the password was typed on kapi’s login page.'),
+  }),
+);
+
+const LoginRecordListSchema = apiComponent(
+  'LoginRecordList',
+  z.object({
+    items: z.array(LoginRecordSchema).describe('Newest first.'),
+    totalItems: z.int().min(0).describe('Records kept for the user (the items before `limit`).'),
+  }),
+);
+
+export const listLoginRecords = defineOperation({
+  operationId: 'listLoginRecords',
+  method: 'get',
+  path: `${IAM_BASE}/users/{name}/loginrecords`,
+  tags: ['iam'],
+  summary: 'A user’s login records: every password, refresh and sign-in attempt, success or not',
+  description:
+    'Readable by the user and by callers the cluster’s RBAC allows `get` on `users/loginrecords` in `iam.kapi.io`. ' +
+    'Kept loginRecords.maxAge (7 days) and at most loginRecords.maxPerUser (100) per user, as the ' +
+    'ClusterConfiguration says. Attempts of the last 2 seconds may show only on the replica that answered them.',
+  security: 'bearer',
+  pathParameters: userName,
+  query: z.object({
+    limit: z.int().min(1).max(1000).optional().describe('The newest this many only.'),
+  }),
+  responses: {
+    200: { description: 'The records.', body: LoginRecordListSchema },
+    400: { description: 'limit is not a whole number from 1 to 1000.', body: StatusSchema },
+    401: statusResponses[401],
+    403: { description: 'Another user’s records, without the right to get users/loginrecords.', body: StatusSchema },
+    404: { description: 'No such User (asked by an administrator).', body: StatusSchema },
+    503: statusResponses[503],
+  },
+});
+
+export const accountOperations = [changeUserPassword, listLoginRecords] as const;

@@ -160,6 +160,7 @@ async function passwordLogin(
       provider: note.provider,
       client: request.clientId,
       sourceIp,
+      userAgent: req.headers['user-agent'],
       result,
       reason,
     });

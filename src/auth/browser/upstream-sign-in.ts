@@ -129,7 +129,15 @@ async function callback(deps: UpstreamSignInDeps, req: Request, res: Response): 
   const nowSeconds = Math.floor(deps.clock() / 1000);
   const sourceIp = req.ip ?? req.socket.remoteAddress ?? 'unknown';
   const audit = (result: LoginResult, reason: string, extra: { user?: string; client?: string } = {}) =>
-    deps.audit({ grant: 'upstream', provider: idp, sourceIp, result, reason, ...extra });
+    deps.audit({
+      grant: 'upstream',
+      provider: idp,
+      sourceIp,
+      userAgent: req.headers['user-agent'],
+      result,
+      reason,
+      ...extra,
+    });
 
   const cookie = cookieValue(req.headers.cookie, UPSTREAM_LOGIN_COOKIE);
   const opened = cookie ? open(keys, 'upstream-login', cookie, nowSeconds) : undefined;

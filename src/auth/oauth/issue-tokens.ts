@@ -73,6 +73,7 @@ export interface TokenRequest {
   params: FormParams;
   authorization: string | undefined;
   sourceIp: string;
+  userAgent?: string;
 }
 
 export interface TokenResponse {
@@ -114,17 +115,23 @@ export async function issueTokens(deps: TokenIssuerDeps, request: TokenRequest):
         : grantType === 'refresh_token'
           ? await refreshGrant(deps, client, request, note)
           : await codeGrant!(client, request.params, note);
-    deps.audit({ ...note, sourceIp: request.sourceIp, result: 'success', reason: 'tokens issued' });
+    deps.audit({ ...note, ...origin(request), result: 'success', reason: 'tokens issued' });
     return response;
   } catch (err) {
     const { result, reason } = outcomeOf(err);
-    deps.audit({ ...note, sourceIp: request.sourceIp, result, reason });
+    deps.audit({ ...note, ...origin(request), result, reason });
     throw err;
   }
 }
 
 function isGrantType(grantType: string): grantType is GrantType {
   return (GRANT_TYPES as readonly string[]).includes(grantType);
+}
+
+function origin(request: TokenRequest): { sourceIp: string; userAgent?: string } {
+  return request.userAgent === undefined
+    ? { sourceIp: request.sourceIp }
+    : { sourceIp: request.sourceIp, userAgent: request.userAgent };
 }
 
 /** How a refused request is audited: the client's fault, a limit, or ours (the cluster could not be asked). */

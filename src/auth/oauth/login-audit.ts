@@ -18,6 +18,8 @@ export interface LoginAttemptRecord {
   reason: string;
   /** Where a password came from when not the token endpoint: `login_page`. */
   via?: string;
+  /** The client's User-Agent (login records keep it; the audit line does not). */
+  userAgent?: string;
 }
 
 export type LoginAudit = (record: LoginAttemptRecord) => void;
@@ -25,7 +27,12 @@ export type LoginAudit = (record: LoginAttemptRecord) => void;
 /** The grant label of the login metric: a fixed set, whatever a client sends. */
 const GRANT_LABELS = new Set(['password', 'refresh_token', 'authorization_code', 'upstream']);
 
-export function loginAudit(logger: Logger, onResult?: (grant: string, result: LoginResult) => void): LoginAudit {
+export function loginAudit(
+  logger: Logger,
+  onResult?: (grant: string, result: LoginResult) => void,
+  /** Every attempt, after its audit line (login records). */
+  onRecord?: (record: LoginAttemptRecord) => void,
+): LoginAudit {
   return (record) => {
     logger.info('login attempt', {
       audit: 'login',
@@ -39,6 +46,7 @@ export function loginAudit(logger: Logger, onResult?: (grant: string, result: Lo
       ...(record.via === undefined ? {} : { via: record.via }),
     });
     onResult?.(GRANT_LABELS.has(record.grant) ? record.grant : 'other', record.result);
+    onRecord?.(record);
   };
 }
 

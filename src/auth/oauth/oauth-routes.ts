@@ -56,6 +56,7 @@ export function oauthRoutes(deps: OAuthRouteDeps): Router {
       params: parseForm(req.body as Buffer),
       authorization: req.headers.authorization,
       sourceIp: sourceIpOf(req),
+      userAgent: req.headers['user-agent'],
     }).then((tokens) => res.status(200).json(tokens), next);
   });
 
