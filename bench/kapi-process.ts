@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { send } from './http.js';
-import { collectGarbage, inspectorUrl, type HeapUsage } from './inspector.js';
+import { collectGarbage, inspectorUrl, writeHeapSnapshot, type HeapUsage } from './inspector.js';
 
 /** kapi-apiserver as a child process, so its memory is its own. */
 export interface KapiProcess {
@@ -16,6 +16,8 @@ export interface KapiProcess {
   memory(): ProcessMemory;
   /** A full GC in kapi (over its loopback inspector), then its process.memoryUsage(). */
   collectGarbage(): Promise<HeapUsage>;
+  /** A heap snapshot written to `file` (DevTools format). */
+  heapSnapshot(file: string): Promise<void>;
   /** SIGTERM, then SIGKILL if it has not exited in time. */
   stop(): Promise<void>;
 }
@@ -98,6 +100,8 @@ export async function startKapiProcess(options: {
     memory: () => readMemory(pid),
     collectGarbage: () =>
       inspector ? collectGarbage(inspector) : Promise.reject(new Error('kapi printed no inspector address')),
+    heapSnapshot: (file) =>
+      inspector ? writeHeapSnapshot(inspector, file) : Promise.reject(new Error('kapi printed no inspector address')),
     async stop() {
       if (exit) return;
       child.kill('SIGTERM');

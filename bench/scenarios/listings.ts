@@ -207,6 +207,21 @@ export const listingsScenario: Scenario = {
         .filter((m) => Number(m[2]) > 0)
         .map((m) => `${m[1]} ${(Number(m[2]) / 1048576).toFixed(1)} MiB`);
       detail(`compressed bodies off the heap: ${bodyBytes.join(', ')}`);
+      if (heap?.spaces) {
+        detail(
+          `V8 spaces used: ${heap.spaces
+            .filter((space) => space.used >= 1048576)
+            .map((space) => `${space.space.replace(/_space$/, '')} ${mib(space.used)}`)
+            .join(', ')}`,
+        );
+      }
+      // BENCH_HEAP_SNAPSHOT=<file>: where the heap goes (`node dist/bench/heap-summary.js <file>`).
+      const snapshotFile = process.env.BENCH_HEAP_SNAPSHOT;
+      if (snapshotFile) {
+        const started = Date.now();
+        await kapi.heapSnapshot(snapshotFile);
+        detail(`heap snapshot written to ${snapshotFile} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      }
 
       const page = await sendJson<{ items: { metadata: { name: string } }[]; totalItems: number }>(
         `${kapi.url}${POD_PAGE_PATH}`,
