@@ -1,13 +1,19 @@
 import { BodyArena, type BodyArenaOptions, type StoredBody } from './body-arena.js';
-import { Interner, StringInterner } from './interner.js';
+import { NameIndex } from './name-index.js';
+import { HASH_SEED, SharedPool, StringPool, hashText } from './shared-pool.js';
 import { packUid, sameUid, unpackUid } from './uid.js';
 
 /**
  * The objects of one listed kind, kept as columns: per object only what filters, sorts and counts read (name,
  * namespace, uid, creation time, shared label and annotation sets, owners, the kind's status and its own sort and
  * filter values), plus a handle to its full body in a `BodyArena` (off the V8 heap). An object lives in a slot (a
- * small integer); slots of deleted objects are reused. Strings and sets that many objects hold equal copies of are
- * shared (`Interner`); numbers live in typed arrays, outside the heap's old space.
+ * small integer); slots of deleted objects are reused.
+ *
+ * Only the name is a pointer per object on the V8 heap. Everything else is a typed-array column (outside the heap,
+ * never traced by the garbage collector): numbers, the packed uid, the only owner (most objects have at most one)
+ * as its packed uid and kind, and the ids of values that many objects share — the namespace, the label and
+ * annotation sets, the kind's filter values — kept once each in a `SharedPool`. The (namespace, name) index is a
+ * hash table of slots (`NameIndex`), and each namespace's objects a linked list through two more columns.
  */
 export type Labels = Readonly<Record<string, string>>;
 
@@ -44,6 +50,11 @@ export interface ObjectRecord {
 export interface TableShape {
   readonly times: number;
   readonly fields: number;
+  /**
+   * Annotations kept verbatim whatever their length (the display name, which `name` searches by substring): every
+   * other annotation value longer than a label value is kept as `LONG_VALUE`.
+   */
+  readonly verbatimAnnotations?: readonly string[];
 }
 
 /**
@@ -63,15 +74,27 @@ export interface TableListener {
 }
 
 const NO_SLOT = -1;
+const NONE = -1;
+/** `ownerKinds` of an object with no owner, and of one whose owners are kept in `otherOwners`. */
+const NO_OWNER = 0;
+const OTHER_OWNERS = -1;
 
 export class ObjectTable {
   private capacity = 0;
+  /** The one pointer column: names are compared and searched as text by every sort and `name` filter. */
   private names: string[] = [];
-  private namespaces: string[] = [];
-  private labelSets: (Labels | undefined)[] = [];
-  private annotationSets: (Labels | undefined)[] = [];
-  private ownerLists: (readonly OwnerRef[] | undefined)[] = [];
-  private fieldColumns: FieldValue[][];
+  private namespaceIds = new Int32Array(0);
+  private labelIds = new Int32Array(0);
+  private annotationIds = new Int32Array(0);
+  /** 1 + the index of the only owner's kind in `ownerKindNames`; `NO_OWNER`; `OTHER_OWNERS`. */
+  private ownerKinds = new Int16Array(0);
+  /** The only owner's uid, packed (16 bytes a slot). */
+  private ownerUids = new Uint8Array(0);
+  /** Objects with several owners, or an owner whose uid is no UUID (rare). */
+  private readonly otherOwners = new Map<number, readonly OwnerRef[]>();
+  private readonly ownerKindNames: string[] = [];
+  private readonly ownerKindIds = new Map<string, number>();
+  private fieldIds: Int32Array[];
   private uids = new Uint8Array(0);
   /** Uids that are not UUIDs (rare): kept as text. */
   private readonly odd = new Map<number, string>();
@@ -80,14 +103,21 @@ export class ObjectTable {
   private statusColumn = new Int8Array(0);
   private versions = new Float64Array(0);
   private bodyOf = new Int32Array(0);
+  /** Each namespace's slots as a doubly linked list (next/previous slot; -1 ends it), headed per namespace id. */
+  private nextInNamespace = new Int32Array(0);
+  private previousInNamespace = new Int32Array(0);
+  private namespaceHeads = new Int32Array(0);
   private readonly freeSlots: number[] = [];
   private slotCount = 0;
   private liveCount = 0;
-  private readonly byNamespace = new Map<string, Map<string, number>>();
-  private readonly strings = new StringInterner();
-  private readonly labelInterner = new Interner<Labels>();
-  private readonly ownerInterner = new Interner<readonly OwnerRef[]>();
-  private readonly arrayInterner = new Interner<readonly string[]>();
+  /** Namespaces by id; each slot holds its namespace once, so a namespace's holders are its objects. */
+  private readonly namespaces = new StringPool();
+  private readonly index: NameIndex;
+  /** Label and annotation sets, shared by every object holding an equal one. */
+  private readonly sets = new SharedPool<Labels>();
+  /** The kind's filter values (a node name, a list of claims), shared likewise. */
+  private readonly fieldValues = new SharedPool<Exclude<FieldValue, undefined>>();
+  private readonly verbatim: ReadonlySet<string>;
   private readonly arena: BodyArena;
   private readonly listeners = new Set<TableListener>();
   private changes = 0;
@@ -104,9 +134,14 @@ export class ObjectTable {
     arena: BodyArenaOptions & { decodedBudget?: number } = {},
   ) {
     this.decodedBudget = arena.decodedBudget ?? 2 * 1024 * 1024;
-    this.fieldColumns = Array.from({ length: shape.fields }, () => []);
+    this.fieldIds = Array.from({ length: shape.fields }, () => new Int32Array(0));
     this.timeColumns = Array.from({ length: shape.times }, () => new Float64Array(0));
+    this.verbatim = new Set(shape.verbatimAnnotations ?? []);
     this.arena = new BodyArena(arena);
+    this.index = new NameIndex({
+      namespaceId: (slot) => this.namespaceIds[slot]!,
+      name: (slot) => this.names[slot]!,
+    });
   }
 
   get size(): number {
@@ -133,7 +168,8 @@ export class ObjectTable {
   }
 
   slotOf(namespace: string, name: string): number {
-    return this.byNamespace.get(namespace)?.get(name) ?? NO_SLOT;
+    const namespaceId = this.namespaces.find(namespace);
+    return namespaceId === NONE ? NO_SLOT : this.index.find(namespaceId, name);
   }
 
   has(slot: number): boolean {
@@ -141,20 +177,20 @@ export class ObjectTable {
   }
 
   /** Namespaces holding objects, with how many each holds. */
-  namespaceCounts(): IterableIterator<[string, number]> {
-    const entries = this.byNamespace.entries();
-    return (function* () {
-      for (const [namespace, names] of entries) yield [namespace, names.size] as [string, number];
-    })();
+  *namespaceCounts(): IterableIterator<[string, number]> {
+    for (const id of [...this.namespaces.ids()]) yield [this.namespaces.value(id), this.namespaces.holders(id)];
   }
 
   countIn(namespace: string): number {
-    return this.byNamespace.get(namespace)?.size ?? 0;
+    const id = this.namespaces.find(namespace);
+    return id === NONE ? 0 : this.namespaces.holders(id);
   }
 
   /** The slots of one namespace's objects (live view: do not keep across changes). */
-  slotsIn(namespace: string): IterableIterator<number> {
-    return (this.byNamespace.get(namespace) ?? EMPTY).values();
+  *slotsIn(namespace: string): IterableIterator<number> {
+    const id = this.namespaces.find(namespace);
+    if (id === NONE) return;
+    for (let slot = this.namespaceHeads[id]!; slot !== NO_SLOT; slot = this.nextInNamespace[slot]!) yield slot;
   }
 
   /** The slot already holding this version of the object (a relist re-reads what did not change), else -1. */
@@ -181,11 +217,12 @@ export class ObjectTable {
     }
     const slot = this.freeSlots.pop() ?? this.slotCount++;
     this.ensure(slot + 1);
-    const namespace = this.strings.hold(record.namespace);
-    let names = this.byNamespace.get(namespace);
-    if (!names) this.byNamespace.set(namespace, (names = new Map()));
-    this.write(slot, record, version, namespace);
-    names.set(this.names[slot] as string, slot);
+    const namespaceId = this.namespaces.hold(record.namespace);
+    this.names[slot] = record.name;
+    this.namespaceIds[slot] = namespaceId;
+    this.link(slot, namespaceId);
+    this.index.insert(slot);
+    this.write(slot, record, version);
     this.bodyOf[slot] = this.arena.add(record.body);
     this.liveCount++;
     this.changed(slot);
@@ -202,16 +239,15 @@ export class ObjectTable {
   removeSlot(slot: number): void {
     for (const listener of this.listeners) listener.removing(slot);
     this.forget(slot);
-    const namespace = this.namespaces[slot] as string;
-    const names = this.byNamespace.get(namespace);
-    names?.delete(this.names[slot] as string);
-    if (names?.size === 0) this.byNamespace.delete(namespace);
+    this.index.delete(slot);
+    const namespaceId = this.namespaceIds[slot]!;
+    this.unlink(slot, namespaceId);
+    this.namespaces.release(namespaceId);
     this.releaseColumns(slot);
-    this.strings.release(namespace);
     this.arena.free(this.bodyOf[slot]!);
     this.bodyOf[slot] = NO_SLOT;
     this.names[slot] = '';
-    this.namespaces[slot] = '';
+    this.namespaceIds[slot] = NONE;
     this.versions[slot] = Number.NaN;
     this.liveCount--;
     this.freeSlots.push(slot);
@@ -233,16 +269,34 @@ export class ObjectTable {
     return this.names[slot] as string;
   }
   namespace(slot: number): string {
-    return this.namespaces[slot] as string;
+    return this.namespaces.value(this.namespaceIds[slot]!);
   }
   labels(slot: number): Labels | undefined {
-    return this.labelSets[slot];
+    const id = this.labelIds[slot]!;
+    return id === NONE ? undefined : this.sets.value(id);
   }
   annotations(slot: number): Labels | undefined {
-    return this.annotationSets[slot];
+    const id = this.annotationIds[slot]!;
+    return id === NONE ? undefined : this.sets.value(id);
   }
+  /** The owners (made for the call: filters use `hasOwnerUid` and `hasOwnerKind`). */
   owners(slot: number): readonly OwnerRef[] | undefined {
-    return this.ownerLists[slot];
+    const kind = this.ownerKinds[slot]!;
+    if (kind === NO_OWNER) return undefined;
+    if (kind === OTHER_OWNERS) return this.otherOwners.get(slot);
+    return [{ kind: this.ownerKindNames[kind - 1]!, uid: unpackUid(this.ownerUids, slot * 16) }];
+  }
+  hasOwnerUid(slot: number, uid: string): boolean {
+    const kind = this.ownerKinds[slot]!;
+    if (kind === NO_OWNER) return false;
+    if (kind === OTHER_OWNERS) return this.otherOwners.get(slot)?.some((owner) => owner.uid === uid) ?? false;
+    return sameUid(this.ownerUids, slot * 16, uid);
+  }
+  hasOwnerKind(slot: number, ownerKind: string): boolean {
+    const kind = this.ownerKinds[slot]!;
+    if (kind === NO_OWNER) return false;
+    if (kind === OTHER_OWNERS) return this.otherOwners.get(slot)?.some((owner) => owner.kind === ownerKind) ?? false;
+    return this.ownerKindNames[kind - 1] === ownerKind;
   }
   created(slot: number): number {
     return this.createdColumn[slot] as number;
@@ -254,7 +308,8 @@ export class ObjectTable {
     return this.statusColumn[slot] as number;
   }
   field(slot: number, index: number): FieldValue {
-    return (this.fieldColumns[index] as FieldValue[])[slot];
+    const id = (this.fieldIds[index] as Int32Array)[slot]!;
+    return id === NONE ? undefined : this.fieldValues.value(id);
   }
   uid(slot: number): string {
     return this.odd.get(slot) ?? unpackUid(this.uids, slot * 16);
@@ -303,16 +358,33 @@ export class ObjectTable {
     for (const listener of this.listeners) listener.added(slot);
   }
 
-  private write(slot: number, record: ObjectRecord, version: number, heldNamespace?: string): void {
-    if (heldNamespace !== undefined) {
-      this.names[slot] = record.name;
-      this.namespaces[slot] = heldNamespace;
+  private link(slot: number, namespaceId: number): void {
+    if (namespaceId >= this.namespaceHeads.length) {
+      const grown = new Int32Array(Math.max(namespaceId + 1, this.namespaceHeads.length * 2, 8)).fill(NO_SLOT);
+      grown.set(this.namespaceHeads);
+      this.namespaceHeads = grown;
     }
-    this.labelSets[slot] = this.holdLabels(record.labels, false);
-    this.annotationSets[slot] = this.holdLabels(record.annotations, true);
-    this.ownerLists[slot] = this.holdOwners(record.owners);
+    const head = this.namespaceHeads[namespaceId]!;
+    this.previousInNamespace[slot] = NO_SLOT;
+    this.nextInNamespace[slot] = head;
+    if (head !== NO_SLOT) this.previousInNamespace[head] = slot;
+    this.namespaceHeads[namespaceId] = slot;
+  }
+
+  private unlink(slot: number, namespaceId: number): void {
+    const previous = this.previousInNamespace[slot]!;
+    const next = this.nextInNamespace[slot]!;
+    if (previous !== NO_SLOT) this.nextInNamespace[previous] = next;
+    else this.namespaceHeads[namespaceId] = next;
+    if (next !== NO_SLOT) this.previousInNamespace[next] = previous;
+  }
+
+  private write(slot: number, record: ObjectRecord, version: number): void {
+    this.labelIds[slot] = this.holdSet(record.labels, false);
+    this.annotationIds[slot] = this.holdSet(record.annotations, true);
+    this.writeOwners(slot, record.owners);
     for (let i = 0; i < this.shape.fields; i++) {
-      (this.fieldColumns[i] as FieldValue[])[slot] = this.holdField(record.fields[i]);
+      (this.fieldIds[i] as Int32Array)[slot] = this.holdField(record.fields[i]);
     }
     this.odd.delete(slot);
     if (!packUid(record.uid, this.uids, slot * 16)) this.odd.set(slot, record.uid);
@@ -325,70 +397,126 @@ export class ObjectTable {
   }
 
   private releaseColumns(slot: number): void {
-    this.labelInterner.release(this.labelSets[slot]);
-    this.labelInterner.release(this.annotationSets[slot]);
-    this.ownerInterner.release(this.ownerLists[slot]);
+    this.sets.release(this.labelIds[slot]!);
+    this.sets.release(this.annotationIds[slot]!);
+    this.labelIds[slot] = NONE;
+    this.annotationIds[slot] = NONE;
     for (let i = 0; i < this.shape.fields; i++) {
-      const value = (this.fieldColumns[i] as FieldValue[])[slot];
-      if (typeof value === 'string') this.strings.release(value);
-      else if (value !== undefined) this.arrayInterner.release(value);
+      const column = this.fieldIds[i] as Int32Array;
+      this.fieldValues.release(column[slot]!);
+      column[slot] = NONE;
     }
-    this.labelSets[slot] = undefined;
-    this.annotationSets[slot] = undefined;
-    this.ownerLists[slot] = undefined;
+    this.ownerKinds[slot] = NO_OWNER;
+    this.otherOwners.delete(slot);
   }
 
-  private holdLabels(labels: Labels | undefined, annotations: boolean): Labels | undefined {
-    if (labels === undefined) return undefined;
-    const keys = Object.keys(labels);
-    if (keys.length === 0) return undefined;
-    keys.sort();
-    const entries: [string, string][] = keys.map((key) => {
-      const value = String(labels[key]);
-      return [key, annotations && value.length > LABEL_VALUE_MAX ? LONG_VALUE : value];
-    });
-    const key = JSON.stringify(entries);
-    return this.labelInterner.hold(key, () => {
-      const set: Record<string, string> = {};
-      // Property names are shared by V8 itself (internalized): only the values are this set's own.
-      for (const [k, v] of entries) set[k] = v;
-      return Object.freeze(set);
-    });
-  }
-
-  private holdOwners(owners: readonly OwnerRef[] | undefined): readonly OwnerRef[] | undefined {
-    if (owners === undefined || owners.length === 0) return undefined;
-    const key = owners.map((owner) => `${owner.kind}\u0000${owner.uid}`).join('\u0001');
-    return this.ownerInterner.hold(key, () =>
+  private writeOwners(slot: number, owners: readonly OwnerRef[] | undefined): void {
+    if (owners === undefined || owners.length === 0) {
+      this.ownerKinds[slot] = NO_OWNER;
+      return;
+    }
+    const only = owners[0] as OwnerRef;
+    if (owners.length === 1 && packUid(only.uid, this.ownerUids, slot * 16)) {
+      let kind = this.ownerKindIds.get(only.kind);
+      // owner kinds are few (the workload kinds, a node, custom controllers'): kept for the table's life
+      if (kind === undefined && this.ownerKindNames.length < 0x7fff - 1) {
+        this.ownerKindNames.push(only.kind);
+        this.ownerKindIds.set(only.kind, (kind = this.ownerKindNames.length));
+      }
+      if (kind !== undefined) {
+        this.ownerKinds[slot] = kind;
+        return;
+      }
+    }
+    this.ownerKinds[slot] = OTHER_OWNERS;
+    this.otherOwners.set(
+      slot,
       Object.freeze(owners.map((owner) => Object.freeze({ kind: owner.kind, uid: owner.uid }))),
     );
   }
 
-  private holdField(value: FieldValue): FieldValue {
-    if (value === undefined) return undefined;
-    if (typeof value === 'string') return this.strings.hold(value);
-    if (value.length === 0) return undefined;
-    return this.arrayInterner.hold(value.join('\u0000'), () => Object.freeze([...value]));
+  /** A label or annotation set: sorted by key, shared with every object holding an equal one. */
+  private holdSet(labels: Labels | undefined, annotations: boolean): number {
+    if (labels === undefined) return NONE;
+    const keys = Object.keys(labels);
+    if (keys.length === 0) return NONE;
+    keys.sort();
+    const values = new Array<string>(keys.length);
+    let hash = HASH_SEED;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const value = String(labels[key]);
+      values[i] = annotations && value.length > LABEL_VALUE_MAX && !this.verbatim.has(key) ? LONG_VALUE : value;
+      hash = hashText(hashText(hash, key), values[i] as string);
+    }
+    return this.sets.hold(
+      hash,
+      (set) => sameEntries(set, keys, values),
+      () => {
+        const set: Record<string, string> = {};
+        // Property names are shared by V8 itself (internalized): only the values are this set's own.
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i] as string;
+          if (key === '__proto__') Object.defineProperty(set, key, { value: values[i], enumerable: true });
+          else set[key] = values[i] as string;
+        }
+        return Object.freeze(set);
+      },
+    );
+  }
+
+  private holdField(value: FieldValue): number {
+    if (value === undefined) return NONE;
+    if (typeof value === 'string') {
+      return this.fieldValues.hold(
+        hashText(HASH_SEED, value),
+        (held) => held === value,
+        () => value,
+      );
+    }
+    if (value.length === 0) return NONE;
+    let hash = HASH_SEED ^ 1;
+    for (const item of value) hash = hashText(hash, item);
+    return this.fieldValues.hold(
+      hash,
+      (held) => typeof held !== 'string' && held.length === value.length && held.every((item, i) => item === value[i]),
+      () => Object.freeze([...value]),
+    );
   }
 
   private ensure(size: number): void {
     if (size <= this.capacity) return;
     const capacity = Math.max(size, this.capacity * 2, 64);
-    const grow = <A extends Float64Array | Int32Array | Int8Array | Uint8Array>(old: A, next: A): A => {
+    const grow = <A extends Float64Array | Int32Array | Int16Array | Int8Array | Uint8Array>(old: A, next: A): A => {
       next.set(old);
       return next;
     };
+    this.namespaceIds = grow(this.namespaceIds, new Int32Array(capacity).fill(NONE));
+    this.labelIds = grow(this.labelIds, new Int32Array(capacity).fill(NONE));
+    this.annotationIds = grow(this.annotationIds, new Int32Array(capacity).fill(NONE));
+    this.ownerKinds = grow(this.ownerKinds, new Int16Array(capacity));
+    this.ownerUids = grow(this.ownerUids, new Uint8Array(capacity * 16));
+    this.fieldIds = this.fieldIds.map((column) => grow(column, new Int32Array(capacity).fill(NONE)));
     this.createdColumn = grow(this.createdColumn, new Float64Array(capacity));
     this.timeColumns = this.timeColumns.map((column) => grow(column, new Float64Array(capacity)));
     this.statusColumn = grow(this.statusColumn, new Int8Array(capacity));
     this.versions = grow(this.versions, new Float64Array(capacity));
     this.bodyOf = grow(this.bodyOf, new Int32Array(capacity).fill(NO_SLOT));
     this.uids = grow(this.uids, new Uint8Array(capacity * 16));
+    this.nextInNamespace = grow(this.nextInNamespace, new Int32Array(capacity));
+    this.previousInNamespace = grow(this.previousInNamespace, new Int32Array(capacity));
     this.capacity = capacity;
   }
 }
 
-const EMPTY = new Map<string, number>();
+/** Whether a held set has exactly these (sorted) keys and values. */
+function sameEntries(set: Labels, keys: readonly string[], values: readonly string[]): boolean {
+  let count = 0;
+  for (const key in set) if (Object.hasOwn(set, key)) count++;
+  if (count !== keys.length) return false;
+  for (let i = 0; i < keys.length; i++) if (set[keys[i] as string] !== values[i]) return false;
+  return true;
+}
 
 /** etcd's revisions are decimal: a number compares cheaply; anything else is never "the same version". */
 function numericVersion(text: string): number {

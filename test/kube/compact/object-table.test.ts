@@ -145,6 +145,56 @@ describe('ObjectTable', () => {
     expect(JSON.parse(table.body(other).toString()).version).toBe(3);
   });
 
+  test('when objects have one owner, several, or an owner with an odd uid, then owner filters read them all', () => {
+    const table = new ObjectTable({ times: 0, fields: 0 });
+    const rs = { kind: 'ReplicaSet', uid: '11111111-2222-4333-8444-555555555555' };
+    const job = { kind: 'Job', uid: 'not-a-uuid' };
+    const node = { kind: 'Node', uid: '66666666-7777-4888-8999-000000000000' };
+    const one = table.upsert(record({ name: 'one', owners: [rs] }));
+    const odd = table.upsert(record({ name: 'odd', owners: [job] }));
+    const two = table.upsert(record({ name: 'two', owners: [rs, node] }));
+    const none = table.upsert(record({ name: 'none' }));
+    expect([one, odd, two, none].map((slot) => table.owners(slot))).toEqual([[rs], [job], [rs, node], undefined]);
+    expect([one, odd, two, none].map((slot) => table.hasOwnerUid(slot, rs.uid))).toEqual([true, false, true, false]);
+    expect([one, odd, two, none].map((slot) => table.hasOwnerKind(slot, 'Job'))).toEqual([false, true, false, false]);
+    expect(table.hasOwnerUid(odd, 'not-a-uuid')).toBe(true);
+    expect(table.hasOwnerKind(two, 'Node')).toBe(true);
+    // a replaced object takes its new owners; the old ones leave nothing behind
+    table.upsert(record({ name: 'two', resourceVersion: '2', owners: [job] }));
+    expect(table.owners(two)).toEqual([job]);
+    table.upsert(record({ name: 'odd', resourceVersion: '2', owners: [node] }));
+    expect([table.owners(odd), table.hasOwnerKind(odd, 'Node')]).toEqual([[node], true]);
+  });
+
+  test('when namespaces fill and empty, then counts, slots per namespace and lookups follow every change', () => {
+    const table = new ObjectTable({ times: 0, fields: 0 });
+    for (let i = 0; i < 30; i++) table.upsert(record({ name: `o-${i}`, namespace: `ns-${i % 3}` }));
+    for (let i = 0; i < 30; i += 2) table.remove(`ns-${i % 3}`, `o-${i}`);
+    const expected = (namespace: string) =>
+      Array.from({ length: 30 }, (_, i) => i)
+        .filter((i) => i % 2 === 1 && `ns-${i % 3}` === namespace)
+        .map((i) => `o-${i}`)
+        .sort();
+    for (const namespace of ['ns-0', 'ns-1', 'ns-2']) {
+      expect([...table.slotsIn(namespace)].map((slot) => table.name(slot)).sort()).toEqual(expected(namespace));
+      expect(table.countIn(namespace)).toBe(expected(namespace).length);
+    }
+    for (let i = 1; i < 30; i += 2) if (i % 3 === 0) table.remove('ns-0', `o-${i}`);
+    expect([...table.namespaceCounts()].sort()).toEqual([
+      ['ns-1', 5],
+      ['ns-2', 5],
+    ]);
+    expect([table.countIn('ns-0'), [...table.slotsIn('ns-0')], table.slotOf('ns-0', 'o-3')]).toEqual([0, [], -1]);
+    expect(table.name(table.slotOf('ns-1', 'o-7'))).toBe('o-7');
+  });
+
+  test('when the display-name annotation is longer than a label value, then it is kept verbatim for name searches', () => {
+    const long = `${'Display name '.repeat(8)}end`;
+    const table = new ObjectTable({ times: 0, fields: 0, verbatimAnnotations: ['kapi.io/alias-name'] });
+    const slot = table.upsert(record({ name: 'a', annotations: { 'kapi.io/alias-name': long, note: long } }));
+    expect(table.annotations(slot)).toEqual({ 'kapi.io/alias-name': long, note: LONG_VALUE });
+  });
+
   test('when annotations hold values longer than any label value, then they share one marker (selectors still tell)', () => {
     const table = new ObjectTable({ times: 0, fields: 0 });
     const one = table.upsert(record({ name: 'one', annotations: { applied: 'x'.repeat(100), team: 'a' } }));

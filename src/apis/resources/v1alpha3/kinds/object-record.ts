@@ -1,4 +1,5 @@
-import type { Labels, ObjectRecord, OwnerRef } from '../../../../kube/compact/object-table.js';
+import type { Labels, ObjectRecord, OwnerRef, TableShape } from '../../../../kube/compact/object-table.js';
+import { DISPLAY_NAME_ANNOTATION } from '../node-list.js';
 import { apiVersionOf, type KindDefinition } from './kind-table.js';
 
 /**
@@ -62,7 +63,14 @@ export function objectRecord(definition: KindDefinition, header: string, raw: Ra
   };
 }
 
-/** The table shape of a kind: its times, its fields (and the extra name a CRD is also known by, last). */
-export function tableShape(definition: KindDefinition): { times: number; fields: number } {
-  return { times: definition.times.length, fields: definition.fields.length + (definition.alsoNamed ? 1 : 0) };
+/**
+ * The table shape of a kind: its times, its fields (and the extra name a CRD is also known by, last), and the
+ * display-name annotation kept whatever its length (`name` and `alias` search it by substring).
+ */
+export function tableShape(definition: KindDefinition): TableShape {
+  return {
+    times: definition.times.length,
+    fields: definition.fields.length + (definition.alsoNamed ? 1 : 0),
+    verbatimAnnotations: [DISPLAY_NAME_ANNOTATION],
+  };
 }

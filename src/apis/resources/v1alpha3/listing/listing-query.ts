@@ -233,11 +233,8 @@ export function slotFilter(
         const value = table.field(slot, field.index);
         if (typeof value === 'string' ? value !== field.value : !value?.includes(field.value)) return false;
       }
-      if (ownerReference !== undefined || ownerKind !== undefined) {
-        const owners = table.owners(slot) ?? [];
-        if (ownerReference !== undefined && !owners.some((owner) => owner.uid === ownerReference)) return false;
-        if (ownerKind !== undefined && !owners.some((owner) => owner.kind === ownerKind)) return false;
-      }
+      if (ownerReference !== undefined && !table.hasOwnerUid(slot, ownerReference)) return false;
+      if (ownerKind !== undefined && !table.hasOwnerKind(slot, ownerKind)) return false;
       for (const selector of selectors) if (!matchesLabelSelector(selector, table.labels(slot))) return false;
       for (const selector of annotationSelectors) {
         if (!matchesLabelSelector(selector, table.annotations(slot))) return false;
