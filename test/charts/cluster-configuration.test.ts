@@ -45,6 +45,8 @@ describe('chart ClusterConfiguration', () => {
         ],
       },
       identityProviders: [],
+      passwordPolicy: { minLength: 8 },
+      loginRecords: { enabled: true, maxAge: '168h', maxPerUser: 100 },
     });
   });
 
@@ -105,6 +107,56 @@ describe('chart ClusterConfiguration', () => {
         },
       },
     ]);
+  });
+
+  test('when an LDAP identity provider, a password policy and login records are set, then the ClusterConfiguration carries them', async () => {
+    const objects = await renderChart(
+      setValues({
+        'clusterConfiguration.authentication.identityProviders[0].name': 'corp',
+        'clusterConfiguration.authentication.identityProviders[0].type': 'LDAP',
+        'clusterConfiguration.authentication.identityProviders[0].mappingMethod': 'lookup',
+        'clusterConfiguration.authentication.identityProviders[0].ldap.url': 'ldaps://ldap.example.com',
+        'clusterConfiguration.authentication.identityProviders[0].ldap.bindDN': 'cn=kapi\\,dc=example\\,dc=com',
+        'clusterConfiguration.authentication.identityProviders[0].ldap.bindPasswordSecretRef.name': 'ldap-bind',
+        'clusterConfiguration.authentication.identityProviders[0].ldap.bindPasswordSecretRef.key': 'password',
+        'clusterConfiguration.authentication.identityProviders[0].ldap.userSearch.baseDN': 'dc=example\\,dc=com',
+        'clusterConfiguration.authentication.passwordPolicy.minLength': 12,
+        'clusterConfiguration.authentication.loginRecords.maxPerUser': 20,
+      }),
+    );
+    const { authentication } = findObject<ClusterConfiguration>(objects, 'ClusterConfiguration', 'kapi').spec as unknown as {
+      authentication: Record<string, unknown>;
+    };
+    expect(authentication.identityProviders).toEqual([
+      {
+        name: 'corp',
+        type: 'LDAP',
+        mappingMethod: 'lookup',
+        ldap: {
+          url: 'ldaps://ldap.example.com',
+          bindDN: 'cn=kapi,dc=example,dc=com',
+          bindPasswordSecretRef: { name: 'ldap-bind', key: 'password' },
+          userSearch: { baseDN: 'dc=example,dc=com' },
+        },
+      },
+    ]);
+    expect(authentication.passwordPolicy).toEqual({ minLength: 12 });
+    expect(authentication.loginRecords).toEqual({ enabled: true, maxAge: '168h', maxPerUser: 20 });
+  });
+
+  test('when an LDAP provider carries its bind password inline, then the chart refuses it', async () => {
+    await expect(
+      renderChart(
+        setValues({
+          'clusterConfiguration.authentication.identityProviders[0].name': 'corp',
+          'clusterConfiguration.authentication.identityProviders[0].type': 'LDAP',
+          'clusterConfiguration.authentication.identityProviders[0].mappingMethod': 'auto',
+          'clusterConfiguration.authentication.identityProviders[0].ldap.url': 'ldaps://ldap.example.com',
+          'clusterConfiguration.authentication.identityProviders[0].ldap.userSearch.baseDN': 'dc=x',
+          'clusterConfiguration.authentication.identityProviders[0].ldap.bindPassword': 'inline',
+        }),
+      ),
+    ).rejects.toThrow(/bindPassword/);
   });
 
   test('when clusterConfiguration.create=false, then no ClusterConfiguration is rendered', async () => {
