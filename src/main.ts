@@ -5,7 +5,10 @@ import { connectToCluster, kubeconfigFiles, kubeconfigIsKapi, resolveClusterSour
 import { connectionFor, tokenAccess, type KubeConnection } from './kube/connection.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { packageRoot, packageVersion } from './apidocs/documents.js';
+import { readFile } from 'node:fs/promises';
+import type { SandboxDirectoryChoice } from './config/options.js';
 import type { Sandbox } from './sandbox/index.js';
+import type { SandboxDirectoryOption } from './sandbox/sandbox-directory.js';
 import { serverOptionsFor, startKapiServer } from './server/server.js';
 
 /** Composition root: options → cluster connection (sandbox or real) → server → signal handling. */
@@ -49,7 +52,12 @@ async function main(): Promise<void> {
   if (source === 'sandbox') {
     // Loaded only when used: a server in a cluster never carries the sandbox's code.
     const { startSandbox } = await import('./sandbox/index.js');
-    sandbox = await startSandbox({ nodes: options.sandboxNodes, adminPassword: options.sandboxAdminPassword, logger });
+    sandbox = await startSandbox({
+      nodes: options.sandboxNodes,
+      adminPassword: options.sandboxAdminPassword,
+      ...(options.sandboxDirectory && { directory: await sandboxDirectoryOption(options.sandboxDirectory) }),
+      logger,
+    });
     connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
   } else {
     connection = await connectToCluster(source, options.kubeconfig);
@@ -108,6 +116,31 @@ function announce(
         `(A new one at every start; set KAPI_SANDBOX_ADMIN_PASSWORD to choose it.)\n\n`,
     );
   }
+  const directory = sandbox?.directory;
+  if (directory?.demoUser) {
+    const demo = directory.demoUser;
+    process.stdout.write(
+      `Directory user (LDAP provider "${directory.provider}", a local slapd at ${directory.url}): ${demo.name}, in the ` +
+        `directory group ${demo.group}, which may ${demo.clusterRole} the namespace ${demo.namespace}. Its password ` +
+        `(a new one at every start) and a login:\n\n` +
+        `  export DEMO_PASSWORD=${shellQuoted(demo.password)}\n` +
+        `  curl -s -X POST localhost:${server.httpPort}/oauth/token -d grant_type=password -d username=${demo.name} ` +
+        `-d "password=$DEMO_PASSWORD" -d client_id=kapi -d client_secret=kapi\n\n`,
+    );
+  } else if (directory) {
+    process.stdout.write(
+      `Directory logins (LDAP provider "${directory.provider}" at ${directory.url}): the users under ` +
+        `${directory.usersDN} log in by uid (or mail) with their directory password; their groups come from memberOf. ` +
+        `Grant a group rights with a RoleBinding (kubectl, through kapi as admin).\n\n`,
+    );
+  }
+}
+
+/** The sandbox's directory from `--sandbox-directory`: the CA file read here, at start, so a bad path stops it. */
+async function sandboxDirectoryOption(choice: SandboxDirectoryChoice): Promise<SandboxDirectoryOption> {
+  if (choice.kind === 'demo' || choice.caFile === undefined) return choice;
+  const { caFile, ...rest } = choice;
+  return { ...rest, caPem: await readFile(caFile, 'utf8') };
 }
 
 /** Single-quoted for a POSIX shell. */

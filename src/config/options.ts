@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../observability/logger.js';
 import { DurationError, parseDurationNanos } from './duration.js';
+import { DnSyntaxError, parseDn } from './identity-providers/ldap-syntax.js';
 
 export type ClusterChoice = 'auto' | 'sandbox' | 'kubeconfig' | 'in-cluster';
 
@@ -49,6 +50,8 @@ export interface Options {
   tlsCaOut: string;
   sandboxNodes: number;
   sandboxAdminPassword: string | undefined;
+  /** The sandbox's LDAP identity provider: a local slapd with a demo user, or a directory at a URL; undefined: none. */
+  sandboxDirectory: SandboxDirectoryChoice | undefined;
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the real client; empty: the socket's peer is. */
   trustedProxies: string[];
   /** The `iss` of tokens and the OpenID discovery issuer: an https URL clients reach kapi at. */
@@ -274,6 +277,12 @@ const SPECS = {
     help: "how long a listing waits for its kind's cache to read its first list before answering 503 with Retry-After",
     fallback: '10s',
   },
+  sandboxDirectory: {
+    flag: 'sandbox-directory',
+    env: 'KAPI_SANDBOX_DIRECTORY',
+    help: 'sandbox only: an LDAP identity provider. demo: a local OpenLDAP (slapd) with a demo user and group; or ldaps://host[:port]/<users base DN> (ldap:// uses StartTLS; search as KAPI_SANDBOX_DIRECTORY_BIND_DN with KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD, else anonymously; a private CA in KAPI_SANDBOX_DIRECTORY_CA_FILE)',
+    fallback: '',
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -283,6 +292,21 @@ const SPECS = {
 } satisfies Record<string, Spec>;
 
 export class OptionsError extends Error {}
+
+/** `--sandbox-directory`: what the sandbox's LDAP identity provider is. */
+export type SandboxDirectoryChoice =
+  | { kind: 'demo' }
+  | {
+      kind: 'url';
+      /** scheme://host[:port] */
+      url: string;
+      /** Where users are searched (by uid, or mail for a login with "@"). */
+      baseDN: string;
+      bindDN?: string;
+      bindPassword?: string;
+      /** PEM bundle of the directory's CA; default: the system's CAs. */
+      caFile?: string;
+    };
 
 export function usage(): string {
   const lines = Object.values(SPECS).map(
@@ -347,6 +371,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     tlsCaOut: raw('tlsCaOut'),
     sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
+    sandboxDirectory: sandboxDirectory(raw('sandboxDirectory'), env),
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
     maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),
@@ -485,6 +510,55 @@ function addressList(text: string, flag: string): string[] {
 }
 
 /** As kube-apiserver's --oidc-issuer-url wants it: https, no query or fragment; no trailing slash (compared as text). */
+/**
+ * `--sandbox-directory`: `demo`, or an LDAP URL whose path is the users' base DN (RFC 4516:
+ * `ldaps://ldap.example.com/ou=people,dc=example,dc=com`). The bind password comes from the environment only, never
+ * from a flag (flags show in `ps`) nor the URL.
+ */
+function sandboxDirectory(text: string, env: NodeJS.ProcessEnv): SandboxDirectoryChoice | undefined {
+  if (text === '') return undefined;
+  if (text === 'demo') return { kind: 'demo' };
+  const flag = '--sandbox-directory';
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new OptionsError(`${flag} must be demo or an ldaps:// or ldap:// URL, not "${text}"`);
+  }
+  if (url.protocol !== 'ldaps:' && url.protocol !== 'ldap:') {
+    throw new OptionsError(`${flag} must be demo or an ldaps:// or ldap:// URL, not "${url.protocol}//…"`);
+  }
+  if (url.username || url.password) {
+    throw new OptionsError(`${flag}: no credentials in the URL (KAPI_SANDBOX_DIRECTORY_BIND_DN and _BIND_PASSWORD)`);
+  }
+  if (url.search || url.hash) throw new OptionsError(`${flag}: the URL takes no query or fragment, only a base DN`);
+  let baseDN: string;
+  try {
+    baseDN = decodeURIComponent(url.pathname.replace(/^\//, ''));
+    if (baseDN === '') throw new DnSyntaxError('is empty');
+    parseDn(baseDN);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new OptionsError(
+      `${flag}: the URL's path must be the users' base DN (ldaps://host/ou=people,dc=example,dc=com): ${why}`,
+    );
+  }
+  const bindDN = env.KAPI_SANDBOX_DIRECTORY_BIND_DN || undefined;
+  const bindPassword = env.KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD || undefined;
+  if ((bindDN === undefined) !== (bindPassword === undefined)) {
+    throw new OptionsError(
+      'KAPI_SANDBOX_DIRECTORY_BIND_DN and KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD go together (or neither: an anonymous search)',
+    );
+  }
+  return {
+    kind: 'url',
+    url: `${url.protocol}//${url.host}`,
+    baseDN,
+    ...(bindDN !== undefined && bindPassword !== undefined && { bindDN, bindPassword }),
+    ...(env.KAPI_SANDBOX_DIRECTORY_CA_FILE && { caFile: env.KAPI_SANDBOX_DIRECTORY_CA_FILE }),
+  };
+}
+
 function issuerUrl(text: string, flag: string): string | undefined {
   if (text === '') return undefined;
   let url: URL;

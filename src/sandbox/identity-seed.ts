@@ -3,6 +3,7 @@ import bcrypt from 'bcrypt';
 import { nowTimestamp } from './registry-store.js';
 import type { KubeObject, ResourceRegistry } from './resource-types.js';
 import type { ObjectStore } from './store.js';
+import type { PreparedDirectory } from './sandbox-directory.js';
 
 /**
  * What the chart installs for kapi itself, when the kapi CRDs are registered: the ClusterConfiguration
@@ -30,6 +31,7 @@ export async function seedIdentity(
   registry: ResourceRegistry,
   store: ObjectStore,
   adminPassword: string,
+  directory?: PreparedDirectory,
 ): Promise<string[]> {
   const configurations = registry.byGroupResource('installer.kapi.io', 'clusterconfigurations');
   const users = registry.byGroupResource('iam.kapi.io', 'users');
@@ -61,6 +63,7 @@ export async function seedIdentity(
                 },
               ],
             },
+            ...(directory && { identityProviders: [directory.identityProvider] }),
           },
         },
       },
@@ -77,6 +80,11 @@ export async function seedIdentity(
     ]);
     secretObjects.push(secret('kapi-admin', { password: Buffer.from(adminPassword, 'utf8').toString('base64') }, now));
     seeded.push('User');
+  }
+  if (directory?.secret) {
+    const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+    const data = Object.fromEntries(Object.entries(directory.secret.data).map(([key, value]) => [key, base64(value)]));
+    secretObjects.push(secret(directory.secret.name, data, now));
   }
   store.load(secrets, secretObjects);
   seeded.push('Secret');

@@ -15,6 +15,11 @@ import { builtinTypes } from './builtin-types.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
 import { Discovery, NEWEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR } from './discovery.js';
 import { seedIdentity } from './identity-seed.js';
+import {
+  prepareSandboxDirectory,
+  type SandboxDirectoryInfo,
+  type SandboxDirectoryOption,
+} from './sandbox-directory.js';
 import { TokenAuthenticator } from './identity.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { OpenApiDocuments } from './openapi.js';
@@ -60,6 +65,8 @@ export interface SandboxOptions {
   crdDir?: string;
   /** The seeded admin User's password; random (24 characters) when not given. */
   adminPassword?: string;
+  /** An LDAP identity provider in the seeded ClusterConfiguration (see sandbox-directory.ts); needs `seed`. */
+  directory?: SandboxDirectoryOption;
   logger?: Logger;
   /** Serve HTTPS with a generated self-signed certificate (exposed as `caPem`); kubectl needs it for tokens. */
   tls?: boolean;
@@ -97,6 +104,8 @@ export interface Sandbox {
   policy: SandboxPolicy;
   /** The seeded admin User's plaintext password. */
   adminPassword: string | undefined;
+  /** The directory identity provider, with `directory`: how to log in through it. */
+  directory?: SandboxDirectoryInfo;
   /** The last ~1000 requests. */
   readonly audit: readonly SandboxAuditEntry[];
   /** Forgets watch history: older resourceVersions now get 410 Expired. */
@@ -227,7 +236,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
   }
   const adminPassword = seed ? (options.adminPassword ?? randomBytes(18).toString('base64url')) : options.adminPassword;
-  const seededIdentity = seed && adminPassword ? await seedIdentity(registry, store, adminPassword) : [];
+  const directory = seed && options.directory ? await prepareSandboxDirectory(options.directory) : undefined;
+  let seededIdentity: string[];
+  try {
+    seededIdentity = seed && adminPassword ? await seedIdentity(registry, store, adminPassword, directory) : [];
+    if (directory) load(store, registry, 'rolebindings', directory.roleBindings, RBAC_GROUP);
+  } catch (error) {
+    await directory?.stop();
+    throw error;
+  }
 
   const tokens = new TokenAuthenticator();
   const serviceAccountToken = tokens.mint({
@@ -302,6 +319,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokenFor: (username, groups = []) => tokens.mint({ username, groups }),
     policy,
     adminPassword,
+    ...(directory && { directory: directory.info }),
     get audit() {
       return audit.list();
     },
@@ -317,7 +335,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         server.close(() => resolve());
         server.closeIdleConnections();
         for (const socket of sockets) socket.destroy();
-      });
+      }).then(() => directory?.stop());
       return stopped;
     },
   };

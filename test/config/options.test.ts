@@ -190,3 +190,76 @@ describe('parseOptions', () => {
     }
   });
 });
+
+describe('--sandbox-directory', () => {
+  const dn = 'ou=people,dc=example,dc=com';
+  test.each([
+    ['nothing', [], {}, undefined],
+    ['demo', ['--sandbox-directory=demo'], {}, { kind: 'demo' }],
+    ['demo from the environment', [], { KAPI_SANDBOX_DIRECTORY: 'demo' }, { kind: 'demo' }],
+    [
+      'an ldaps URL with its base DN',
+      [`--sandbox-directory=ldaps://ldap.example.com:636/${dn}`],
+      {},
+      { kind: 'url', url: 'ldaps://ldap.example.com:636', baseDN: dn },
+    ],
+    [
+      'an ldap URL whose DN is percent-encoded, with a bind account and a CA',
+      ['--sandbox-directory=ldap://ldap.example.com/ou%3Dpeople%2Cdc%3Dexample%2Cdc%3Dcom'],
+      {
+        KAPI_SANDBOX_DIRECTORY_BIND_DN: 'cn=kapi,dc=example,dc=com',
+        KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD: 'bind secret',
+        KAPI_SANDBOX_DIRECTORY_CA_FILE: '/tmp/ca.pem',
+      },
+      {
+        kind: 'url',
+        url: 'ldap://ldap.example.com',
+        baseDN: dn,
+        bindDN: 'cn=kapi,dc=example,dc=com',
+        bindPassword: 'bind secret',
+        caFile: '/tmp/ca.pem',
+      },
+    ],
+  ] as const)('when given %s, then it is read as such', (_case, argv, env, expected) => {
+    expect((parseOptions([...argv], env) as { sandboxDirectory: unknown }).sandboxDirectory).toEqual(expected);
+  });
+
+  test.each([
+    [
+      'another scheme',
+      ['--sandbox-directory=https://ldap.example.com/dc=x'],
+      {},
+      /must be demo or an ldaps:\/\/ or ldap:\/\/ URL/,
+    ],
+    ['no URL', ['--sandbox-directory=slapd'], {}, /must be demo or an ldaps:\/\/ or ldap:\/\/ URL, not "slapd"/],
+    [
+      'credentials in the URL',
+      ['--sandbox-directory=ldaps://cn=x:pw@ldap.example.com/dc=x'],
+      {},
+      /no credentials in the URL/,
+    ],
+    ['no base DN', ['--sandbox-directory=ldaps://ldap.example.com'], {}, /the URL's path must be the users' base DN/],
+    ['a base DN that is no DN', ['--sandbox-directory=ldaps://ldap.example.com/people'], {}, /the users' base DN/],
+    ['a query', ['--sandbox-directory=ldaps://ldap.example.com/dc=x?uid'], {}, /no query or fragment/],
+    [
+      'a bind DN without its password',
+      ['--sandbox-directory=ldaps://ldap.example.com/dc=x'],
+      { KAPI_SANDBOX_DIRECTORY_BIND_DN: 'cn=kapi,dc=x' },
+      /go together/,
+    ],
+  ] as const)(
+    'when given %s, then the options are refused with a message that says so',
+    (_case, argv, env, message) => {
+      expect(() => parseOptions([...argv], env)).toThrow(OptionsError);
+      expect(() => parseOptions([...argv], env)).toThrow(message);
+    },
+  );
+
+  test('when a bind password is refused, then the message does not show it', () => {
+    expect(() =>
+      parseOptions(['--sandbox-directory=ldaps://ldap.example.com/dc=x'], {
+        KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD: 'hunter2-secret',
+      }),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }) as Error);
+  });
+});

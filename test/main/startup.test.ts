@@ -23,7 +23,8 @@ interface Started {
   listening: Record<string, string>;
 }
 
-function start(args: string[] = [], cwd = dir): Promise<Started> {
+/** Starts kapi; it counts as started once the output shows `ready` (the admin password's last line by default). */
+function start(args: string[] = [], cwd = dir, ready = '(A new one at every start'): Promise<Started> {
   const child = spawn(process.execPath, [MAIN, ...args], {
     cwd,
     env: {
@@ -43,7 +44,7 @@ function start(args: string[] = [], cwd = dir): Promise<Started> {
     const look = () => {
       const line = output.split('\n').find((text) => text.includes('"kapi-apiserver listening"'));
       // the password lines come right after the start-up line
-      if (line && output.includes('(A new one at every start')) {
+      if (line && output.includes(ready)) {
         resolvePromise({ child, output: () => output, listening: JSON.parse(line) as Record<string, string> });
       }
     };
@@ -61,6 +62,20 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   return new Promise((resolvePromise) => child.on('close', (code) => resolvePromise({ code, output })));
+}
+
+/** The slapd processes whose parent is a kapi of this test (read from /proc). */
+async function slapdPids(): Promise<number[]> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const parents = new Set(running.map((child) => child.pid));
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const match = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat);
+    if (match?.[1] === 'slapd' && parents.has(Number(match[2]))) pids.push(Number(entry));
+  }
+  return pids;
 }
 
 async function stop(started: Started): Promise<void> {
@@ -144,6 +159,64 @@ describe('kapi-apiserver started as make run starts it', () => {
     expect(res.status).toBe(200);
     await stop(started);
   }, 120_000);
+
+  it('when started with --sandbox-directory=demo, then the start-up says how to log in as the directory user, whose directory group may read the demo namespace only', async () => {
+    const started = await start(['--sandbox-directory=demo'], dir, 'client_secret=kapi\n');
+    const output = started.output();
+    expect(output).toMatch(
+      /Directory user \(LDAP provider "directory", a local slapd at ldaps:\/\/127\.0\.0\.1:\d+\): demo, in the directory group demo-team, which may view the namespace demo/,
+    );
+    const password = /^ {2}export DEMO_PASSWORD='([^']+)'$/m.exec(output)?.[1];
+    expect(password).toBeDefined();
+    // the printed command, with this process's port
+    expect(output).toContain(`curl -s -X POST localhost:${new URL(started.listening.http!).port}/oauth/token`);
+    const login = async (username: string, secret: string) =>
+      fetch(`${started.listening.http}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'password',
+          username,
+          password: secret,
+          client_id: 'kapi',
+          client_secret: 'kapi',
+        }),
+      });
+    expect((await login('demo', `${password!}x`)).status).toBe(400);
+    const answer = await login('demo', password!);
+    expect(answer.status).toBe(200);
+    const { access_token: token } = (await answer.json()) as { access_token: string };
+    const read = (path: string) =>
+      fetch(`${started.listening.http}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    const pods = await read('/api/v1/namespaces/demo/pods?limit=1');
+    expect(pods.status).toBe(200);
+    expect(((await pods.json()) as { items: unknown[] }).items).toHaveLength(1);
+    expect((await read('/api/v1/namespaces/kube-system/pods?limit=1')).status).toBe(403);
+    // the User the login created, linked to the directory entry (read as admin)
+    const adminPassword = /^ {2}export PASSWORD='([^']+)'$/m.exec(output)![1]!;
+    const admin = (await (await login('admin', adminPassword)).json()) as { access_token: string };
+    const user = (await (
+      await fetch(`${started.listening.http}/apis/iam.kapi.io/v1beta1/users/demo`, {
+        headers: { Authorization: `Bearer ${admin.access_token}` },
+      })
+    ).json()) as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+    expect(user.metadata.labels['iam.kapi.io/identity-provider']).toBe('directory');
+    expect(user.metadata.annotations['iam.kapi.io/upstream-user-id']).toBe('uid=demo,ou=people,dc=kapi,dc=test');
+    // stopping kapi stops its slapd
+    const [slapdPid] = await slapdPids();
+    expect(slapdPid).toBeDefined();
+    await stop(started);
+    expect(existsSync(`/proc/${slapdPid!}`)).toBe(false);
+  }, 120_000);
+
+  it('when --sandbox-directory is not demo nor an LDAP URL with a base DN, then it refuses to start and says why', async () => {
+    const plain = await run(['--sandbox-directory=https://ldap.example.com/dc=x']);
+    expect(plain.code).toBe(2);
+    expect(plain.output).toContain('--sandbox-directory must be demo or an ldaps:// or ldap:// URL');
+    const noDn = await run(['--sandbox-directory=ldaps://ldap.example.com']);
+    expect(noDn.code).toBe(2);
+    expect(noDn.output).toContain("--sandbox-directory: the URL's path must be the users' base DN");
+  }, 60_000);
 
   it('when --cluster=kubeconfig names that kubeconfig, then it refuses to start and says why', async () => {
     const { code, output } = await run(['--cluster=kubeconfig']);
