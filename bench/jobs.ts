@@ -12,6 +12,8 @@ export interface RequestOperation {
   /** A list value is sent as that many headers of the name (Impersonate-Group). */
   headers?: Record<string, string | string[]>;
   body?: string;
+  /** Bodies sent in turn (each caller starts at its own), e.g. logins of many users; `body` when absent. */
+  bodies?: string[];
   expect: number;
 }
 

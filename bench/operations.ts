@@ -25,9 +25,17 @@ function requestRunner(operation: RequestOperation, agent: http.Agent): Operatio
     agent,
   };
   const send = isHttps(operation.url) ? https.request : http.request;
+  const bodies = operation.bodies;
+  let turn = Math.floor(Math.random() * (bodies?.length ?? 1));
   return () =>
     new Promise<void>((resolve, reject) => {
-      const req = send(options, (res) => {
+      let body = operation.body;
+      let requestOptions = options;
+      if (bodies && bodies.length > 0) {
+        body = bodies[turn++ % bodies.length]!;
+        requestOptions = { ...options, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } };
+      }
+      const req = send(requestOptions, (res) => {
         if (res.statusCode === operation.expect) {
           res.on('end', resolve);
           res.on('error', reject);
@@ -41,7 +49,7 @@ function requestRunner(operation: RequestOperation, agent: http.Agent): Operatio
         );
       });
       req.on('error', reject);
-      req.end(operation.body);
+      req.end(body);
     });
 }
 

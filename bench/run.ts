@@ -24,6 +24,7 @@ import { memoryScenario } from './scenarios/memory.js';
 import { nodePageScenario } from './scenarios/node-page.js';
 import { tokenScenario } from './scenarios/token-issue.js';
 import { watchScenario } from './scenarios/watch-relay.js';
+import { accountsScenario } from './scenarios/accounts.js';
 import { listingsScenario } from './scenarios/listings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -59,6 +60,9 @@ const SCENARIOS: ScenarioEntry[] = [
   // Its own peak (VmHWM started over); after the watches have closed.
   { key: 'hostile', scenario: hostileScenario, needsToken: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },
+  // Rewrites the ClusterConfiguration (records off and on, a directory provider) and leaves sessions behind: after
+  // the token row. On the kit too: the writes per login are counted by kube-apiserver's own apiserver_request_total.
+  { key: 'accounts', scenario: accountsScenario, needsToken: false, real: true },
   // A backend and a kapi of its own (the scaled cluster), so its memory is the listings' alone.
   { key: 'listings', scenario: listingsScenario, needsToken: false, real: true },
 ];

@@ -15,6 +15,7 @@ import { builtinTypes } from './builtin-types.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
 import { Discovery, NEWEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR } from './discovery.js';
 import { seedIdentity } from './identity-seed.js';
+import { RequestMetrics } from './request-metrics.js';
 import {
   prepareSandboxDirectory,
   type SandboxDirectoryInfo,
@@ -267,6 +268,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     tokens,
     authorizer: new UnionAuthorizer([policy, rbac]),
     audit,
+    requestMetrics: new RequestMetrics(),
     discovery: new Discovery(registry, () => address, kubernetesMinor),
     openapi: new OpenApiDocuments(registry, store),
     upgrades,

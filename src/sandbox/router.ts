@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../observability/logger.js';
 import { authenticate, authorize, type Identity } from './access.js';
 import { auditIdOf, type AuditTrail } from './audit.js';
+import type { RequestMetrics } from './request-metrics.js';
 import { versionInfo, type Discovery } from './discovery.js';
 import { Exchange, rawErrorResponse } from './exchange.js';
 import { ANONYMOUS, type SandboxUser, type TokenAuthenticator } from './identity.js';
@@ -46,6 +47,8 @@ export interface RouterDeps {
   /** The one decision function: default policy, then RBAC objects. */
   authorizer: Authorizer;
   audit: AuditTrail;
+  /** apiserver_request_total, served at /metrics. */
+  requestMetrics: RequestMetrics;
   discovery: Discovery;
   openapi: OpenApiDocuments;
   upgrades: UpgradeEcho;
@@ -77,6 +80,7 @@ function auditor(deps: RouterDeps, info: RequestInfo, path: string, auditId: str
       path,
       code,
     });
+    deps.requestMetrics.count(info, code);
   };
   return { state, record };
 }
@@ -153,6 +157,10 @@ function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): voi
   const path = info.path.replace(/\/+$/, '') || '/';
   if (HEALTH_PATHS.has(path)) {
     x.sendText(200, 'ok');
+    return;
+  }
+  if (path === '/metrics') {
+    x.sendText(200, deps.requestMetrics.text());
     return;
   }
   const parts = path.split('/').filter(Boolean);

@@ -419,3 +419,38 @@ describe('when objects are read back', () => {
     expect('emulationMinor' in info).toBe(Number(info.minor) >= 33);
   });
 });
+
+describe('when an administrator reads /metrics', () => {
+  /** The sum of apiserver_request_total samples whose labels include all of `want`. */
+  const requests = async (want: Record<string, string>): Promise<number> => {
+    const answer = await backend({ path: '/metrics' });
+    expect(answer.status).toBe(200);
+    let total = 0;
+    for (const line of answer.body.split('\n')) {
+      const match = /^apiserver_request_total\{(.*)\} (\S+)$/.exec(line);
+      if (!match) continue;
+      const labels = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
+      if (Object.entries(want).every(([name, value]) => labels[name] === value)) total += Number(match[2]);
+    }
+    return total;
+  };
+
+  it('then apiserver_request_total counts each write by verb, group, resource and code, as the bench reads it', async () => {
+    const created = { verb: 'POST', group: '', resource: 'configmaps', code: '201' };
+    const conflicted = { verb: 'POST', group: '', resource: 'configmaps', code: '409' };
+    const before = { created: await requests(created), conflicted: await requests(conflicted) };
+    const body = JSON.stringify({ metadata: { name: 'metrics-probe', labels: { [RUN_LABEL]: e2e.runId } } });
+    const create = () =>
+      backend({
+        method: 'POST',
+        path: `/api/v1/namespaces/${ns}/configmaps`,
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(409);
+    // other clients of a shared cluster may write configmaps meanwhile: at least ours are counted
+    expect(await requests(created)).toBeGreaterThanOrEqual(before.created + 1);
+    expect(await requests(conflicted)).toBeGreaterThanOrEqual(before.conflicted + 1);
+  });
+});

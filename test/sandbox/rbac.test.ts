@@ -218,8 +218,9 @@ describe('authorization by RBAC objects', () => {
     expect(await status(token, '/metrics')).toBe(403);
 
     await clusterRoleBinding('metrics-reader', 'metrics-reader', [{ kind: 'User', name: 'scraper' }]);
-    // Authorized now; the sandbox serves no /metrics, so past authorization it is a 404.
-    expect(await status(token, '/metrics')).toBe(404);
+    // Authorized now: /metrics is served; /debug/pprof is no path the sandbox serves, so past authorization a 404.
+    expect(await status(token, '/metrics')).toBe(200);
+    expect(await status(token, '/debug/pprof')).toBe(404);
     expect(await sar('scraper', [], { verb: 'get', path: '/debug/pprof' })).toMatchObject({ allowed: true });
     expect(await sar('scraper', [], { verb: 'get', path: '/debugging' })).toEqual({ allowed: false });
     expect(await sar('scraper', [], { verb: 'post', path: '/metrics' })).toEqual({ allowed: false });
