@@ -39,6 +39,18 @@ export function kitHome(root: string, env: NodeJS.ProcessEnv = process.env): str
   return candidates.find((dir): dir is string => Boolean(dir) && existsSync(path.join(dir!, 'kit.sh')));
 }
 
+/** start.sh runs (90 s of waiting each) while kube-apiserver is alive but not ready yet: up to 10 minutes. */
+const START_ATTEMPTS = 7;
+
+function running(pid: (name: string) => number, name: string): boolean {
+  try {
+    process.kill(pid(name), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -85,13 +97,20 @@ export async function startKit(options: KitOptions): Promise<Kit> {
   const stop = async () => {
     await shell(path.join(dir, 'stop.sh'), []);
   };
-  try {
-    await shell(path.join(dir, 'start.sh'), [], { KAS_EXTRA_ARGS: options.extraArgs ?? '' });
-  } catch (error) {
-    await stop().catch(() => undefined);
-    throw error;
-  }
   const pid = (name: string) => Number(readFileSync(path.join(dir, 'run', `${name}.pid`), 'utf8').trim());
+  // start.sh waits 90 s for /readyz; a kit holding 150,000 pods can take longer on a busy machine (kube-apiserver
+  // fills its watch cache first). While kube-apiserver runs, start.sh is asked again: it leaves running processes
+  // alone and waits once more.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await shell(path.join(dir, 'start.sh'), [], { KAS_EXTRA_ARGS: options.extraArgs ?? '' });
+      break;
+    } catch (error) {
+      if (attempt < START_ATTEMPTS && running(pid, 'kube-apiserver') && running(pid, 'etcd')) continue;
+      await stop().catch(() => undefined);
+      throw error;
+    }
+  }
   return {
     version: options.version,
     dir,
