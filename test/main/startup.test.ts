@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'yaml';
+import { startDirectory } from '../../src/sandbox/directory/directory.js';
 
 const MAIN = resolve('dist/src/main.js');
 let dir: string;
@@ -24,7 +25,12 @@ interface Started {
 }
 
 /** Starts kapi; it counts as started once the output shows `ready` (the admin password's last line by default). */
-function start(args: string[] = [], cwd = dir, ready = '(A new one at every start'): Promise<Started> {
+function start(
+  args: string[] = [],
+  cwd = dir,
+  ready = '(A new one at every start',
+  extraEnv: Record<string, string> = {},
+): Promise<Started> {
   const child = spawn(process.execPath, [MAIN, ...args], {
     cwd,
     env: {
@@ -34,6 +40,7 @@ function start(args: string[] = [], cwd = dir, ready = '(A new one at every star
       TLS_PORT: '0',
       METRICS_PORT: '0',
       KAPI_SANDBOX_NODES: '3',
+      ...extraEnv,
     },
   });
   running.push(child);
@@ -207,6 +214,47 @@ describe('kapi-apiserver started as make run starts it', () => {
     expect(slapdPid).toBeDefined();
     await stop(started);
     expect(existsSync(`/proc/${slapdPid!}`)).toBe(false);
+  }, 120_000);
+
+  it('when --sandbox-directory names a directory URL, then its users log in with their directory password and their memberOf groups', async () => {
+    const directory = await startDirectory();
+    try {
+      const userDN = await directory.addUser({ uid: 'ursula', password: 'Ursula-Dir3ctory' });
+      await directory.addGroup('operators', [userDN]);
+      writeFileSync(join(dir, 'directory-ca.pem'), directory.slapd.caPem);
+      // ldap:// with StartTLS (the certificate verified against the CA file), the search account from the environment
+      const url = `${directory.slapd.ldapUrl}/${encodeURIComponent(directory.peopleDN)}`;
+      const started = await start([`--sandbox-directory=${url}`], dir, 'through kapi as admin', {
+        KAPI_SANDBOX_DIRECTORY_BIND_DN: directory.serviceDN,
+        KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD: directory.servicePassword,
+        KAPI_SANDBOX_DIRECTORY_CA_FILE: join(dir, 'directory-ca.pem'),
+      });
+      expect(started.output()).toContain(
+        `Directory logins (LDAP provider "directory" at ${directory.slapd.ldapUrl}): the users under ${directory.peopleDN} log in`,
+      );
+      expect(started.output()).not.toContain(directory.servicePassword);
+      const answer = await fetch(`${started.listening.http}/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'password',
+          username: 'ursula',
+          password: 'Ursula-Dir3ctory',
+          client_id: 'kapi',
+          client_secret: 'kapi',
+        }),
+      });
+      expect(answer.status).toBe(200);
+      const { access_token: token } = (await answer.json()) as { access_token: string };
+      // the access token's groups claim: the directory group, from memberOf
+      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as {
+        groups?: string[];
+      };
+      expect(claims.groups).toContain('operators');
+      await stop(started);
+    } finally {
+      await directory.stop({ remove: true });
+    }
   }, 120_000);
 
   it('when --sandbox-directory is not demo nor an LDAP URL with a base DN, then it refuses to start and says why', async () => {
