@@ -9,7 +9,7 @@ import { codeDigest } from '../../src/auth/browser/authorization-codes.js';
 import { BROWSER_SESSION_CLIENT } from '../../src/auth/browser/browser-sessions.js';
 import { formFields, pkce } from '../auth/browser/browser-client.js';
 import { assertTarget } from './forwarding-target.js';
-import { E2E_CONSOLE, silentLogger, startE2E, type E2E } from './harness.js';
+import { E2E_CONSOLE, silentLogger, startE2E, waitFor, type E2E } from './harness.js';
 
 const PASSWORD = 'e2e-Browser-passw0rd';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes?limit=1';
@@ -110,6 +110,11 @@ async function status(url: string, token: string): Promise<number> {
   return res.status;
 }
 
+/** Waits until `base` refuses the token: a replica that did not end the session itself learns it from its watch. */
+async function endsOn(base: string, token: string): Promise<void> {
+  await waitFor(async () => (await status(`${base}${NODES}`, token)) === 401);
+}
+
 interface Tokens {
   access_token: string;
   id_token: string;
@@ -147,7 +152,9 @@ describe('when a browser signs in through two replicas', () => {
     const tokens = (await first.json()) as Tokens;
     const again = await redeem(B, code, verifier);
     expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
-    for (const base of [A, B]) expect(await status(`${base}${NODES}`, tokens.access_token)).toBe(401);
+    // B ended the session itself; A learns it from its watch of the LoginSessions
+    expect(await status(`${B}${NODES}`, tokens.access_token)).toBe(401);
+    await endsOn(A, tokens.access_token);
     const third = await redeem(A, code, verifier);
     expect(third.status).toBe(400);
     await third.arrayBuffer();
@@ -162,7 +169,8 @@ describe('when a browser signs in through two replicas', () => {
       const winner = answers.find((res) => res.status === 200)!;
       const tokens = (await winner.json()) as Tokens;
       await Promise.all(answers.filter((res) => res !== winner).map((res) => res.arrayBuffer()));
-      expect(await status(`${A}${NODES}`, tokens.access_token)).toBe(401);
+      // the losing replica ended the session; the other learns it from its watch
+      for (const base of [A, B]) await endsOn(base, tokens.access_token);
     }
   });
 
@@ -185,9 +193,13 @@ describe('when a browser signs in through two replicas', () => {
         path: `/apis/iam.kapi.io/v1beta1/loginsessions/${session.metadata.name}`,
       });
     }
+    // both replicas learn of the deletion from their watch of the LoginSessions, each at its own moment
     for (const base of [A, B]) {
-      const res = await browser.fetch(authorizeUrl(base, pkce().challenge));
-      expect(res.headers.get('location')).toMatch(/^\/oauth\/login\?request=/);
+      await waitFor(async () => {
+        const res = await browser.fetch(authorizeUrl(base, pkce().challenge));
+        await res.arrayBuffer();
+        return /^\/oauth\/login\?request=/.test(res.headers.get('location') ?? '');
+      });
     }
   });
 
