@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -67,6 +67,12 @@ export async function startKapiProcess(options: {
     },
   );
   const output = keepLastLines(child);
+  // BENCH_KAPI_LOG=<file>: kapi's whole output (its JSON log lines) appended there, to see what it did under load.
+  if (process.env.BENCH_KAPI_LOG) {
+    const log = createWriteStream(process.env.BENCH_KAPI_LOG, { flags: 'a' });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+  }
   let inspector: string | undefined;
   child.stderr?.on('data', (chunk: Buffer) => (inspector ??= inspectorUrl(chunk.toString('utf8'))));
   let exit: string | undefined;

@@ -60,6 +60,21 @@ export interface Forwarder {
   close(): void;
 }
 
+/**
+ * The most of a short answer held until it ends, to go out in one write with its length (see `exchange`): every
+ * single object kube-apiserver serves fits; at most this much per request in flight.
+ */
+export const HELD_ANSWER_BYTES = 32 * 1024;
+
+/** A short answer while it is held: its head as it will go out, and the body so far. */
+interface HeldAnswer {
+  code: number;
+  statusMessage: string;
+  head: string[];
+  chunks: Buffer[];
+  bytes: number;
+}
+
 /** Errors on a pooled socket that kube-apiserver closed while idle: a bodiless request is safe to send again. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE']);
@@ -196,12 +211,24 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     next(backendFailure(error));
   };
 
-  /** A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. */
+  /**
+   * A short request without a body (gets, lists, deletes: most of them), relayed as kube-apiserver answers it. An
+   * answer is held until it ends, up to `HELD_ANSWER_BYTES`, and goes out as one write with its length: kube-apiserver
+   * frames every body over 2 KiB as chunks, sent as several TLS records (4 KiB each, then the last chunk), and relaying
+   * each as it came cost one write to the client, and one wake-up of it, per record. A larger answer (a long list)
+   * streams on from there with the client's back-pressure.
+   */
   const exchange = (req: ForwardedRequest, res: ServerResponse, next: Fail, target: string, headers: string[]) => {
     let current: Exchange;
     let answered = false;
     let clientGone = false;
+    let held: HeldAnswer | undefined;
     const resume = () => current.resume();
+    const send = (chunk: Buffer) => {
+      if (res.write(chunk)) return true;
+      res.once('drain', resume);
+      return false;
+    };
 
     const start = (retry: boolean) => {
       current = backend.exchange(
@@ -213,18 +240,37 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
               next(redirectRefused());
               return false;
             }
-            res.writeHead(code, statusMessage || undefined, answerHead(rawHeaders, req.requestId));
+            held = { code, statusMessage, head: answerHead(rawHeaders, req.requestId), chunks: [], bytes: 0 };
             return true;
           },
           onData(chunk) {
-            if (res.write(chunk)) return true;
+            if (!held) return send(chunk);
+            held.chunks.push(chunk);
+            held.bytes += chunk.length;
+            if (held.bytes <= HELD_ANSWER_BYTES) return true;
+            // a long answer: what came so far goes out now, the rest as it comes
+            const { chunks } = held;
+            res.writeHead(held.code, held.statusMessage || undefined, held.head);
+            held = undefined;
+            let flowing = true;
+            for (const part of chunks) flowing = res.write(part);
+            if (flowing) return true;
             res.once('drain', resume);
             return false;
           },
-          onEnd: () => res.end(),
+          onEnd() {
+            if (!held) return void res.end();
+            const { code, statusMessage, head, chunks, bytes } = held;
+            held = undefined;
+            if (framesItsLength(req.method, code) && !hasHeader(head, 'content-length')) {
+              head.push('Content-Length', String(bytes));
+            }
+            res.writeHead(code, statusMessage || undefined, head);
+            res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, bytes));
+          },
           onError(error) {
             if (clientGone) return;
-            // A cut backend answer reaches the client as a cut answer, never as a clean end.
+            // A cut backend answer reaches the client as a cut answer, never as a clean end (or a complete one).
             if (answered) return void res.destroy();
             if (retry && STALE_SOCKET_ERRORS.has(error.code ?? '')) return start(false);
             failed(req, next, error, reachedBackend(error));
@@ -278,6 +324,16 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     shouldUpgrade: (req) => isRelayedUpgrade(req.url ?? '', req.headers.upgrade),
     close: () => backend.close(),
   };
+}
+
+/** Whether an answer's length may be stated: not for HEAD (its length is the GET's), 1xx, 204 or 304 (no body). */
+function framesItsLength(method: string, code: number): boolean {
+  return method !== 'HEAD' && code >= 200 && code !== 204 && code !== 304;
+}
+
+function hasHeader(flat: readonly string[], lowerName: string): boolean {
+  for (let i = 0; i < flat.length; i += 2) if (flat[i]!.toLowerCase() === lowerName) return true;
+  return false;
 }
 
 /** Stops sending the client's body to kube-apiserver; what else the client sends is read and dropped. */

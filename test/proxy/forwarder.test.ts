@@ -15,6 +15,7 @@ import {
   USER_TOKEN,
   type Kapi,
 } from './harness.js';
+import { HELD_ANSWER_BYTES } from '../../src/proxy/forwarder.js';
 
 let backend: Backend;
 let kapi: Kapi;
@@ -211,6 +212,49 @@ describe('answers passed back', () => {
     };
     const answer = await send(kapi.url, { path: '/api/v1/pods', headers: auth });
     expect(answer.body.length).toBe(big.length);
+  });
+
+  it('when kube-apiserver frames a short answer in chunks, then the client gets it whole, with its length, unchunked', async () => {
+    // kube-apiserver (Go) frames every body over 2 KiB as chunks and writes them as separate TLS records
+    const parts = ['{"kind":"Node",', '"metadata":{"name":"n1"},', `"status":{"pad":"${'p'.repeat(6000)}"}}`];
+    backend.onRequest = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      for (const part of parts.slice(0, -1)) res.write(part);
+      setTimeout(() => res.end(parts.at(-1)), 5);
+    };
+    const answer = await send(kapi.url, { path: '/api/v1/nodes/n1', headers: auth });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe(parts.join(''));
+    expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(parts.join(''))));
+    expect(answer.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('when an answer is longer than kapi holds, then it streams: its first part arrives before kube-apiserver ends it', async () => {
+    let clientHasData!: () => void;
+    const clientGotData = new Promise<void>((resolve) => (clientHasData = resolve));
+    backend.onRequest = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('x'.repeat(HELD_ANSWER_BYTES + 1));
+      // the end comes only once the client has bytes: an answer held whole would never end
+      void clientGotData.then(() => res.end('y'));
+    };
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = http.get(
+        `${kapi.url}/api/v1/pods`,
+        { headers: { Authorization: `Bearer ${USER_TOKEN}` }, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            clientHasData();
+          });
+          res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+    });
+    expect(body).toBe(`${'x'.repeat(HELD_ANSWER_BYTES + 1)}y`);
   });
 
   it.each([301, 302, 303, 307, 308])(
