@@ -54,6 +54,13 @@ export async function startKapiProcess(options: {
     // As the image and the chart run it (Dockerfile ENV NODE_OPTIONS, values.yaml nodeOptions).
     NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
     ...options.env,
+    // BENCH_KAPI_ENV="NAME=value,NAME2=value": more of kapi's environment, for a trial (an allocator setting, a flag)
+    ...Object.fromEntries(
+      (process.env.BENCH_KAPI_ENV?.split(',').filter(Boolean) ?? []).map((pair) => [
+        pair.slice(0, pair.indexOf('=')),
+        pair.slice(pair.indexOf('=') + 1),
+      ]),
+    ),
   };
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
   // BENCH_KAPI_NODE_ARGS adds Node flags for a look inside, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.

@@ -96,22 +96,37 @@ export class ObjectStore<T> {
    * objects modified. Unchanged objects keep their identity and cause no event. `next` is taken over, not copied.
    */
   replace(next: ListedObjects<T>): void {
-    const values = next.values;
-    const versions = this.versions && (next.versions ?? new Map<string, string>());
+    const listed = next.values;
+    const listedVersions = next.versions ?? new Map<string, string>();
+    // A fresh map, keyed by the strings this store already held where it held the key: the list's keys are equal
+    // copies, which would otherwise live on beside the ones the objects may hold (a cached pod's key: 150,000 of them
+    // after a relist).
+    const values = new Map<string, T>();
+    const versions = this.versions && new Map<string, string>();
+    const deleted: T[] = [];
     const events: Array<[ChangeEvent, T, T | undefined]> = [];
     for (const [key, old] of this.values) {
-      if (!values.has(key)) events.push(['deleted', old, old]);
-    }
-    for (const [key, value] of values) {
-      const old = this.values.get(key);
-      const unchanged =
-        old !== undefined && (this.same ? this.same(old, value) : this.versions?.get(key) === versions?.get(key));
+      const value = listed.get(key);
+      if (value === undefined) {
+        deleted.push(old);
+        continue;
+      }
+      const unchanged = this.same ? this.same(old, value) : this.versions?.get(key) === listedVersions.get(key);
       // the stored object keeps its identity, so readers holding it see no change
-      if (unchanged) values.set(key, old);
-      else events.push([old === undefined ? 'added' : 'modified', value, old]);
+      values.set(key, unchanged ? old : value);
+      versions?.set(key, listedVersions.get(key) as string);
+      if (!unchanged) events.push(['modified', value, old]);
+    }
+    for (const [key, value] of listed) {
+      if (values.has(key)) continue;
+      values.set(key, value);
+      versions?.set(key, listedVersions.get(key) as string);
+      events.push(['added', value, undefined]);
     }
     this.values = values;
     this.versions = versions;
+    // deletions first, as before any object is added
+    for (const old of deleted) this.changed('deleted', old, old);
     for (const [event, obj, old] of events) this.changed(event, obj, old);
   }
 

@@ -83,16 +83,19 @@ export class PodDirectory {
   private readonly byNamespace = new Map<string, Set<CachedPod>>();
   private readonly namespaces = new SharedValues<string>();
   private readonly containerSets = new SharedValues<readonly string[]>();
+  /** Workload names: every pod of a Deployment or DaemonSet would otherwise hold a copy of its own. */
+  private readonly workloads = new SharedValues<string>();
 
   /** A pod record, with its namespace and container list shared with the pods already known. */
   identify(raw: V1Pod, key: string): PodIdentity {
     const namespace = raw.metadata?.namespace ?? '';
     const names = [...(raw.spec?.initContainers ?? []), ...(raw.spec?.containers ?? [])].map((c) => c.name);
     const setKey = names.join('\u0000');
+    const workload = workloadOf(raw);
     return {
       key,
       namespace: this.namespaces.get(namespace, () => namespace),
-      workload: workloadOf(raw),
+      workload: workload === undefined ? undefined : this.workloads.get(workload, () => workload),
       containers: this.containerSets.get(setKey, () => Object.freeze(names)),
     };
   }
@@ -106,6 +109,7 @@ export class PodDirectory {
     pods.add(pod);
     this.namespaces.hold(pod.namespace, pod.namespace);
     this.containerSets.hold(pod.containers.join('\u0000'), pod.containers);
+    if (pod.workload !== undefined) this.workloads.hold(pod.workload, pod.workload);
   }
 
   remove(pod: CachedPod): void {
@@ -114,6 +118,7 @@ export class PodDirectory {
     if (pods.size === 0) this.byNamespace.delete(pod.namespace);
     this.namespaces.release(pod.namespace);
     this.containerSets.release(pod.containers.join('\u0000'));
+    if (pod.workload !== undefined) this.workloads.release(pod.workload);
   }
 
   /** Namespaces that have at least one cached pod. */

@@ -378,6 +378,8 @@ export class Reflector<T> {
     const hung = new AbortController();
     const relistNow = new AbortController();
     this.relistNow = relistNow;
+    // a sink that attached since the last list (between its end and this watch) is served now, not at the watch's end
+    if (this.joining.size > 0) relistNow.abort();
     const watchdog = setTimeout(() => hung.abort(), idleMs);
     const opened = Date.now();
     try {

@@ -118,6 +118,21 @@ describe('cache memory', () => {
     await pods.waitForSync(60_000);
     collectGarbage();
     const nodesAndPods = process.memoryUsage().heapUsed - before;
+
+    // A relist (a sink attaching, or an expired resourceVersion) of unchanged pods keeps what the cache held: no
+    // second copy of every key string beside the one each cached pod holds.
+    let listed!: () => void;
+    const relisted = new Promise<void>((resolve) => (listed = resolve));
+    pods.pods.attach({
+      beginList: () => undefined,
+      put: () => undefined,
+      remove: () => undefined,
+      endList: () => listed(),
+    });
+    await relisted;
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    const afterRelist = process.memoryUsage().heapUsed - before;
     await Promise.all([nodes.stop(), pods.stop()]);
 
     const MB = 2 ** 20;
@@ -134,5 +149,7 @@ describe('cache memory', () => {
     // more than twice its JSON (managedFields dropped)
     expect(podsOnly).toBeLessThan(2 * MB + 200 * PODS);
     expect(nodesOnly).toBeLessThan(2 * MB + 2 * served.nodeJsonBytes * NODES);
+    // a key string is about 50 B a pod: a relist that kept the listed copies would add that much again
+    expect(afterRelist - nodesAndPods).toBeLessThan(20 * PODS);
   });
 });

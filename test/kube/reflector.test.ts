@@ -123,6 +123,28 @@ describe('Reflector list', () => {
   });
 });
 
+describe('Reflector sinks', () => {
+  it('when a sink attaches as the first list ends, before the watch opens, then it gets a full list at once', async () => {
+    const { fake, reflector } = await setup();
+    for (const name of ['a', 'b', 'c']) fake.put(node(name));
+    const put: string[] = [];
+    let listed!: () => void;
+    const ended = new Promise<void>((resolve) => (listed = resolve));
+    const sink = {
+      beginList: () => undefined,
+      put: (key: string) => put.push(key),
+      remove: () => undefined,
+      endList: () => listed(),
+    };
+    // 'synced' is told inside the first list, before the loop goes on to open the watch
+    reflector.on('synced', () => reflector.attach(sink));
+    reflector.start();
+    await ended;
+    expect(put.sort()).toEqual(['a', 'b', 'c']);
+    expect(fake.requests.filter((r) => r.kind === 'list').length).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('Reflector watch', () => {
   it('when events arrive split across chunk boundaries, then each is applied once, in order', async () => {
     const { fake, reflector, events } = await setup();
