@@ -12,7 +12,7 @@ import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 export interface BodyArenaOptions {
   /** Deflate bodies (default true); off for short-lived tables built for one answer. */
   compress?: boolean;
-  /** Bodies stored before the dictionary is learned from them (default 16). */
+  /** Bodies stored as they are before the dictionary is learned from a spread of them (default 256). */
   samples?: number;
 }
 
@@ -20,6 +20,8 @@ const SLAB_BYTES = 1 << 20;
 /** A window of 8 KiB: deflate and inflate set-up stay cheap (a 32 KiB window costs several times more per call). */
 const WINDOW_BITS = 13;
 const DICTIONARY_BYTES = 1 << WINDOW_BITS;
+/** Bodies the dictionary is made of, taken evenly from the samples. */
+const DICTIONARY_SAMPLES = 16;
 /** zlib's output chunk: most bodies fit one (Node's default is 16 KiB). */
 const CHUNK_BYTES = 4096;
 const NONE = -1;
@@ -49,7 +51,7 @@ export class BodyArena {
 
   constructor(options: BodyArenaOptions = {}) {
     this.compress = options.compress ?? true;
-    this.samples = options.samples ?? 16;
+    this.samples = options.samples ?? 256;
   }
 
   /** Stores a body; returns its handle. */
@@ -120,20 +122,26 @@ export class BodyArena {
   /** Learns the dictionary now (the end of a first list shorter than the sample). */
   settle(): void {
     if (this.compress && this.dictionary === undefined && this.sampled.length > 0) this.learn();
+    // the per-handle columns sized to the handles in use plus a sixteenth, not what growing left
+    const room = this.nextHandle + Math.max(64, this.nextHandle >> 4);
+    if (this.slabOf.length > room + (room >> 3)) this.resize(room);
   }
 
   private ensure(handle: number): void {
     if (handle < this.slabOf.length) return;
-    const size = Math.max(handle + 1, this.slabOf.length * 2);
-    const grow = (old: Int32Array, fill = 0) => {
+    this.resize(Math.max(handle + 1, Math.floor(this.slabOf.length * 1.5)));
+  }
+
+  private resize(size: number): void {
+    const copy = (old: Int32Array, fill = 0) => {
       const next = new Int32Array(size).fill(fill);
-      next.set(old);
+      next.set(old.subarray(0, Math.min(old.length, size)));
       return next;
     };
-    this.slabOf = grow(this.slabOf, NONE);
-    this.offsetOf = grow(this.offsetOf);
-    this.storedLength = grow(this.storedLength);
-    this.plainLength = grow(this.plainLength);
+    this.slabOf = copy(this.slabOf, NONE);
+    this.offsetOf = copy(this.offsetOf);
+    this.storedLength = copy(this.storedLength);
+    this.plainLength = copy(this.plainLength);
   }
 
   private write(handle: number, json: Buffer): void {
@@ -229,12 +237,14 @@ export class BodyArena {
   }
 
   /**
-   * The preset dictionary: the sampled bodies, most typical last (deflate finds the nearest match first), cut to
-   * the window. The samples are then stored again, deflated with it.
+   * The preset dictionary: 16 bodies spread over the sampled ones (a list comes in key order, so the first few are
+   * often alike: one namespace, one workload), cut to the window. The samples are then stored again, deflated with
+   * it. A spread of 256 rather than the first 16 stored ReplicaSets and Deployments in a fifth fewer bytes.
    */
   private learn(): void {
     const bodies = this.sampled.map((handle) => Buffer.from(this.read(handle)));
-    const joined = Buffer.concat(bodies);
+    const step = Math.max(1, Math.floor(bodies.length / DICTIONARY_SAMPLES));
+    const joined = Buffer.concat(bodies.filter((_, i) => i % step === 0));
     this.dictionary = Buffer.from(joined.subarray(Math.max(0, joined.length - DICTIONARY_BYTES)));
     this.sampled.forEach((handle, i) => this.replace(handle, bodies[i] as Buffer));
     this.sampled.length = 0;

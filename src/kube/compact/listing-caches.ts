@@ -2,7 +2,7 @@ import type { Logger } from '../../observability/logger.js';
 import { registerCache, type CacheState } from '../cache-registry.js';
 import type { KubeClient } from '../client.js';
 import { Reflector, type ReflectorSink } from '../reflector.js';
-import { ObjectTable, type ObjectRecord, type TableShape } from './object-table.js';
+import { ObjectTable, roomFor, type ObjectRecord, type TableShape } from './object-table.js';
 import { TableViews } from './table-views.js';
 
 /**
@@ -111,7 +111,7 @@ export class ListingCache implements ReflectorSink {
     );
     const slot = unchanged >= 0 ? unchanged : this.table.upsert(this.kind.toRecord(raw));
     if (slot >= this.seen.length) {
-      const grown = new Int32Array(Math.max(slot + 1, this.seen.length * 2, 64));
+      const grown = new Int32Array(Math.max(slot + 1, Math.floor(this.seen.length * 1.5), 64));
       grown.set(this.seen);
       this.seen = grown;
     }
@@ -129,6 +129,8 @@ export class ListingCache implements ReflectorSink {
     for (const slot of this.table.slots()) if (this.seen[slot] !== this.generation) gone.push(slot);
     for (const slot of gone) this.table.removeSlot(slot);
     this.table.settle();
+    const room = roomFor(this.table.slotLimit);
+    if (this.seen.length > room + (room >> 3)) this.seen = this.seen.slice(0, room);
     if (!this.synced) {
       this.synced = true;
       this.log.info('listing cache synced', { objects: this.table.size, bodyBytes: this.table.bodyBytes });

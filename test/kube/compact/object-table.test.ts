@@ -130,6 +130,47 @@ describe('ObjectTable', () => {
     expect(JSON.parse(table.body(c).toString())).toEqual({ metadata: { name: 'c' } });
   });
 
+  test('when a table settles after a list and then grows, shrinks and grows again, then every column keeps its values', () => {
+    const table = new ObjectTable({ times: 1, fields: 1 }, { samples: 4 });
+    const uid = (i: number) => `0b7f3c7e-1d2a-4f3b-9c4d-${String(i).padStart(12, '0')}`;
+    const put = (i: number) =>
+      table.upsert(
+        record({
+          name: `pod-${i}`,
+          namespace: `ns-${i % 7}`,
+          uid: uid(i),
+          created: 1_000 + i,
+          times: [i],
+          fields: [`node-${i % 5}`],
+          labels: { app: `a${i % 3}` },
+          owners: [{ kind: 'ReplicaSet', uid: uid(i + 1) }],
+          body: json({ metadata: { name: `pod-${i}` }, i }),
+        }),
+      );
+    const check = (i: number) => {
+      const slot = table.slotOf(`ns-${i % 7}`, `pod-${i}`);
+      expect(slot).toBeGreaterThanOrEqual(0);
+      expect([table.uid(slot), table.created(slot), table.time(slot, 0), table.field(slot, 0)]).toEqual([
+        uid(i),
+        1_000 + i,
+        i,
+        `node-${i % 5}`,
+      ]);
+      expect(table.labels(slot)).toEqual({ app: `a${i % 3}` });
+      expect(table.hasOwnerUid(slot, uid(i + 1))).toBe(true);
+      expect(JSON.parse(table.body(slot).toString()).i).toBe(i);
+    };
+    for (let i = 0; i < 3000; i++) put(i);
+    table.settle(); // the columns shrink to what is held plus a little room
+    for (let i = 0; i < 3000; i += 97) check(i);
+    for (let i = 3000; i < 5000; i++) put(i); // and grow again past it
+    for (let i = 0; i < 2500; i++) table.remove(`ns-${i % 7}`, `pod-${i}`);
+    table.settle();
+    expect(table.size).toBe(2500);
+    for (let i = 2500; i < 5000; i += 89) check(i);
+    expect(table.slotOf('ns-0', 'pod-7')).toBe(-1);
+  });
+
   test('when a body was read (and kept decoded) and its object changes, then the next read is the new body', () => {
     const table = new ObjectTable({ times: 0, fields: 0 }, { samples: 1 });
     const big = (version: number) => json({ metadata: { name: 'a' }, data: 'x'.repeat(500), version });
