@@ -51,8 +51,11 @@ export async function startKapiProcess(options: {
     KUBECONFIG: options.kubeconfig,
     // The deployed default: one audit line per request is part of the cost being measured.
     LOG_LEVEL: process.env.BENCH_KAPI_LOG_LEVEL ?? 'info',
-    // As the image and the chart run it (Dockerfile ENV NODE_OPTIONS, values.yaml nodeOptions).
+    // As the image and the chart run it (Dockerfile ENV, values.yaml nodeOptions and malloc).
     NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
+    MALLOC_ARENA_MAX: '2',
+    MALLOC_MMAP_THRESHOLD_: '131072',
+    MALLOC_TRIM_THRESHOLD_: '131072',
     ...options.env,
     // BENCH_KAPI_ENV="NAME=value,NAME2=value": more of kapi's environment, for a trial (an allocator setting, a flag)
     ...Object.fromEntries(

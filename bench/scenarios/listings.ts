@@ -243,7 +243,14 @@ export const listingsScenario: Scenario = {
       const c16s = summarize(c16.latenciesNs);
       detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, 'page')}${errorNote(c16)}`);
       const after = kapi.memory();
-      detail(`RSS after the page load: ${after.rssMiB.toFixed(0)} MiB (peak ${after.peakMiB.toFixed(0)} MiB)`);
+      const heapAfter = await kapi.collectGarbage().catch(() => undefined);
+      const settledAfter = kapi.memory();
+      detail(
+        `RSS after the page load: ${after.rssMiB.toFixed(0)} MiB (peak ${after.peakMiB.toFixed(0)} MiB); after a full GC ${settledAfter.rssMiB.toFixed(0)} MiB` +
+          (heapAfter
+            ? `, V8 heap used ${mib(heapAfter.heapUsed)} of ${mib(heapAfter.heapTotal)}, external ${mib(heapAfter.external)}`
+            : ''),
+      );
 
       const errors = c1.errors + c16.errors;
       const rows: Row[] = [

@@ -202,6 +202,19 @@ describe('chart workload: values', () => {
     });
   });
 
+  test('when rendered with default values, then glibc keeps two arenas and gives freed blocks of 128 KiB back; null leaves its own', async () => {
+    const defaults = await renderChart();
+    expect(env(findObject<V1Deployment>(defaults, 'Deployment', 'kapi-apiserver'))).toMatchObject({
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      MALLOC_TRIM_THRESHOLD_: '131072',
+    });
+    const objects = await renderChart(['--set', 'malloc.arenaMax=null,malloc.trimThreshold=null']);
+    const variables = env(findObject<V1Deployment>(objects, 'Deployment', 'kapi-apiserver'));
+    expect(variables.MALLOC_MMAP_THRESHOLD_).toBe('131072');
+    expect('MALLOC_ARENA_MAX' in variables || 'MALLOC_TRIM_THRESHOLD_' in variables).toBe(false);
+  });
+
   test('when tls.secretName is set, then the server reads its certificate from that Secret in its namespace', async () => {
     const objects = await renderChart(['--set', 'tls.secretName=kapi-tls']);
     expect(env(findObject<V1Deployment>(objects, 'Deployment', 'kapi-apiserver')).TLS_SECRET).toBe('kapi-system/kapi-tls');
