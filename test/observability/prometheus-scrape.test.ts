@@ -119,8 +119,6 @@ beforeAll(async () => {
     watch.end();
   });
 
-  const port = await freePort();
-  prometheusUrl = `http://127.0.0.1:${port}`;
   dataDir = mkdtempSync(join(tmpdir(), 'kapi-prometheus-'));
   writeFileSync(join(dataDir, 'rules.yaml'), readFileSync(RULES));
   writeFileSync(
@@ -134,20 +132,34 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  prometheus = spawn(
-    systemBinary('prometheus'),
-    [
-      `--config.file=${join(dataDir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dataDir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--web.console.templates=',
-      '--web.console.libraries=',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  prometheus.stdout!.on('data', (chunk: Buffer) => (prometheusLog += chunk.toString()));
-  prometheus.stderr!.on('data', (chunk: Buffer) => (prometheusLog += chunk.toString()));
-  await until('Prometheus ready', async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined));
+  // Prometheus binds a port it is given: one freed for it may be taken by another process first, and then it exits
+  // at once saying so; another port is tried then.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    const started = spawn(
+      systemBinary('prometheus'),
+      [
+        `--config.file=${join(dataDir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dataDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--web.console.templates=',
+        '--web.console.libraries=',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    prometheus = started;
+    started.stdout!.on('data', (chunk: Buffer) => (prometheusLog += chunk.toString()));
+    started.stderr!.on('data', (chunk: Buffer) => (prometheusLog += chunk.toString()));
+    const ready = await until('Prometheus ready', async () => {
+      if (started.exitCode !== null) return 'exited';
+      return (await fetch(`${prometheusUrl}/-/ready`).catch(() => undefined))?.ok ? 'ready' : undefined;
+    });
+    if (ready === 'ready') break;
+    if (attempt >= 3 || !/address already in use/.test(prometheusLog)) {
+      throw new Error(`Prometheus exited (${started.exitCode}):\n${prometheusLog.slice(-2000)}`);
+    }
+  }
 }, 120_000);
 
 afterAll(async () => {

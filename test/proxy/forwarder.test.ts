@@ -298,8 +298,8 @@ const NEVER_TIMES_OUT = { connectTimeoutMs: 3_600_000, responseTimeoutMs: 3_600_
 describe('kube-apiserver unavailable', () => {
   it('when nothing listens at kube-apiserver’s address, then the refusal is answered with a 503 Status at once', async () => {
     // Both timeouts outlast the test: the answer can only come from the refused connection, never from waiting.
-    const closedPort = await freePort();
-    const down = await startKapi(`http://127.0.0.1:${closedPort}`, { backend: NEVER_TIMES_OUT });
+    const { address, release } = await refusingAddress();
+    const down = await startKapi(`http://${address}`, { backend: NEVER_TIMES_OUT });
     try {
       const answer = await send(down.url, { path: '/api/v1/nodes', headers: auth });
       expect(answer.status).toBe(503);
@@ -307,6 +307,7 @@ describe('kube-apiserver unavailable', () => {
       expect(JSON.parse(answer.body).message).toMatch(/^kube-apiserver is unavailable/);
     } finally {
       await down.stop();
+      await release();
     }
   });
 
@@ -475,12 +476,17 @@ describe('aborts', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * An address where nothing can be listening, for as long as the test holds it: a port kept bound on 127.0.0.1 by this
+ * test, reached through 127.0.0.2 (loopback as well). No other process can take the port meanwhile (a wildcard bind
+ * is refused while a specific one holds it), so a connection there is always refused, unlike a port freed for the test.
+ */
+async function refusingAddress(): Promise<{ address: string; release: () => Promise<void> }> {
+  const holder = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as AddressInfo;
+  return {
+    address: `127.0.0.2:${port}`,
+    release: () => new Promise<void>((resolve) => holder.close(() => resolve())),
+  };
 }
