@@ -1,6 +1,7 @@
 /** Jest runs the TypeScript sources directly (ESM, transpile-only); `npm run typecheck` owns type errors. */
 export default {
-  testEnvironment: 'node',
+  // jest's node environment, and a worker that exits promptly once its files are done (see the file)
+  testEnvironment: '<rootDir>/test/support/jest-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
