@@ -28,7 +28,10 @@ export interface KitEnvironment extends Environment {
 const ESTABLISHED_TIMEOUT_MS = 60_000;
 
 export function kitDirectory(root: string, version: string, size: SeedSize): string {
-  return path.join(root, '.cache', `kube-bench-${version}-${size.nodes}x${size.podsPerNode}`);
+  const scale = size.scale
+    ? `-${size.scale.deployments}d${size.scale.services}s${size.scale.configMaps}c${size.scale.namespaces}n`
+    : '';
+  return path.join(root, '.cache', `kube-bench-${version}-${size.nodes}x${size.podsPerNode}${scale}`);
 }
 
 export async function startKitEnvironment(options: {
