@@ -120,6 +120,189 @@ describe('PasswordCheckPool', () => {
   });
 });
 
+describe('PasswordCheckPool priorities', () => {
+  const heldBcrypt = fileURLToPath(new URL('./fixtures/held-bcrypt.mjs', import.meta.url));
+
+  /** The checks' starts (thread and nice value), each held until `release` is called with its thread. */
+  function heldChecks() {
+    const channel = new BroadcastChannel('kapi-test-held-bcrypt');
+    const started: { threadId: number; nice: number | undefined; password: string }[] = [];
+    const finished: { threadId: number; password: string }[] = [];
+    const waiters: (() => void)[] = [];
+    channel.onmessage = (message) => {
+      const { event, threadId, nice, password } = (message as MessageEvent).data;
+      if (event === 'started') started.push({ threadId, nice, password });
+      else if (event === 'finished') finished.push({ threadId, password });
+      for (const wake of waiters.splice(0)) wake();
+    };
+    const reach = async (list: unknown[], count: number) => {
+      while (list.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    };
+    return {
+      started,
+      finished,
+      /** Resolves once `count` checks have started. */
+      startedCount: (count: number) => reach(started, count),
+      /** Resolves once `count` checks have run to their end (never, for a check whose thread was killed). */
+      finishedCount: (count: number) => reach(finished, count),
+      release: (threadId: number) => channel.postMessage({ release: threadId }),
+      close: () => channel.close(),
+    };
+  }
+
+  test('when checks wait past the escalation time, queued or on a busy low-priority worker, then normal-priority workers take them', async () => {
+    const checks = heldChecks();
+    // the first check is young when it comes (the low-priority worker is idle); the second waits
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
+      escalateAfterMs: 1,
+      hedgeAfterMs: 1,
+      threads: 2,
+      idleMs: 3_600_000,
+    });
+    try {
+      const hash = bcrypt.hashSync('held secret', 4);
+      const first = pool.compare('held secret', hash);
+      const second = pool.compare('held secret', hash);
+      // all at once while the first is held: the first on the low-priority worker and a copy of it, and the second
+      await checks.startedCount(3);
+      expect(new Set(checks.started.map((check) => check.threadId)).size).toBe(3);
+      if (process.platform === 'linux') expect(checks.started.map((check) => check.nice).sort()).toEqual([0, 0, 19]);
+      expect(pool.escalatedWorkers).toBe(2);
+      for (const check of checks.started) checks.release(check.threadId);
+      expect(await Promise.all([first, second])).toEqual([true, true]);
+    } finally {
+      checks.close();
+      await pool.close();
+    }
+  });
+
+  // the copies are told apart by their nice values, which only Linux gives
+  const onLinux = process.platform === 'linux' ? test : test.skip;
+
+  onLinux(
+    'when normal-priority workers are busy, then a check long on a low-priority worker is run again by one, and no young check goes to a low-priority worker',
+    async () => {
+      const checks = heldChecks();
+      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
+        escalateAfterMs: 1,
+        hedgeAfterMs: 1,
+        threads: 2,
+        idleMs: 3_600_000,
+      });
+      const started = (nice: number, password: string) =>
+        checks.started.filter((check) => check.nice === nice && check.password === password);
+      try {
+        const [one, two, three] = ['one', 'two', 'three'].map((password) => bcrypt.hashSync(password, 4));
+        // one on the low-priority worker (held, as on a machine that gives it no CPU); two waits, then escalates
+        const first = pool.compare('one', one!);
+        const second = pool.compare('two', two!);
+        await checks.startedCount(3);
+        expect([started(19, 'one').length, started(0, 'two').length, started(0, 'one').length]).toEqual([1, 1, 1]);
+        // the copy answers one while the low-priority worker still holds it
+        checks.release(started(0, 'one')[0]!.threadId);
+        await expect(first).resolves.toBe(true);
+        checks.release(started(19, 'one')[0]!.threadId);
+        // the low-priority worker is idle again, but two still runs at normal priority: three goes to one too
+        const third = pool.compare('three', three!);
+        await checks.startedCount(4);
+        expect(started(0, 'three')).toHaveLength(1);
+        for (const check of checks.started) checks.release(check.threadId);
+        expect(await Promise.all([second, third])).toEqual([true, true]);
+      } finally {
+        checks.close();
+        await pool.close();
+      }
+    },
+  );
+
+  onLinux(
+    'when more checks wait than twice the low-priority workers, then the oldest runs at normal priority at once',
+    async () => {
+      const checks = heldChecks();
+      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
+        escalateAfterMs: 3_600_000,
+        hedgeAfterMs: 3_600_000,
+      });
+      try {
+        const hashes = ['one', 'two', 'three', 'four'].map((password) => [password, bcrypt.hashSync(password, 4)]);
+        // one holds the low-priority worker; two, three and four wait: a pile-up (more than 2 × 1)
+        const answers = hashes.map(([password, hash]) => pool.compare(password!, hash!));
+        await checks.startedCount(2);
+        expect(checks.started.map((check) => `${check.nice} ${check.password}`).sort()).toEqual(['0 two', '19 one']);
+        // the rest follow as workers free up
+        for (let i = 0; i < 4; i++) {
+          await checks.startedCount(i + 1);
+          checks.release(checks.started[i]!.threadId);
+        }
+        expect(await Promise.all(answers)).toEqual([true, true, true, true]);
+      } finally {
+        checks.close();
+        await pool.close();
+      }
+    },
+  );
+
+  test('when the pool closes while a check runs, then the check ends before its worker does (a thread is never killed inside bcrypt)', async () => {
+    // bcrypt's native code aborts the whole process when its thread is terminated mid-check (node-addon-api)
+    const checks = heldChecks();
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt);
+    try {
+      const hash = bcrypt.hashSync('held secret', 4);
+      const answer = pool.compare('held secret', hash);
+      await checks.startedCount(1);
+      const closing = pool.close();
+      // the caller is answered at once: a closed pool lets no one in
+      await expect(answer).resolves.toBe(false);
+      checks.release(checks.started[0]!.threadId);
+      await closing;
+      // a terminated worker would never have finished the check
+      await checks.finishedCount(1);
+      expect(checks.finished.map((check) => check.password)).toEqual(['held secret']);
+    } finally {
+      checks.close();
+      await pool.close();
+    }
+  });
+
+  test('when a check is young, then it waits for the low-priority worker and no other worker starts', async () => {
+    const checks = heldChecks();
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
+      escalateAfterMs: 3_600_000,
+      hedgeAfterMs: 3_600_000,
+    });
+    try {
+      const hash = bcrypt.hashSync('held secret', 4);
+      const first = pool.compare('held secret', hash);
+      const second = pool.compare('held secret', hash);
+      await checks.startedCount(1);
+      expect(pool.escalatedWorkers).toBe(0);
+      checks.release(checks.started[0]!.threadId);
+      await expect(first).resolves.toBe(true);
+      // the second starts only now, on the same low-priority worker
+      await checks.startedCount(2);
+      expect(checks.started[1]!.threadId).toBe(checks.started[0]!.threadId);
+      checks.release(checks.started[1]!.threadId);
+      await expect(second).resolves.toBe(true);
+      expect(pool.escalatedWorkers).toBe(0);
+    } finally {
+      checks.close();
+      await pool.close();
+    }
+  });
+
+  test('when a normal-priority worker stays idle, then it is stopped; the low-priority ones stay', async () => {
+    const pool = new PasswordCheckPool(1, undefined, undefined, { escalateAfterMs: 0, threads: 2, idleMs: 1 });
+    try {
+      const hash = bcrypt.hashSync('pool secret', 4);
+      expect(await Promise.all([1, 2, 3].map(() => pool.compare('pool secret', hash)))).toEqual([true, true, true]);
+      while (pool.escalatedWorkers > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await expect(pool.compare('pool secret', hash)).resolves.toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('PasswordCheckPool when a worker dies', () => {
   test('when a worker thread exits, then its check fails instead of hanging and the pool keeps answering', async () => {
     const pool = new PasswordCheckPool(1);
