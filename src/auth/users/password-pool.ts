@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -14,7 +15,10 @@ import { PasswordChecksBusy } from './passwords.js';
  * - a check that has waited `escalateAfterMs` in the queue goes to one, as does the oldest whenever more checks wait
  *   than twice the low-priority workers (a pile-up: 16 parallel logins of one user, not a storm of 4);
  * - while one is busy, the low-priority workers take no new check (they would starve behind it), and a check that has
- *   run `hedgeAfterMs` on one of them runs once more at normal priority; the first answer counts.
+ *   run `hedgeAfterMs` on one of them runs once more at normal priority; the first answer counts;
+ * - so does a check that has run `hedgeAfterMs` on a low-priority worker that got less than half of that time in CPU
+ *   (Linux: its thread's utime+stime): other processes keep the cores busy (a neighbour, `stress-ng`), and at nice 19
+ *   a 60 ms check would take seconds (measured: 4 s each, beside two busy processes).
  * Logins that pile up get their fair share of the CPU, and only then. (A thread may lower its priority but not raise
  * it again, so the two kinds are separate threads; a check cannot be taken back from a worker, hence the copy.)
  * Elsewhere than Linux the priority call is a no-op and the pool still keeps bcrypt off the event loop.
@@ -28,7 +32,11 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { readlinkSync } = require('node:fs');
 const { setPriority } = require('node:os');
 if (workerData.lowPriority) {
-  try { setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 19); } catch {}
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(tid, 19);
+    parentPort.postMessage({ tid }); // the pool reads this thread's CPU time to tell a starved check
+  } catch {}
 }
 const bcrypt = require(workerData.bcrypt);
 parentPort.on('message', ({ id, password, hash, stop }) => {
@@ -51,10 +59,25 @@ interface Job {
   queuedAt: number;
 }
 
-/** A check on a low-priority worker, since when. */
+/** A check on a low-priority worker, since when; and its thread's CPU time (ms) at a moment, where it can be read. */
 interface LowRun {
   job: Job;
   startedAt: number;
+  worker: Worker;
+  cpu?: { ms: number; at: number };
+}
+
+/** CPU time (utime+stime, ms) of one of this process's threads, from /proc; undefined where it cannot be read. */
+function threadCpuMs(tid: number | undefined): number | undefined {
+  if (tid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+    // the fields after the command name: state is the first; utime and stime the 12th and 13th (clock ticks of 10 ms)
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -91,6 +114,8 @@ export class PasswordCheckPool {
   private readonly queue: Job[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly busy = new Map<Worker, number>();
+  /** Low-priority workers' thread ids (Linux), for their CPU time. */
+  private readonly threadIds = new Map<Worker, number>();
   /** Checks running on low-priority workers, by id; and those also given to a normal-priority worker. */
   private readonly runningLow = new Map<number, LowRun>();
   private readonly hedged = new Set<number>();
@@ -132,7 +157,12 @@ export class PasswordCheckPool {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcrypt: this.bcryptModule, lowPriority } });
     worker.unref();
     if (!lowPriority) this.escalated.add(worker);
-    worker.on('message', ({ id, matches }: { id: number; matches: boolean }) => {
+    worker.on('message', ({ id, matches, tid }: { id: number; matches: boolean; tid?: number }) => {
+      if (tid !== undefined) {
+        this.threadIds.set(worker, tid);
+        if (!this.closed) this.dispatch(); // a check it already runs can now be watched for starvation
+        return;
+      }
       // the first answer of a check counts; a second copy's is the same and is dropped
       this.settle(id, matches);
       this.done(worker, id);
@@ -176,6 +206,7 @@ export class PasswordCheckPool {
     clearTimeout(this.idleTimers.get(worker));
     this.idleTimers.delete(worker);
     this.escalated.delete(worker);
+    this.threadIds.delete(worker);
   }
 
   /** A worker is through with check `id`: how many copies of it still run. */
@@ -252,7 +283,7 @@ export class PasswordCheckPool {
         this.run(this.idle.pop()!, this.queue.shift()!, now);
         continue;
       }
-      const starved = this.escalating() || headAged ? this.oldestStarved(now) : undefined;
+      const starved = this.oldestStarved(now);
       const next = headAged && (!starved || head.queuedAt <= starved.queuedAt) ? head : starved;
       if (!next) break;
       const worker = this.escalatedWorker();
@@ -273,19 +304,44 @@ export class PasswordCheckPool {
   private run(worker: Worker, job: Job, now: number): void {
     this.busy.set(worker, job.id);
     this.copies.set(job.id, (this.copies.get(job.id) ?? 0) + 1);
-    if (!this.escalated.has(worker)) this.runningLow.set(job.id, { job, startedAt: now });
+    if (!this.escalated.has(worker)) {
+      const run: LowRun = { job, startedAt: now, worker };
+      this.sampleCpu(run, now);
+      this.runningLow.set(job.id, run);
+    }
     worker.postMessage({ id: job.id, password: job.password, hash: job.hash });
   }
 
-  /** The oldest check run `hedgeAfterMs` on a low-priority worker, unanswered and not run twice yet. */
+  /**
+   * The oldest check run `hedgeAfterMs` on a low-priority worker, unanswered and not run twice yet, while a
+   * normal-priority worker is busy or its own thread got less than half that time in CPU.
+   */
   private oldestStarved(now: number): Job | undefined {
     let oldest: Job | undefined;
-    for (const { job, startedAt } of this.runningLow.values()) {
+    const escalating = this.escalating();
+    for (const run of this.runningLow.values()) {
+      const { job, startedAt } = run;
       if (this.hedged.has(job.id) || !this.pending.has(job.id)) continue;
       if (now - startedAt < this.hedgeAfterMs) continue;
+      if (!escalating && !this.starvedOfCpu(run, now)) continue;
       if (!oldest || job.queuedAt < oldest.queuedAt) oldest = job;
     }
     return oldest;
+  }
+
+  /** Notes the thread's CPU time now, unless it is noted already or cannot be read (no thread id yet, not Linux). */
+  private sampleCpu(run: LowRun, now: number): void {
+    if (run.cpu) return;
+    const ms = threadCpuMs(this.threadIds.get(run.worker));
+    if (ms !== undefined) run.cpu = { ms, at: now };
+  }
+
+  /** Whether the check's thread got less than half of the last `hedgeAfterMs` or more in CPU. */
+  private starvedOfCpu(run: LowRun, now: number): boolean {
+    this.sampleCpu(run, now);
+    if (!run.cpu || now - run.cpu.at < this.hedgeAfterMs) return false;
+    const ms = threadCpuMs(this.threadIds.get(run.worker));
+    return ms !== undefined && ms - run.cpu.ms < (now - run.cpu.at) / 2;
   }
 
   private escalatedWorker(): Worker | undefined {
@@ -308,10 +364,12 @@ export class PasswordCheckPool {
       const ageMs = now - head.queuedAt;
       if (ageMs < this.escalateAfterMs) soonest = this.escalateAfterMs - ageMs;
     }
-    for (const { job, startedAt } of this.runningLow.values()) {
+    for (const { job, startedAt, worker } of this.runningLow.values()) {
       if (this.hedged.has(job.id) || !this.pending.has(job.id)) continue;
       const ranMs = now - startedAt;
       if (ranMs < this.hedgeAfterMs) soonest = Math.min(soonest, this.hedgeAfterMs - ranMs);
+      // past it and not starved so far: it may starve later (a neighbour starts), so look again
+      else if (this.threadIds.has(worker)) soonest = Math.min(soonest, this.hedgeAfterMs);
     }
     if (soonest === Infinity) return; // nothing young: what has aged waits for a normal-priority worker to free up
     this.agingTimer = setTimeout(() => this.dispatch(), soonest);

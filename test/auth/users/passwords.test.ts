@@ -96,7 +96,8 @@ describe('PasswordCheckPool', () => {
 
   test('when a check is running, then the main thread keeps serving events (bcrypt runs on a worker thread)', async () => {
     const heldBcrypt = fileURLToPath(new URL('./fixtures/held-bcrypt.mjs', import.meta.url));
-    const pool = new PasswordCheckPool(1, undefined, heldBcrypt);
+    // a held check gets no CPU: no copy of it is wanted here
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, { hedgeAfterMs: 3_600_000 });
     const channel = new BroadcastChannel('kapi-test-held-bcrypt');
     const events: string[] = [];
     channel.onmessage = (message) => {
@@ -216,6 +217,30 @@ describe('PasswordCheckPool priorities', () => {
   );
 
   onLinux(
+    'when a check on a low-priority worker gets no CPU (a busy machine), then a normal-priority copy runs it, though no other check waits',
+    async () => {
+      const checks = heldChecks();
+      // a held check sleeps: its thread's CPU time stays still, as a nice-19 thread's does beside busy processes
+      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, { escalateAfterMs: 3_600_000, hedgeAfterMs: 1 });
+      try {
+        const hash = bcrypt.hashSync('starved', 4);
+        const answer = pool.compare('starved', hash);
+        await checks.startedCount(2);
+        expect(checks.started.map((check) => `${check.nice} ${check.password}`).sort()).toEqual([
+          '0 starved',
+          '19 starved',
+        ]);
+        expect(pool.escalatedWorkers).toBe(1);
+        for (const check of checks.started) checks.release(check.threadId);
+        await expect(answer).resolves.toBe(true);
+      } finally {
+        checks.close();
+        await pool.close();
+      }
+    },
+  );
+
+  onLinux(
     'when more checks wait than twice the low-priority workers, then the oldest runs at normal priority at once',
     async () => {
       const checks = heldChecks();
@@ -245,7 +270,7 @@ describe('PasswordCheckPool priorities', () => {
   test('when the pool closes while a check runs, then the check ends before its worker does (a thread is never killed inside bcrypt)', async () => {
     // bcrypt's native code aborts the whole process when its thread is terminated mid-check (node-addon-api)
     const checks = heldChecks();
-    const pool = new PasswordCheckPool(1, undefined, heldBcrypt);
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, { hedgeAfterMs: 3_600_000 });
     try {
       const hash = bcrypt.hashSync('held secret', 4);
       const answer = pool.compare('held secret', hash);
