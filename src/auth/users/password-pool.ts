@@ -16,7 +16,7 @@ import { PasswordChecksBusy } from './passwords.js';
  *   than twice the low-priority workers (a pile-up: 16 parallel logins of one user, not a storm of 4);
  * - while one is busy, the low-priority workers take no new check (they would starve behind it), and a check that has
  *   run `hedgeAfterMs` on one of them runs once more at normal priority; the first answer counts;
- * - so does a check that has run `hedgeAfterMs` on a low-priority worker that got less than half of that time in CPU
+ * - so does a check that has run `hedgeAfterMs` on a low-priority worker that got under a tenth of that time in CPU
  *   (Linux: its thread's utime+stime): other processes keep the cores busy (a neighbour, `stress-ng`), and at nice 19
  *   a 60 ms check would take seconds (measured: 4 s each, beside two busy processes).
  * Logins that pile up get their fair share of the CPU, and only then. (A thread may lower its priority but not raise
@@ -102,6 +102,11 @@ export interface EscalationOptions {
 
 const ESCALATE_AFTER_MS = 400;
 const HEDGE_AFTER_MS = 250;
+/**
+ * A low-priority thread getting less than this share of a core is starved by other processes: beside two busy ones a
+ * nice-19 thread gets ~1.5%; in a login storm beside kapi's own busy event loop, 25-50% (which is the point of it).
+ */
+const STARVED_CPU_SHARE = 0.1;
 const ESCALATED_IDLE_MS = 30_000;
 
 export class PasswordCheckPool {
@@ -336,12 +341,12 @@ export class PasswordCheckPool {
     if (ms !== undefined) run.cpu = { ms, at: now };
   }
 
-  /** Whether the check's thread got less than half of the last `hedgeAfterMs` or more in CPU. */
+  /** Whether the check's thread got less than `STARVED_CPU_SHARE` of the last `hedgeAfterMs` or more in CPU. */
   private starvedOfCpu(run: LowRun, now: number): boolean {
     this.sampleCpu(run, now);
     if (!run.cpu || now - run.cpu.at < this.hedgeAfterMs) return false;
     const ms = threadCpuMs(this.threadIds.get(run.worker));
-    return ms !== undefined && ms - run.cpu.ms < (now - run.cpu.at) / 2;
+    return ms !== undefined && ms - run.cpu.ms < (now - run.cpu.at) * STARVED_CPU_SHARE;
   }
 
   private escalatedWorker(): Worker | undefined {
