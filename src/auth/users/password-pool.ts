@@ -23,9 +23,9 @@ import { PasswordChecksBusy } from './passwords.js';
  * it again, so the two kinds are separate threads; a check cannot be taken back from a worker, hence the copy.)
  * Elsewhere than Linux the priority call is a no-op and the pool still keeps bcrypt off the event loop.
  *
- * A worker inside `compareSync` is never terminated: bcrypt's native code then throws into a dying environment and
- * node-addon-api aborts the whole process (SIGABRT, measured: 1 in ~150 terminations during a check). Such a worker
- * is asked to stop and ends after its check.
+ * No worker is ever terminated: one inside `compareSync` would abort the whole process (bcrypt's native code throws
+ * into the dying environment and node-addon-api calls std::terminate; reproduced 1 in ~150 terminations during a
+ * check). A worker is asked to stop instead, a message queued behind any check it has, and ends after it.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -197,10 +197,18 @@ export class PasswordCheckPool {
       if (at < 0) return;
       this.idleEscalated.splice(at, 1);
       this.escalated.delete(worker);
-      void worker.terminate();
+      void this.stopWorker(worker);
     }, this.escalatedIdleMs);
     timer.unref();
     this.idleTimers.set(worker, timer);
+  }
+
+  /** Asks a worker to end once through with what it was given; resolves when it has. */
+  private stopWorker(worker: Worker): Promise<void> {
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.ref(); // a process ending now would end the thread as a termination does: wait for it
+    worker.postMessage({ stop: true });
+    return exited;
   }
 
   private forget(worker: Worker): void {
@@ -260,16 +268,8 @@ export class PasswordCheckPool {
     this.runningLow.clear();
     this.hedged.clear();
     this.copies.clear();
-    const running = new Set(this.busy.keys());
-    const workers = new Set([...this.idle, ...this.idleEscalated, ...running, ...this.escalated]);
-    await Promise.all(
-      [...workers].map(async (worker) => {
-        const exited = new Promise((resolve) => worker.once('exit', resolve));
-        if (running.has(worker)) worker.postMessage({ stop: true });
-        else void worker.terminate();
-        await exited;
-      }),
-    );
+    const workers = new Set([...this.idle, ...this.idleEscalated, ...this.busy.keys(), ...this.escalated]);
+    await Promise.all([...workers].map((worker) => this.stopWorker(worker)));
   }
 
   /**
