@@ -20,6 +20,7 @@ export class Exchange {
     private readonly onResponse: (code: number) => void,
     /** Sent back as `Audit-Id`, as kube-apiserver does. */
     private readonly auditId: string,
+    private readonly rstAvoidanceDelayMs = RST_AVOIDANCE_DELAY_MS,
   ) {}
 
   get isHead(): boolean {
@@ -129,7 +130,7 @@ export class Exchange {
         const socket = this.req.socket;
         this.res.once('finish', () => {
           socket.end();
-          setTimeout(() => socket.destroy(), RST_AVOIDANCE_DELAY_MS).unref();
+          setTimeout(() => socket.destroy(), this.rstAvoidanceDelayMs).unref();
         });
         reject(requestEntityTooLarge(MAX_BODY_BYTES));
       };

@@ -78,6 +78,12 @@ export interface SandboxOptions {
   kubernetesMinor?: number;
   /** How often watches that allow bookmarks get one; default 3000 ms. */
   bookmarkIntervalMs?: number;
+  /**
+   * After refusing a body it did not read whole, the sandbox closes the connection for writing and cuts it this long
+   * later (default 500 ms, Go's rstAvoidanceDelay): a client that has not read the answer by then loses it to the reset,
+   * as from kube-apiserver. Tests of that answer on a busy machine give their client longer.
+   */
+  rstAvoidanceDelayMs?: number;
   /** Events kept per resource type for watches and paged lists; older versions get 410. Default 10,000. */
   historyLimit?: number;
   /** How often a running container writes a new log line (for `follow`); default 2000 ms. */
@@ -279,6 +285,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(options.logHistory && { history: options.logHistory }),
     },
     logger,
+    ...(options.rstAvoidanceDelayMs !== undefined && { rstAvoidanceDelayMs: options.rstAvoidanceDelayMs }),
   };
 
   const tls = options.tls ? await tlsCredentials(host) : undefined;

@@ -54,6 +54,8 @@ export interface RouterDeps {
   upgrades: UpgradeEcho;
   logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void>; history?: LogHistory };
   logger?: Logger;
+  /** How long a connection closed after a refused body stays readable (Go's rstAvoidanceDelay, 500 ms). */
+  rstAvoidanceDelayMs?: number;
 }
 
 const REVIEW_GROUPS = new Set(['authorization.k8s.io', 'authentication.k8s.io']);
@@ -101,7 +103,7 @@ export function requestHandler(deps: RouterDeps) {
     const info = requestInfoOf(deps, req, url);
     const auditId = auditIdOf(req.headers);
     const audit = auditor(deps, info, url.pathname, auditId);
-    const x = new Exchange(req, res, url, audit.record, auditId);
+    const x = new Exchange(req, res, url, audit.record, auditId, deps.rstAvoidanceDelayMs);
     res.on('error', () => res.destroy());
     const run = async (): Promise<void> => {
       audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
