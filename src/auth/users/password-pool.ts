@@ -206,7 +206,9 @@ export class PasswordCheckPool {
   /** Asks a worker to end once through with what it was given; resolves when it has. */
   private stopWorker(worker: Worker): Promise<void> {
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.ref(); // a process ending now would end the thread as a termination does: wait for it
+    // a process ending while a check runs would end its thread as a termination does: such a worker holds it open (an
+    // idle one does not: ending it is harmless, and a starved nice-19 thread may take seconds to see the message)
+    if (this.busy.has(worker)) worker.ref();
     worker.postMessage({ stop: true });
     return exited;
   }
