@@ -89,8 +89,10 @@ function kubectl(args: string[]): Run {
 
 /** The n-th address the plugin asked the browser to open. */
 async function openedUrl(index: number): Promise<string> {
-  await waitFor(() => existsSync(opened) && readFileSync(opened, 'utf8').trim().split('\n').length > index);
-  return readFileSync(opened, 'utf8').trim().split('\n')[index]!;
+  // whole lines only: the script's `>>` creates the file an instant before it writes the address
+  const lines = () => (existsSync(opened) ? readFileSync(opened, 'utf8').split('\n').slice(0, -1) : []);
+  await waitFor(() => lines().length > index);
+  return lines()[index]!;
 }
 
 function login(): Run {
