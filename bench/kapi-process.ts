@@ -30,7 +30,8 @@ export interface ProcessMemory {
 }
 
 const STOP_GRACE_MS = 15_000;
-const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192';
+/** kapi's Node flags as the chart and the image set them. */
+export const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192';
 /** The last lines of kapi's output are kept to explain a failed start; nothing else of it is printed. */
 const KEPT_OUTPUT_LINES = 20;
 

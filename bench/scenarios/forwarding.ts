@@ -1,7 +1,9 @@
 import type { Scenario } from '../context.js';
 import { bearer, sendJson } from '../http.js';
 import type { LoadResult, Operation } from '../jobs.js';
-import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { startBareProxy } from '../bare-proxy.js';
+import { backendTrust } from '../tls.js';
 import { forwardingOnKubeRows } from '../forwarding-targets.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
@@ -111,6 +113,7 @@ export const forwardingScenario: Scenario = {
       );
     }
 
+    const bare = await bareProxyCost(ctx, path, directRequest.headers);
     const errors = k1.errors + k16.errors;
     const onKube: { rows: Row[]; figures?: Record<string, unknown> } = { rows: [] };
     const KAS = 'kube-apiserver';
@@ -187,6 +190,7 @@ export const forwardingScenario: Scenario = {
             : 'n/a (the backend runs elsewhere)',
           verdict: 'info',
         },
+        bareProxyRow(bare, { c1: cpu1.kapi, c16: cpu16.kapi }, { c1: cpuPerOperation(d1)[KAS], c16: direct16[KAS] }),
         ...onKube.rows,
       ],
       figures: {
@@ -204,3 +208,76 @@ export const forwardingScenario: Scenario = {
     };
   },
 };
+
+/** A bare Node proxy's CPU per forwarded GET, median of `RUNS` runs at each concurrency. */
+interface BareProxyCost {
+  c1: number;
+  c16: number;
+  errors: number;
+}
+
+/**
+ * The same GET through bare-proxy-main.ts (kapi's client library, pool settings and identity headers, nothing else):
+ * what this machine charges any Node proxy on the path, so that kapi's own share of its cost shows in the same run.
+ */
+async function bareProxyCost(
+  ctx: Parameters<Scenario['run']>[0],
+  path: string,
+  directHeaders: Record<string, string>,
+): Promise<BareProxyCost> {
+  const trust = backendTrust();
+  const proxy = await startBareProxy({
+    backendUrl: ctx.sandboxUrl,
+    ca: trust.ca,
+    servername: trust.servername,
+    headers: ctx.env.impersonatingHeaders ?? { ...directHeaders, 'Impersonate-User': ctx.env.kapiUser.name },
+  });
+  const before = accountedCpu();
+  accountCpuOf({ ...before, 'bare proxy': proxy.pid });
+  try {
+    const through: Operation = {
+      kind: 'request',
+      url: `${proxy.url}${path}`,
+      headers: bearer(ctx.kapiToken),
+      expect: 200,
+    };
+    await load(through, 16, 0, WARMUP_FORWARDING_MS);
+    const measure = async (concurrency: number) => {
+      const runs: LoadResult[] = [];
+      for (let i = 0; i < RUNS; i++) runs.push(await load(through, concurrency));
+      const costs = runs.map((run) => cpuPerOperation(run)['bare proxy'] ?? Number.NaN).sort((x, y) => x - y);
+      const errors = runs.reduce((sum, run) => sum + run.errors, 0);
+      detail(
+        `bare proxy c${concurrency}: ${formatSummary(summarize(runs[0]!.latenciesNs))}${cpuNote(runs[0]!)}${errorNote(runs[0]!)}`,
+      );
+      return { cost: costs[Math.floor((costs.length - 1) / 2)]!, errors };
+    };
+    const c1 = await measure(1);
+    const c16 = await measure(16);
+    return { c1: c1.cost, c16: c16.cost, errors: c1.errors + c16.errors };
+  } finally {
+    accountCpuOf(before);
+    await proxy.stop();
+  }
+}
+
+function bareProxyRow(
+  bare: BareProxyCost,
+  kapi: { c1?: number; c16?: number },
+  kubeApiserver: { c1?: number; c16?: number },
+): Row {
+  const times = (x: number | undefined, y: number | undefined) =>
+    x !== undefined && y !== undefined && y > 0 ? `${(x / y).toFixed(2)}×` : 'n/a';
+  const ofKube =
+    kubeApiserver.c16 !== undefined
+      ? `; bare ÷ kube-apiserver's direct CPU: ${times(bare.c1, kubeApiserver.c1)} at c1, ${times(bare.c16, kubeApiserver.c16)} at c16`
+      : '';
+  return {
+    metric: 'forwarding: a bare Node proxy’s CPU per GET (c1, c16), and kapi ÷ bare',
+    value:
+      `${us(bare.c1)} at c1, ${us(bare.c16)} at c16; kapi ÷ bare: ${times(kapi.c1, bare.c1)} at c1, ` +
+      `${times(kapi.c16, bare.c16)} at c16${ofKube}${bare.errors ? `; ${bare.errors} errors` : ''}`,
+    target: '(info: the floor of any Node proxy here)',
+    verdict: 'info',
+  };
+}
