@@ -1,7 +1,7 @@
 import bcrypt from 'bcrypt';
 import { BroadcastChannel } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { PasswordCheckPool } from '../../../src/auth/users/password-pool.js';
+import { PasswordCheckPool, type EscalationOptions } from '../../../src/auth/users/password-pool.js';
 import { bcryptPasswords, normalizeBcryptHash, passwordVerifier } from '../../../src/auth/users/passwords.js';
 
 const hash2b = bcrypt.hashSync('correct horse', 4);
@@ -151,16 +151,24 @@ describe('PasswordCheckPool priorities', () => {
     };
   }
 
-  test('when checks wait past the escalation time, queued or on a busy low-priority worker, then normal-priority workers take them', async () => {
+  /** A pool of one low-priority worker whose checks are held (`heldChecks`); both are closed after `run`, whatever happens. */
+  async function withHeldPool(
+    escalation: EscalationOptions,
+    run: (pool: PasswordCheckPool, checks: ReturnType<typeof heldChecks>) => Promise<void>,
+  ): Promise<void> {
     const checks = heldChecks();
-    // the first check is young when it comes (the low-priority worker is idle); the second waits
-    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
-      escalateAfterMs: 1,
-      hedgeAfterMs: 1,
-      threads: 2,
-      idleMs: 3_600_000,
-    });
+    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, escalation);
     try {
+      await run(pool, checks);
+    } finally {
+      checks.close();
+      await pool.close();
+    }
+  }
+
+  test('when checks wait past the escalation time, queued or on a busy low-priority worker, then normal-priority workers take them', async () => {
+    // the first check is young when it comes (the low-priority worker is idle); the second waits
+    await withHeldPool({ escalateAfterMs: 1, hedgeAfterMs: 1, threads: 2, idleMs: 3_600_000 }, async (pool, checks) => {
       const hash = bcrypt.hashSync('held secret', 4);
       const first = pool.compare('held secret', hash);
       const second = pool.compare('held secret', hash);
@@ -171,10 +179,7 @@ describe('PasswordCheckPool priorities', () => {
       expect(pool.escalatedWorkers).toBe(2);
       for (const check of checks.started) checks.release(check.threadId);
       expect(await Promise.all([first, second])).toEqual([true, true]);
-    } finally {
-      checks.close();
-      await pool.close();
-    }
+    });
   });
 
   // the copies are told apart by their nice values, which only Linux gives
@@ -183,46 +188,37 @@ describe('PasswordCheckPool priorities', () => {
   onLinux(
     'when normal-priority workers are busy, then a check long on a low-priority worker is run again by one, and no young check goes to a low-priority worker',
     async () => {
-      const checks = heldChecks();
-      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
-        escalateAfterMs: 1,
-        hedgeAfterMs: 1,
-        threads: 2,
-        idleMs: 3_600_000,
-      });
-      const started = (nice: number, password: string) =>
-        checks.started.filter((check) => check.nice === nice && check.password === password);
-      try {
-        const [one, two, three] = ['one', 'two', 'three'].map((password) => bcrypt.hashSync(password, 4));
-        // one on the low-priority worker (held, as on a machine that gives it no CPU); two waits, then escalates
-        const first = pool.compare('one', one!);
-        const second = pool.compare('two', two!);
-        await checks.startedCount(3);
-        expect([started(19, 'one').length, started(0, 'two').length, started(0, 'one').length]).toEqual([1, 1, 1]);
-        // the copy answers one while the low-priority worker still holds it
-        checks.release(started(0, 'one')[0]!.threadId);
-        await expect(first).resolves.toBe(true);
-        checks.release(started(19, 'one')[0]!.threadId);
-        // the low-priority worker is idle again, but two still runs at normal priority: three goes to one too
-        const third = pool.compare('three', three!);
-        await checks.startedCount(4);
-        expect(started(0, 'three')).toHaveLength(1);
-        for (const check of checks.started) checks.release(check.threadId);
-        expect(await Promise.all([second, third])).toEqual([true, true]);
-      } finally {
-        checks.close();
-        await pool.close();
-      }
+      await withHeldPool(
+        { escalateAfterMs: 1, hedgeAfterMs: 1, threads: 2, idleMs: 3_600_000 },
+        async (pool, checks) => {
+          const started = (nice: number, password: string) =>
+            checks.started.filter((check) => check.nice === nice && check.password === password);
+          const [one, two, three] = ['one', 'two', 'three'].map((password) => bcrypt.hashSync(password, 4));
+          // one on the low-priority worker (held, as on a machine that gives it no CPU); two waits, then escalates
+          const first = pool.compare('one', one!);
+          const second = pool.compare('two', two!);
+          await checks.startedCount(3);
+          expect([started(19, 'one').length, started(0, 'two').length, started(0, 'one').length]).toEqual([1, 1, 1]);
+          // the copy answers one while the low-priority worker still holds it
+          checks.release(started(0, 'one')[0]!.threadId);
+          await expect(first).resolves.toBe(true);
+          checks.release(started(19, 'one')[0]!.threadId);
+          // the low-priority worker is idle again, but two still runs at normal priority: three goes to one too
+          const third = pool.compare('three', three!);
+          await checks.startedCount(4);
+          expect(started(0, 'three')).toHaveLength(1);
+          for (const check of checks.started) checks.release(check.threadId);
+          expect(await Promise.all([second, third])).toEqual([true, true]);
+        },
+      );
     },
   );
 
   onLinux(
     'when a check on a low-priority worker gets no CPU (a busy machine), then a normal-priority copy runs it, though no other check waits',
     async () => {
-      const checks = heldChecks();
       // a held check sleeps: its thread's CPU time stays still, as a nice-19 thread's does beside busy processes
-      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, { escalateAfterMs: 3_600_000, hedgeAfterMs: 1 });
-      try {
+      await withHeldPool({ escalateAfterMs: 3_600_000, hedgeAfterMs: 1 }, async (pool, checks) => {
         const hash = bcrypt.hashSync('starved', 4);
         const answer = pool.compare('starved', hash);
         await checks.startedCount(2);
@@ -233,22 +229,14 @@ describe('PasswordCheckPool priorities', () => {
         expect(pool.escalatedWorkers).toBe(1);
         for (const check of checks.started) checks.release(check.threadId);
         await expect(answer).resolves.toBe(true);
-      } finally {
-        checks.close();
-        await pool.close();
-      }
+      });
     },
   );
 
   onLinux(
     'when more checks wait than twice the low-priority workers, then the oldest runs at normal priority at once',
     async () => {
-      const checks = heldChecks();
-      const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
-        escalateAfterMs: 3_600_000,
-        hedgeAfterMs: 3_600_000,
-      });
-      try {
+      await withHeldPool({ escalateAfterMs: 3_600_000, hedgeAfterMs: 3_600_000 }, async (pool, checks) => {
         const hashes = ['one', 'two', 'three', 'four'].map((password) => [password, bcrypt.hashSync(password, 4)]);
         // one holds the low-priority worker; two, three and four wait: a pile-up (more than 2 × 1)
         const answers = hashes.map(([password, hash]) => pool.compare(password!, hash!));
@@ -260,18 +248,13 @@ describe('PasswordCheckPool priorities', () => {
           checks.release(checks.started[i]!.threadId);
         }
         expect(await Promise.all(answers)).toEqual([true, true, true, true]);
-      } finally {
-        checks.close();
-        await pool.close();
-      }
+      });
     },
   );
 
   test('when the pool closes while a check runs, then the check ends before its worker does (a thread is never killed inside bcrypt)', async () => {
     // bcrypt's native code aborts the whole process when its thread is terminated mid-check (node-addon-api)
-    const checks = heldChecks();
-    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, { hedgeAfterMs: 3_600_000 });
-    try {
+    await withHeldPool({ hedgeAfterMs: 3_600_000 }, async (pool, checks) => {
       const hash = bcrypt.hashSync('held secret', 4);
       const answer = pool.compare('held secret', hash);
       await checks.startedCount(1);
@@ -283,19 +266,11 @@ describe('PasswordCheckPool priorities', () => {
       // a terminated worker would never have finished the check
       await checks.finishedCount(1);
       expect(checks.finished.map((check) => check.password)).toEqual(['held secret']);
-    } finally {
-      checks.close();
-      await pool.close();
-    }
+    });
   });
 
   test('when a check is young, then it waits for the low-priority worker and no other worker starts', async () => {
-    const checks = heldChecks();
-    const pool = new PasswordCheckPool(1, undefined, heldBcrypt, {
-      escalateAfterMs: 3_600_000,
-      hedgeAfterMs: 3_600_000,
-    });
-    try {
+    await withHeldPool({ escalateAfterMs: 3_600_000, hedgeAfterMs: 3_600_000 }, async (pool, checks) => {
       const hash = bcrypt.hashSync('held secret', 4);
       const first = pool.compare('held secret', hash);
       const second = pool.compare('held secret', hash);
@@ -309,10 +284,7 @@ describe('PasswordCheckPool priorities', () => {
       checks.release(checks.started[1]!.threadId);
       await expect(second).resolves.toBe(true);
       expect(pool.escalatedWorkers).toBe(0);
-    } finally {
-      checks.close();
-      await pool.close();
-    }
+    });
   });
 
   test('when a normal-priority worker stays idle, then it is stopped; the low-priority ones stay', async () => {
