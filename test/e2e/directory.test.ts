@@ -52,6 +52,20 @@ async function secret(name: string, data: Record<string, string>): Promise<void>
   });
 }
 
+/** The same letters in Unicode's full-width forms (NFKC maps them back). */
+function toFullWidth(text: string): string {
+  return text.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+}
+
+async function patchUserStatus(name: string, status: Record<string, unknown>): Promise<void> {
+  await e2e.admin.request({
+    method: 'PATCH',
+    path: `${USERS}/${name}/status`,
+    contentType: 'application/merge-patch+json',
+    body: { status },
+  });
+}
+
 function passwordGrant(username: string, password: string) {
   return caller.token<TokenPair & OAuthErrorBody>(e2e.kapiUrl, {
     grant_type: 'password',
@@ -184,6 +198,42 @@ describe('directory logins', () => {
     const answer = await passwordGrant(login(), DIRECTORY_PASSWORD);
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({ error: 'invalid_grant', error_description: 'invalid username or password' });
+  });
+
+  it('when wrong passwords come under variants of the name the directory matches, then they count on the one User', async () => {
+    // slapd's uid matching ignores case, width and surrounding spaces: every variant is dana to the directory
+    const variants = [` ${dana}`, `${dana.toUpperCase()}  `, toFullWidth(dana)];
+    for (const variant of variants) {
+      const answer = await passwordGrant(variant, 'a-wrong-password');
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toBe('invalid_grant');
+    }
+    const user = await e2e.admin.request<UserObject>({ path: `${USERS}/${dana}` });
+    expect(user.status?.failedLogins ?? []).toHaveLength(variants.length);
+    const records = await caller.get<{ items: Array<{ result: string }> }>(
+      `${e2e.kapiUrl}/kapis/iam.kapi.io/v1beta1/users/${dana}/loginrecords`,
+      tokens.access_token,
+    );
+    expect(records.status).toBe(200);
+    expect(records.body.items.filter((r) => r.result === 'failure').length).toBeGreaterThanOrEqual(variants.length);
+  });
+
+  it('when the User is locked, then a variant of its name gets 429 with the right password and with a wrong one', async () => {
+    const lock = {
+      state: 'AuthLimitExceeded',
+      lockedUntil: new Date(Date.now() + 600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    await patchUserStatus(dana, lock);
+    try {
+      await waitFor(async () => (await passwordGrant(dana, DIRECTORY_PASSWORD)).status === 429);
+      for (const password of [DIRECTORY_PASSWORD, 'a-wrong-password']) {
+        const answer = await passwordGrant(` ${dana.toUpperCase()}`, password);
+        expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 429, error: 'invalid_grant' });
+      }
+    } finally {
+      await patchUserStatus(dana, { state: 'Active', lockedUntil: null, failedLogins: null });
+    }
+    await waitFor(async () => (await passwordGrant(dana, DIRECTORY_PASSWORD)).status === 200);
   });
 
   it('when the provider is lookup, then an unlinked directory user is refused until an administrator links a User', async () => {

@@ -13,6 +13,7 @@ import {
   BAD_REFRESH_TOKEN,
   OAuthError,
   invalidGrant,
+  invalidRequest,
   temporarilyUnavailable,
   unsupportedGrantType,
 } from './oauth-error.js';
@@ -144,7 +145,9 @@ function outcomeOf(err: unknown): { result: LoginResult; reason: string } {
 /** Password grant: the password under the login limits, then a new login session and its first token pair. */
 async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request: TokenRequest, note: AttemptNote) {
   const login = requiredParam(request.params, 'username');
-  const password = requiredParam(request.params, 'password');
+  // an empty password is an attempt like any other: checked (it fails), counted and recorded
+  const password = request.params.get('password');
+  if (password === undefined) throw invalidRequest('missing parameter "password"');
   const key = signingKey(deps);
   const signedIn = await checkPassword(deps, { login, password, sourceIp: request.sourceIp }, note);
   const { user } = signedIn;

@@ -8,6 +8,7 @@ import {
   isPasswordProvider,
   type PasswordLoginResult,
   type PasswordProvider,
+  type UpstreamIdentity,
 } from '../providers/identity-provider.js';
 import { LOCAL_PROVIDER, signInUpstream, type Mapping, type SignedInUser } from '../providers/map-to-user.js';
 import type { IdentityProviders } from '../providers/registry.js';
@@ -151,16 +152,32 @@ async function upstreamLogin(
     admitted.withdrawn();
     throw invalidGrant(BAD_CREDENTIALS).because('the identity provider of the user is not configured');
   }
+  // A failure here costs the bcrypt check a local User's failure costs, so the time of the answer does not tell
+  // local names from the others (SPEC §2: the same answer for unknown users).
+  const refuse = async (reason: string, owner?: UserRecord): Promise<never> => {
+    await deps.passwords.verify(password, undefined).catch(() => false);
+    await admitted.failed(deps.clock(), owner);
+    throw invalidGrant(BAD_CREDENTIALS).because(reason);
+  };
   if (password === '' || Buffer.byteLength(login, 'utf8') > MAX_UPSTREAM_LOGIN_BYTES) {
-    await admitted.failed(deps.clock());
-    throw invalidGrant(BAD_CREDENTIALS).because(password === '' ? 'empty password' : 'unknown user');
+    return refuse(password === '' ? 'empty password' : 'unknown user');
   }
   let unavailable: ProviderUnavailable | undefined;
   for (const provider of providers) {
     const name = provider.settings.name;
+    /** The User the directory's entry is linked to: its lock and failures count whatever variant was typed. */
+    let linked: UserRecord | undefined;
+    const beforeCheck = async (identity: UpstreamIdentity) => {
+      linked = await deps.users.findLinked(identity.provider, identity.userId);
+      if (!linked) return;
+      note.user = linked.name;
+      note.provider = name;
+      const locked = deps.limiter.lockRemaining(linked, deps.clock(), deps.settings().loginLimit);
+      if (locked !== undefined) throw tooManyAttempts(locked).because('too many failures (user or name)');
+    };
     let result: PasswordLoginResult;
     try {
-      result = await provider.login(login, password);
+      result = await provider.login(login, password, beforeCheck);
     } catch (err) {
       if (!(err instanceof ProviderUnavailable)) {
         admitted.withdrawn();
@@ -172,10 +189,7 @@ async function upstreamLogin(
     }
     if ('unknownUser' in result) continue;
     note.provider = name;
-    if ('wrongPassword' in result) {
-      await admitted.failed(deps.clock());
-      throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
-    }
+    if ('wrongPassword' in result) return refuse('wrong password', linked);
     let mapping: Mapping;
     try {
       mapping = await signInUpstream(result.identity, provider.settings, deps.users, deps.logger);
@@ -184,10 +198,7 @@ async function upstreamLogin(
       admitted.withdrawn();
       throw err;
     }
-    if ('refused' in mapping) {
-      await admitted.failed(deps.clock());
-      throw invalidGrant(BAD_CREDENTIALS).because(mapping.refused);
-    }
+    if ('refused' in mapping) return refuse(mapping.refused, linked);
     const { user } = mapping.signedIn;
     note.user = user.name;
     const now = deps.clock();
@@ -205,8 +216,7 @@ async function upstreamLogin(
       `identity provider unavailable (${unavailable.provider})`,
     );
   }
-  await admitted.failed(deps.clock());
-  throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
+  return refuse('unknown user');
 }
 
 async function recordSuccess(deps: PasswordLoginDeps, admitted: AdmittedLogin, user: UserRecord, now: number) {

@@ -40,13 +40,19 @@ export type PasswordLoginResult =
   /** The person exists upstream and the password is wrong (or their account there refuses logins). */
   | { wrongPassword: true };
 
+/**
+ * Told who a login names once the provider has found them, before their password is checked. It may refuse the login
+ * by rejecting (a locked User): the password is then never checked, so the answer cannot tell whether it was right.
+ */
+export type BeforePasswordCheck = (identity: UpstreamIdentity) => Promise<void>;
+
 export interface PasswordProvider extends IdentityProvider {
   /**
-   * Checks `password` for `login` (a user name, or an e-mail address when it contains "@"). Rejects with
-   * `ProviderUnavailable` when the provider cannot answer (down, slow, saturated, misconfigured): that says nothing
-   * about the password, so it is never a failed login.
+   * Checks `password` for `login` (a user name, or an e-mail address when it contains "@"), calling `beforeCheck`
+   * with the identity found first. Rejects with `ProviderUnavailable` when the provider cannot answer (down, slow,
+   * saturated, misconfigured): that says nothing about the password, so it is never a failed login.
    */
-  login(login: string, password: string): Promise<PasswordLoginResult>;
+  login(login: string, password: string, beforeCheck?: BeforePasswordCheck): Promise<PasswordLoginResult>;
 }
 
 export interface RefreshProvider extends IdentityProvider {

@@ -15,7 +15,11 @@ import type { UserStore } from './users.js';
 export interface AdmittedLogin {
   /** The user the login names, as the limiter found it (undefined: nobody by that name or e-mail). */
   readonly user: UserRecord | undefined;
-  failed(nowMs: number): Promise<void>;
+  /**
+   * The password was wrong. `owner`: the User the login turned out to name when that is not `user` (a directory
+   * matched a variant of its name, such as ' demo' or 'ＤＥＭＯ'): the failure counts towards its lock too.
+   */
+  failed(nowMs: number, owner?: UserRecord): Promise<void>;
   succeeded(nowMs: number): Promise<void>;
   /** The password could not be checked (checks saturated): the attempt no longer counts, and nothing is recorded. */
   withdrawn(): void;
@@ -86,7 +90,7 @@ export class LoginLimiter {
         this.slots.release(address, this.addressCapacity(address, clock(), current));
         throw err;
       }
-      const account = user ? `user:${user.name}` : `login:${attempt.login.toLowerCase()}`;
+      const account = user ? `user:${user.name}` : `login:${canonicalLogin(attempt.login)}`;
       const byAccount = this.accountBudget(account, user, clock(), current);
       const accountSlot =
         'retryAfterSeconds' in byAccount ? undefined : await this.slots.take(account, byAccount.capacity, giveUpAt);
@@ -99,6 +103,15 @@ export class LoginLimiter {
       }
       return { admitted: this.track(attempt, address, account, user, current, clock) };
     }
+  }
+
+  /**
+   * Seconds until `user` may try again (its recorded lock or failures, with those of this replica the watch has not
+   * shown yet), or `undefined`: asked for a User a login turned out to name after it was admitted under another key.
+   */
+  lockRemaining(user: UserRecord, nowMs: number, limit: LoginLimit): number | undefined {
+    const budget = this.accountBudget(`user:${user.name}`, user, nowMs, limit);
+    return 'retryAfterSeconds' in budget ? budget.retryAfterSeconds : undefined;
   }
 
   private addressBudget(address: string, nowMs: number, limit: LoginLimit): Budget {
@@ -131,7 +144,7 @@ export class LoginLimiter {
   }
 
   private async recordUserFailure(attempt: LoginAttempt, user: UserRecord, at: number): Promise<UserRecord> {
-    const current = (await attempt.lookup(attempt.login).catch(() => undefined)) ?? user;
+    const current = (await this.users.get(user.name).catch(() => undefined)) ?? user;
     const unseen = this.unseenFailures.get(user.name);
     const times = unseen?.resourceVersion === current.resourceVersion ? unseen.times : [];
     this.unseenFailures.set(user.name, { resourceVersion: current.resourceVersion, times: [...times, at] });
@@ -159,16 +172,19 @@ export class LoginLimiter {
     };
     return {
       user,
-      failed: async (at) => {
+      failed: async (at, owner) => {
         if (settled) return;
         this.failures.record(address, at, limit);
         let record = user;
         if (user) record = await this.recordUserFailure(attempt, user, at);
         else this.failures.record(account, at, limit);
+        const other = owner && owner.name !== user?.name ? owner : undefined;
+        if (other) await this.recordUserFailure(attempt, other, at);
         if (!settle(record)) return;
-        if (user) {
-          const { sourceIp } = attempt;
-          await this.users.updateStatus(user.name, (fresh) => statusAfterFailure(fresh, sourceIp, at, limit));
+        const { sourceIp } = attempt;
+        for (const charged of [user, other]) {
+          if (charged)
+            await this.users.updateStatus(charged.name, (fresh) => statusAfterFailure(fresh, sourceIp, at, limit));
         }
       },
       succeeded: async (at) => {
@@ -219,4 +235,19 @@ function budgetOf(failures: readonly number[], nowMs: number, limit: LoginLimit)
   return retryAfter === undefined
     ? { capacity: limit.maxFailures - failures.length }
     : { retryAfterSeconds: retryAfter };
+}
+
+/**
+ * A login name as a directory compares it (RFC 4518's string preparation, as LDAP's caseIgnoreMatch does it): NFKC,
+ * case folded, invisible characters dropped, spaces trimmed and collapsed. ' demo', 'demo  ' and 'ｄｅｍｏ' are one
+ * name to a directory, so they are one key to the per-name limits.
+ */
+export function canonicalLogin(login: string): string {
+  return login
+    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}]/gu, (c) => (/\s/u.test(c) ? ' ' : ''))
+    .normalize('NFKC')
+    .toLowerCase()
+    .normalize('NFKC')
+    .replace(/[\s\p{Z}]+/gu, ' ')
+    .trim();
 }

@@ -6,7 +6,7 @@
  */
 import { decodeJwt } from 'jose';
 import { checkPassword } from '../../../src/auth/oauth/password-login.js';
-import { LoginLimiter } from '../../../src/auth/users/login-limiter.js';
+import { LoginLimiter, canonicalLogin } from '../../../src/auth/users/login-limiter.js';
 import { bcryptPasswords } from '../../../src/auth/users/passwords.js';
 import { capturingLogger } from '../fakes.js';
 import { FakeDirectory, fakeProviders, providerSettings } from '../providers/fake-directory.js';
@@ -85,9 +85,14 @@ describe('password grant through identity providers', () => {
       'invalid username or password',
     );
     expect(t.corp.asked).toEqual([]);
-    // through the token endpoint an empty password is a missing parameter: refused before any check
-    expect((await passwordLogin(t, 'alice', '')).status).toBe(400);
-    expect(t.corp.asked).toEqual([]);
+    // through the token endpoint too: the one invalid_grant, counted and recorded, and no directory asked
+    await login(t.app, 'alice', PASSWORD);
+    const res = await passwordLogin(t, 'alice', '');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+    expect(t.corp.asked).toEqual(['alice']);
+    expect(t.users.users.get('alice')!.failedLogins).toHaveLength(1);
+    expect((await t.records.read('alice')).map((r) => r.reason)).toContain('empty password');
   });
 
   it('when a login is longer than 1 KiB, then no directory is asked', async () => {
@@ -105,6 +110,77 @@ describe('password grant through identity providers', () => {
     const locked = await passwordLogin(t, 'alice', PASSWORD, '10.0.0.9');
     expect(locked.status).toBe(429);
     expect(t.users.users.get('alice')!.state).toBe('AuthLimitExceeded');
+  });
+
+  it('when wrong passwords come under variants of a directory name, then each counts towards the one User and its records', async () => {
+    const t = setup();
+    await login(t.app, 'alice', PASSWORD);
+    // one address each, so only the User's count can refuse; a directory takes all three for 'alice'
+    const variants = [' alice', 'ALICE  ', '\uff41\uff4c\uff49\uff43\uff45'];
+    for (const [i, variant] of variants.entries()) {
+      expect((await passwordLogin(t, variant, 'wrong', `10.0.1.${i}`)).status).toBe(400);
+    }
+    expect(t.users.users.get('alice')).toMatchObject({ state: 'AuthLimitExceeded' });
+    expect(t.users.users.get('alice')!.failedLogins).toHaveLength(3);
+    const records = await t.records.read('alice');
+    expect(records.filter((r) => r.result === 'failure')).toHaveLength(3);
+  });
+
+  it('when the linked User is locked, then a variant of its name is refused 429 before the directory checks the password', async () => {
+    const t = setup();
+    await login(t.app, 'alice', PASSWORD);
+    for (let i = 1; i <= 3; i++) expect((await passwordLogin(t, 'alice', 'wrong', `10.0.2.${i}`)).status).toBe(400);
+    const checkedBefore = t.corp.checked.length;
+    // right and wrong passwords get the same answer: the lock tells nothing about the password
+    for (const [variant, password] of [
+      [' alice', PASSWORD],
+      ['Alice', 'wrong'],
+    ] as const) {
+      const res = await passwordLogin(t, variant, password, '10.0.2.9');
+      expect(res.status).toBe(429);
+      expect(res.body.error).toBe('invalid_grant');
+    }
+    expect(t.corp.checked).toHaveLength(checkedBefore);
+  });
+
+  it('when a login name is a variant of another, then both count against one per-name key', () => {
+    const key = canonicalLogin('demo');
+    for (const variant of [' demo', 'demo  ', 'DEMO', '\uff44\uff45\uff4d\uff4f', 'de\u200bmo', '\tdemo\n'])
+      expect(canonicalLogin(variant)).toBe(key);
+    expect(canonicalLogin('john  smith')).toBe('john smith');
+    expect(canonicalLogin('demo2')).not.toBe(key);
+  });
+
+  it('when a directory login fails, then the answer costs a bcrypt check as a local failure does', async () => {
+    const t = setup();
+    const checks: string[] = [];
+    const passwords = {
+      verify: async (password: string, hash: string | undefined) => {
+        checks.push(hash === undefined ? 'dummy' : 'hash');
+        return bcryptPasswords.verify(password, hash);
+      },
+    };
+    const deps = {
+      users: t.users,
+      passwords,
+      limiter: new LoginLimiter(t.users),
+      settings: () => t.settings.current,
+      clock: t.clock.read,
+      logger: capturingLogger().logger,
+      providers: fakeProviders([t.corp], capturingLogger().logger),
+    };
+    for (const [login, password] of [
+      ['nobody', PASSWORD],
+      ['alice', 'wrong'],
+      ['alice', ''],
+    ] as const) {
+      await expect(checkPassword(deps, { login, password, sourceIp: '192.0.2.7' }, {})).rejects.toThrow(
+        'invalid username or password',
+      );
+    }
+    expect(checks).toEqual(['dummy', 'dummy', 'dummy']);
+    await checkPassword(deps, { login: 'alice', password: PASSWORD, sourceIp: '192.0.2.8' }, {});
+    expect(checks).toHaveLength(3);
   });
 
   it('when the directory is down, then logins answer 503 RFC 6749 and never count as failures', async () => {

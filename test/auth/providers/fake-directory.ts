@@ -5,6 +5,7 @@
 import type { IdentityProviderSettings } from '../../../src/config/cluster-configuration.js';
 import {
   ProviderUnavailable,
+  type BeforePasswordCheck,
   type PasswordLoginResult,
   type PasswordProvider,
   type RefreshProvider,
@@ -12,6 +13,7 @@ import {
   type UpstreamLink,
 } from '../../../src/auth/providers/identity-provider.js';
 import { IdentityProviders } from '../../../src/auth/providers/registry.js';
+import { canonicalLogin } from '../../../src/auth/users/login-limiter.js';
 import type { Logger } from '../../../src/observability/logger.js';
 
 export interface DirectoryAccount {
@@ -36,12 +38,19 @@ export class FakeDirectory implements PasswordProvider, RefreshProvider {
     return this;
   }
 
-  async login(login: string, password: string): Promise<PasswordLoginResult> {
+  /** Passwords checked, in order (a refused `beforeCheck` checks none). */
+  readonly checked: string[] = [];
+
+  /** Matches logins as a directory does: case, width and surrounding spaces do not matter (RFC 4518). */
+  async login(login: string, password: string, beforeCheck?: BeforePasswordCheck): Promise<PasswordLoginResult> {
     this.asked.push(login);
     if (this.down) throw new ProviderUnavailable(this.settings.name, 'connection refused');
-    const found = [...this.accounts].find(([name, account]) => name === login || account.email === login);
+    const key = canonicalLogin(login);
+    const found = [...this.accounts].find(([name, account]) => name === key || account.email === key);
     if (!found) return { unknownUser: true };
     const [name, account] = found;
+    await beforeCheck?.(this.identity(name, account));
+    this.checked.push(name);
     if (account.password !== password) return { wrongPassword: true };
     return { identity: this.identity(name, account) };
   }

@@ -12,6 +12,7 @@ import { andFilter, equalityFilter } from '../../../config/identity-providers/ld
 import type { Logger } from '../../../observability/logger.js';
 import {
   ProviderUnavailable,
+  type BeforePasswordCheck,
   type PasswordLoginResult,
   type PasswordProvider,
   type RefreshProvider,
@@ -42,10 +43,12 @@ export class LdapProvider implements PasswordProvider, RefreshProvider {
     this.log = logger.child({ provider: settings.name });
   }
 
-  async login(login: string, password: string): Promise<PasswordLoginResult> {
+  async login(login: string, password: string, beforeCheck?: BeforePasswordCheck): Promise<PasswordLoginResult> {
     // an empty password would be an anonymous bind, which succeeds (RFC 4513 §5.1.2): never sent
     if (password === '') return { wrongPassword: true };
-    return this.pool.use(async (connection) => {
+    // a refusal before the check is the caller's answer, not a fault of the connection: it goes back to the pool
+    let refusal: { error: unknown } | undefined;
+    const result = await this.pool.use(async (connection): Promise<PasswordLoginResult | undefined> => {
       const entries = await this.search(
         connection,
         this.ldap.userSearch.baseDN,
@@ -61,6 +64,13 @@ export class LdapProvider implements PasswordProvider, RefreshProvider {
       }
       const entry = entries[0]!;
       const identity = await this.identityOf(connection, entry, login);
+      if (beforeCheck) {
+        refusal = await beforeCheck(identity).then(
+          () => undefined,
+          (error: unknown) => ({ error }),
+        );
+        if (refusal) return undefined;
+      }
       connection.boundAs = 'unknown';
       this.pool.check(connection);
       try {
@@ -71,6 +81,8 @@ export class LdapProvider implements PasswordProvider, RefreshProvider {
       }
       return { identity };
     });
+    if (refusal) throw refusal.error;
+    return result!;
   }
 
   async refresh(link: UpstreamLink): Promise<UpstreamIdentity | undefined> {
