@@ -49,6 +49,7 @@ async function main(): Promise<void> {
 
   let sandbox: Sandbox | undefined;
   let connection: KubeConnection;
+  const clusterLog = logger.child({ component: 'cluster' });
   if (source === 'sandbox') {
     // Loaded only when used: a server in a cluster never carries the sandbox's code.
     const { startSandbox } = await import('./sandbox/index.js');
@@ -58,9 +59,9 @@ async function main(): Promise<void> {
       ...(options.sandboxDirectory && { directory: await sandboxDirectoryOption(options.sandboxDirectory) }),
       logger,
     });
-    connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
+    connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox', { log: clusterLog });
   } else {
-    connection = await connectToCluster(source, options.kubeconfig);
+    connection = await connectToCluster(source, options.kubeconfig, { log: clusterLog });
   }
 
   const server = await startKapiServer({

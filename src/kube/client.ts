@@ -80,7 +80,12 @@ export class KubeClient {
       const request = transport.request(
         url,
         { method: req.method ?? 'GET', headers, agent: this.connection.agent, signal: req.signal },
-        resolve,
+        (res) => {
+          // every request here carries kapi's credentials: a 401 is about them, never about a caller
+          if (res.statusCode === 401) this.connection.credentialsRefused();
+          else this.connection.health.accepted();
+          resolve(res);
+        },
       );
       if (req.timeoutMs) {
         request.setTimeout(req.timeoutMs, () =>

@@ -41,12 +41,13 @@ export function resolveClusterSource(
 export async function connectToCluster(
   source: 'kubeconfig' | 'in-cluster',
   kubeconfigPath?: string,
+  options: Parameters<typeof connectionFor>[2] = {},
 ): Promise<KubeConnection> {
   const access =
     source === 'in-cluster'
       ? await inClusterAccess(process.env)
       : await kubeconfigFileAccess(kubeconfigFiles(kubeconfigPath, process.env));
-  return connectionFor(access, source);
+  return connectionFor(access, source, options);
 }
 
 /** The kubeconfig files to read, first one wins for the current context (kubectl's merge order). */

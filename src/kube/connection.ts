@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { ClusterHealth, type ClusterHealthLog, type ProbeResult } from './cluster-health.js';
 
 export type ClusterSource = 'sandbox' | 'kubeconfig' | 'in-cluster';
 
@@ -31,6 +32,13 @@ export interface KubeConnection {
   readonly agent: http.Agent;
   /** Authorization (and nothing else the caller could confuse with its own) for kapi's identity. */
   authHeaders(): Promise<Record<string, string>>;
+  /** Whether kube-apiserver takes kapi's credentials, and when it answers again after an outage. */
+  readonly health: ClusterHealth;
+  /**
+   * kube-apiserver answered 401 to kapi's own credentials: they are read again on the next request (a rotated or
+   * replaced token file), and `health` reports it until they are accepted.
+   */
+  credentialsRefused(): void;
   /** "https://10.0.0.1:443 (in-cluster)" — safe to log: no credentials. */
   describe(): string;
   close(): void;
@@ -39,7 +47,11 @@ export interface KubeConnection {
 /** Credentials are re-read at most this often, so rotated service-account tokens are picked up. */
 const AUTH_REFRESH_MS = 10_000;
 
-export function connectionFor(access: ClusterAccess, source: ClusterSource): KubeConnection {
+export function connectionFor(
+  access: ClusterAccess,
+  source: ClusterSource,
+  options: { log?: ClusterHealthLog; probeIntervalMs?: number } = {},
+): KubeConnection {
   const server = new URL(access.server);
   if (server.protocol !== 'https:' && server.protocol !== 'http:') {
     throw new Error(`${source}: the server ${server.origin} is neither https nor http`);
@@ -77,14 +89,58 @@ export function connectionFor(access: ClusterAccess, source: ClusterSource): Kub
     return refreshing;
   };
 
+  const health = new ClusterHealth(
+    async () => {
+      const result = await probeReadiness(server, agent, authHeaders);
+      // still refused: read the credentials again for the next probe (a token file rewritten meanwhile)
+      if (result === 'refused') cached = undefined;
+      return result;
+    },
+    options.log,
+    options.probeIntervalMs,
+  );
   return {
     source,
     server,
     agent,
     authHeaders,
+    health,
+    credentialsRefused: () => {
+      cached = undefined;
+      health.refused();
+    },
     describe: () => `${server.origin} (${source})`,
-    close: () => agent.destroy(),
+    close: () => {
+      health.close();
+      agent.destroy();
+    },
   };
+}
+
+const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * kube-apiserver's own `/readyz` with kapi's credentials (allowed to every authenticated user by the default
+ * `system:public-info-viewer` role): 200 once it and etcd serve, 401 while it refuses the credentials. A 403 (a
+ * cluster without that role) still proves the credentials are taken.
+ */
+async function probeReadiness(
+  server: URL,
+  agent: http.Agent,
+  authHeaders: () => Promise<Record<string, string>>,
+): Promise<ProbeResult> {
+  const headers = await authHeaders();
+  const url = new URL(`${server.pathname.replace(/\/+$/, '')}/readyz`, server);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve) => {
+    const request = transport.get(url, { headers, agent, timeout: PROBE_TIMEOUT_MS }, (res) => {
+      res.resume();
+      const code = res.statusCode ?? 0;
+      resolve(code === 200 || code === 403 ? 'ready' : code === 401 ? 'refused' : 'failing');
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve('failing'));
+  });
 }
 
 /** Access with a bearer token; a plain http server (the sandbox on loopback, a test fake) is allowed. */

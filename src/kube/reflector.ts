@@ -247,6 +247,7 @@ export class Reflector<T> {
     while (!this.stopped) {
       const attempt = { progressed: false };
       let delay = 0;
+      let wakeWhenAnswering = false;
       try {
         if (relist || this.joining.size > 0) {
           await this.listAll();
@@ -291,11 +292,27 @@ export class Reflector<T> {
             this.log.warn('watch keeps failing; relisting', { failures });
           }
           delay = backoffDelay(failures, policy);
+          wakeWhenAnswering = looksLikeOutage(error);
           this.health.failed(error, failures, delay);
         }
       }
-      if (delay > 0) await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (delay > 0) await this.pause(delay, wakeWhenAnswering);
     }
+  }
+
+  /**
+   * Waits out a backoff; after an outage, only until kube-apiserver answers again (its readiness, probed once for
+   * every cache that waits), so the caches, and `/readyz` with them, come back within a probe of its return rather
+   * than at their next backoff step (up to 30 s).
+   */
+  private async pause(ms: number, wakeWhenAnswering: boolean): Promise<void> {
+    const done = new AbortController();
+    const signal = AbortSignal.any([this.stopping.signal, done.signal]);
+    const waits: Promise<unknown>[] = [sleep(ms, undefined, { signal }).catch(() => undefined)];
+    const health = wakeWhenAnswering ? this.options.client.connection?.health : undefined;
+    if (health) waits.push(health.whenAnswering(signal));
+    await Promise.race(waits);
+    done.abort();
   }
 
   /** Reads the whole collection page by page, then makes the store match it. */
@@ -514,6 +531,14 @@ function isWatchCacheBehind(error: unknown): boolean {
     status?.details?.causes?.some((cause) => cause.reason === 'ResourceVersionTooLarge') === true ||
     /too large resource version/i.test(status?.message ?? error.message)
   );
+}
+
+/**
+ * kube-apiserver (or etcd behind it) is down or refuses kapi's credentials, as against a lasting refusal of this
+ * request (a 403, a 404 for a missing CRD), which must keep backing off however ready kube-apiserver is.
+ */
+function looksLikeOutage(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.code >= 500 || error.code === 401 || error.code === 429;
 }
 
 function retryAfterMs(error: unknown): number {

@@ -2,7 +2,13 @@ import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/identity.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { Logger } from '../observability/logger.js';
-import { BadRequestError, ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../server/errors.js';
+import {
+  BadRequestError,
+  ForbiddenError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  credentialsRefused,
+} from '../server/errors.js';
 import {
   backendFailure,
   closedBeforeAnswering,
@@ -164,6 +170,11 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         upstreamRes.resume();
         return next(redirectRefused());
       }
+      if (code === 401) {
+        upstreamRes.resume();
+        deps.connection.credentialsRefused();
+        return next(credentialsRefused());
+      }
       res.writeHead(code, upstreamRes.statusMessage || undefined, answerHead(upstreamRes.rawHeaders, req.requestId));
       if (longRunning) {
         // A watch's head goes out now, not with its first event.
@@ -238,6 +249,11 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
             answered = true;
             if (isRedirect(code)) {
               next(redirectRefused());
+              return false;
+            }
+            if (code === 401) {
+              deps.connection.credentialsRefused();
+              next(credentialsRefused());
               return false;
             }
             held = { code, statusMessage, head: answerHead(rawHeaders, req.requestId), chunks: [], bytes: 0 };
@@ -316,6 +332,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     handleUpgrade: createUpgradeRelay({
       backend,
       credentials,
+      credentialsRefused: () => deps.connection.credentialsRefused(),
       authenticateRequest: deps.authenticateRequest,
       logger: deps.logger,
       streams,

@@ -9,6 +9,7 @@ import {
   BadRequestError,
   ForbiddenError,
   UnauthorizedError,
+  credentialsRefused,
   statusBody,
   type KubeStatus,
 } from '../server/errors.js';
@@ -24,6 +25,8 @@ import type { StreamRegistry } from './stream-registry.js';
 export interface UpgradeRelayDeps {
   backend: Backend;
   credentials: () => Promise<Record<string, string>>;
+  /** kube-apiserver answered 401: to kapi's credentials, never the caller's (see `credentialsRefused`). */
+  credentialsRefused?: () => void;
   /** Resolves with the caller or rejects (an `ApiError`, normally 401) without side effects on the socket. */
   authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
   logger: Logger;
@@ -165,6 +168,11 @@ async function relay(deps: UpgradeRelayDeps, req: IncomingMessage, socket: Duple
     if (isRedirect(code)) {
       res.destroy();
       return refuse(redirectRefused().toStatus());
+    }
+    if (code === 401) {
+      res.destroy();
+      deps.credentialsRefused?.();
+      return refuse(credentialsRefused().toStatus());
     }
     audit(code);
     const answer = [...forwardResponseHeaders(res.rawHeaders), 'X-Request-Id', requestId, 'Connection', 'close'];

@@ -36,6 +36,11 @@ export class TokenAuthenticator {
   authenticate(token: string): SandboxUser | undefined {
     return this.users.get(token);
   }
+
+  /** The token is refused from now on (401), as a deleted ServiceAccount's tokens are. */
+  revoke(token: string): void {
+    this.users.delete(token);
+  }
 }
 
 /** The bearer token of a request: the Authorization header, or the WebSocket subprotocol form. */

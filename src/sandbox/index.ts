@@ -104,6 +104,8 @@ export interface Sandbox {
   /** sandbox-admin in system:masters. */
   adminToken: string;
   tokenFor(username: string, groups?: string[]): string;
+  /** Refuses a token minted by `tokenFor` from now on (401), as a deleted ServiceAccount's tokens are. */
+  revokeToken(token: string): void;
   /**
    * Rules beside the RBAC objects: a request is allowed by these or by RBAC. Tests may add rules here; arranging
    * access through ClusterRoles, Roles and their bindings works the same against a real cluster.
@@ -326,6 +328,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     serviceAccountToken,
     adminToken,
     tokenFor: (username, groups = []) => tokens.mint({ username, groups }),
+    revokeToken: (token) => tokens.revoke(token),
     policy,
     adminPassword,
     ...(directory && { directory: directory.info }),

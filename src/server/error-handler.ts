@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../observability/logger.js';
-import { ApiError, reasonForCode, statusBody } from './errors.js';
+import { KubeApiError } from '../kube/client.js';
+import { ApiError, ServiceUnavailableError, credentialsRefused, reasonForCode, statusBody } from './errors.js';
 
 /** Any route that nothing served: a `Status`, as kube-apiserver answers unknown paths. */
 export function notFound(req: Request, _res: Response, next: NextFunction): void {
@@ -28,12 +29,14 @@ export function answerError(
   const status =
     err instanceof ApiError
       ? err.toStatus()
-      : (() => {
-          const code = httpCodeOf(err);
-          const message =
-            code < 500 && err instanceof Error ? err.message : 'an internal error occurred; see the server log';
-          return statusBody(code, reasonForCode(code), message);
-        })();
+      : err instanceof KubeApiError
+        ? clusterFault(err).toStatus()
+        : (() => {
+            const code = httpCodeOf(err);
+            const message =
+              code < 500 && err instanceof Error ? err.message : 'an internal error occurred; see the server log';
+            return statusBody(code, reasonForCode(code), message);
+          })();
   if (status.code >= 500) {
     logger.error('request failed', {
       requestId: req.requestId,
@@ -53,6 +56,16 @@ export function answerError(
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
+}
+
+/**
+ * A request kapi made of kube-apiserver for itself failed and nothing handled it: the cluster's fault (503), never
+ * the caller's. A 401 there refused kapi's own credentials.
+ */
+function clusterFault(err: KubeApiError): ApiError {
+  return err.code === 401
+    ? credentialsRefused()
+    : new ServiceUnavailableError(`kube-apiserver answered ${err.code}; try again`, 1);
 }
 
 function httpCodeOf(err: unknown): number {

@@ -124,3 +124,16 @@ export function reasonForCode(code: number): string {
       return code >= 500 ? 'InternalError' : 'BadRequest';
   }
 }
+
+/**
+ * kube-apiserver answered 401 to a request kapi made or forwarded. It never sees a caller's token (kapi authenticates
+ * as itself and impersonates the caller), so the credentials it refused are kapi's own: kapi's fault, told as such, so that
+ * kubectl and client-go do not blame the caller's token.
+ */
+export function credentialsRefused(): ApiError {
+  return new ServiceUnavailableError(
+    'kube-apiserver refused kapi-apiserver’s own credentials (its service account token); your credentials are not ' +
+      'in question. kapi reads its credentials again; if this persists, an administrator must check its token',
+    5,
+  );
+}

@@ -202,6 +202,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   );
 
   const readiness = [
+    { name: 'kube-credentials', notReadyReason: () => connection.health.notReadyReason() },
     nodes.readiness,
     allocations.readiness,
     namespaces.readiness,

@@ -102,8 +102,11 @@ export interface E2E {
    * logs itself and never calls it.
    */
   kubelet(): Promise<RunKubelet>;
-  /** Starts one more kapi replica on the same cluster (for cross-replica cases). */
-  startReplica(): Promise<KapiServer>;
+  /**
+   * Starts one more kapi replica on the same cluster (for cross-replica cases); `connection`: it reaches the cluster
+   * with other credentials than the first replica's.
+   */
+  startReplica(options?: { connection?: KubeConnection }): Promise<KapiServer>;
   stop(): Promise<void>;
 }
 
@@ -214,7 +217,7 @@ export async function startE2E(
 
   const caDir = mkdtempSync(join(tmpdir(), 'kapi-e2e-'));
   const replicas: KapiServer[] = [];
-  const startReplica = async (): Promise<KapiServer> => {
+  const startReplica = async (replicaOptions: { connection?: KubeConnection } = {}): Promise<KapiServer> => {
     const server = await startKapiServer({
       options: {
         port: 0,
@@ -230,7 +233,7 @@ export async function startE2E(
         tlsCaOut: join(caDir, `ca-${replicas.length}.crt`),
         trustedProxies: [],
       },
-      connection: kapiConnection,
+      connection: replicaOptions.connection ?? kapiConnection,
       logger: silentLogger,
       allowGeneratedSigningKey: false,
     });

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import http from 'node:http';
 import https from 'node:https';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeApiError, KubeClient } from '../../src/kube/client.js';
 import { connectionFor, tokenAccess, type ClusterAccess, type KubeConnection } from '../../src/kube/connection.js';
+import { tokenFileCredentials } from '../../src/kube/token-file.js';
 
 const opened: KubeConnection[] = [];
 const open = (access: ClusterAccess, source: 'sandbox' | 'kubeconfig' = 'kubeconfig') => {
@@ -95,3 +101,50 @@ describe('connectionFor', () => {
     expect(await connection.authHeaders()).toEqual({ Authorization: 'Bearer ok' });
   });
 });
+
+describe('when kube-apiserver refuses kapi’s own credentials', () => {
+  /** A kube-apiserver that takes only the token `good`, on loopback. */
+  async function strictServer() {
+    const server = http.createServer((req, res) => {
+      const ok = req.headers.authorization === 'Bearer good';
+      res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' });
+      res.end(
+        ok ? '{}' : JSON.stringify({ kind: 'Status', code: 401, reason: 'Unauthorized', message: 'Unauthorized' }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { server, url: `http://127.0.0.1:${port}` };
+  }
+
+  it('then readiness fails with the reason, the token file is read again at once, and a new token makes it ready again', async () => {
+    const { server, url } = await strictServer();
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'kapi-token-')), 'token');
+      writeFileSync(file, 'revoked\n');
+      const credentials = await tokenFileCredentials(file, 'token');
+      const connection = connectionFor({ server: url, insecureSkipTlsVerify: true, credentials }, 'in-cluster', {
+        probeIntervalMs: 20,
+      });
+      opened.push(connection);
+      expect(connection.health.notReadyReason()).toBeUndefined();
+
+      const refused = await new KubeClient(connection).request({ path: '/api' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(KubeApiError);
+      expect(connection.health.credentialsRefused).toBe(true);
+      expect(connection.health.notReadyReason()).toMatch(/refused kapi's own credentials \(HTTP 401\)/);
+
+      // the connection caches credentials for 10 s; a refusal drops them, so the rewritten file counts at the next probe
+      writeFileSync(file, 'good\n');
+      await waitUntil(() => !connection.health.credentialsRefused);
+      expect(connection.health.notReadyReason()).toBeUndefined();
+      expect(await new KubeClient(connection).request({ path: '/api' })).toEqual({});
+    } finally {
+      server.close();
+    }
+  });
+});
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -39,6 +39,8 @@ export class FakeKubeApiserver {
   truncateNextListAt: number | undefined;
   private failures: Array<{ status: number; kind: 'list' | 'watch' | 'any' }> = [];
   private failAllWith: number | undefined;
+  /** `/readyz` requests (kapi's probe): 200, or 500 while `failAll` holds a 5xx. */
+  readinessProbes = 0;
   private behind = 0;
   private objects = new Map<string, any>();
   private history: HistoryEvent[] = [];
@@ -179,6 +181,13 @@ export class FakeKubeApiserver {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
+    if (url.pathname === '/readyz') {
+      this.readinessProbes++;
+      if (req.headers.authorization !== 'Bearer test-token') return status(res, 401, 'Unauthorized', 'no token');
+      const failing = this.failAllWith !== undefined && this.failAllWith >= 500;
+      res.writeHead(failing ? 500 : 200, { 'Content-Type': 'text/plain' });
+      return void res.end(failing ? 'etcd failed' : 'ok');
+    }
     const kind = url.searchParams.get('watch') ? 'watch' : 'list';
     this.requests.push({ kind, query: url.searchParams, at: Date.now() });
     if (req.headers.authorization !== 'Bearer test-token') return status(res, 401, 'Unauthorized', 'no token');
@@ -311,8 +320,8 @@ function status(res: http.ServerResponse, code: number, reason: string, message:
   json(res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason, message, code });
 }
 
-export function connectTo(fake: FakeKubeApiserver): Promise<KubeConnection> {
-  return Promise.resolve(connectionFor(tokenAccess(fake.url, 'test-token'), 'sandbox'));
+export function connectTo(fake: FakeKubeApiserver, probeIntervalMs?: number): Promise<KubeConnection> {
+  return Promise.resolve(connectionFor(tokenAccess(fake.url, 'test-token'), 'sandbox', { probeIntervalMs }));
 }
 
 export interface CapturedLog {

@@ -18,13 +18,18 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(options: Partial<ReflectorOptions<Item>> = {}) {
-  const fake = await FakeKubeApiserver.start('/api/v1/nodes');
-  const connection: KubeConnection = await connectTo(fake);
-  cleanups.push(
-    () => connection.close(),
-    () => fake.stop(),
-  );
+async function setup(
+  options: Partial<ReflectorOptions<Item>> = {},
+  given?: { fake: FakeKubeApiserver; connection: KubeConnection },
+) {
+  const fake = given?.fake ?? (await FakeKubeApiserver.start('/api/v1/nodes'));
+  const connection: KubeConnection = given?.connection ?? (await connectTo(fake));
+  if (!given) {
+    cleanups.push(
+      () => connection.close(),
+      () => fake.stop(),
+    );
+  }
   const reflector = new Reflector<Item>({
     client: new KubeClient(connection),
     logger: createLogger('error', { silent: true }),
@@ -360,6 +365,45 @@ describe('Reflector failures and readiness', () => {
     ).toBe(seen);
     expect(fake.count('list')).toBe(1);
     expect(reflector.readiness.notReadyReason()).toBeUndefined();
+  });
+
+  it('when kube-apiserver comes back during a long backoff, then the cache resumes at the next probe of its readiness, not at the backoff’s end', async () => {
+    // a backoff longer than the test's own timeout: only the readiness probe can bring the cache back in time
+    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
+    const connection = await connectTo(fake, 50);
+    cleanups.push(
+      () => connection.close(),
+      () => fake.stop(),
+    );
+    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    fake.put(node('a'));
+    reflector.start();
+    await reflector.waitForSync();
+    await eventually(() => expect(fake.openWatches).toBe(1));
+
+    await fake.restart(200);
+    fake.put(node('b'));
+    await eventually(() => expect(reflector.get('b')).toBeDefined());
+    expect(fake.readinessProbes).toBeGreaterThan(0);
+    expect(reflector.readiness.notReadyReason()).toBeUndefined();
+  });
+
+  it('when etcd is down behind kube-apiserver, then its readiness probe does not wake the caches into failing lists', async () => {
+    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
+    const connection = await connectTo(fake, 20);
+    cleanups.push(
+      () => connection.close(),
+      () => fake.stop(),
+    );
+    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    fake.put(node('a'));
+    fake.failAll(503);
+    reflector.start();
+    await eventually(() => expect(fake.readinessProbes).toBeGreaterThanOrEqual(5));
+    expect(fake.count('list')).toBe(1);
+    fake.failAll(undefined);
+    await reflector.waitForSync();
+    expect(fake.count('list')).toBe(2);
   });
 
   it('when kube-apiserver’s watch cache is behind the resourceVersion (504 Too large), then it watches again from it without a warning or a relist', async () => {

@@ -274,6 +274,35 @@ describe('answers passed back', () => {
     },
   );
 
+  it.each([
+    ['a GET', 'GET', '/api/v1/nodes/n1', undefined],
+    ['a POST with a body', 'POST', '/api/v1/namespaces', '{"metadata":{"name":"x"}}'],
+    ['a watch', 'GET', '/api/v1/nodes?watch=1', undefined],
+  ])(
+    'when kube-apiserver answers %s with 401, then the caller gets a 503 Status blaming kapi’s own credentials, never a 401',
+    async (_case, method, path, body) => {
+      backend.onRequest = (_req, res) =>
+        res
+          .writeHead(401, { 'Content-Type': 'application/json' })
+          .end('{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","code":401}');
+      const answer = await send(kapi.url, {
+        method,
+        path,
+        headers: [...auth, ...(body ? ['Content-Type', 'application/json'] : [])],
+        body,
+      });
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({
+        kind: 'Status',
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message: expect.stringContaining('refused kapi-apiserver’s own credentials'),
+      });
+      expect(answer.headers['retry-after']).toBe('5');
+      expect(kapi.connection.health.credentialsRefused).toBe(true);
+    },
+  );
+
   it('when the client asks with HEAD, then the head comes back with its length and no body', async () => {
     backend.onRequest = (_req, res) =>
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '42' }).end();

@@ -130,7 +130,7 @@ async function localLogin(deps: PasswordLoginDeps, attempt: PasswordAttempt, adm
   if (!user) throw invalidGrant(BAD_CREDENTIALS).because('unknown user');
   if (!matches) throw invalidGrant(BAD_CREDENTIALS).because('wrong password');
   if (user.state === 'Disabled') throw invalidGrant(BAD_CREDENTIALS).because('user disabled');
-  await recordSuccess(deps, admitted, user, now);
+  recordSuccess(deps, admitted, user, now);
   return user;
 }
 
@@ -207,7 +207,7 @@ async function upstreamLogin(
       admitted.withdrawn();
       throw tooManyAttempts(locked).because('too many failures (user or name)');
     }
-    await recordSuccess(deps, admitted, user, now);
+    recordSuccess(deps, admitted, user, now);
     return mapping.signedIn;
   }
   if (unavailable) {
@@ -219,8 +219,12 @@ async function upstreamLogin(
   return refuse('unknown user');
 }
 
-async function recordSuccess(deps: PasswordLoginDeps, admitted: AdmittedLogin, user: UserRecord, now: number) {
-  await admitted.succeeded(now).catch((err: unknown) => {
+/**
+ * The success bookkeeping (last login, cleared failures) goes on beside the session's creation, not before it: during
+ * an etcd outage a login then fails once, after the session write's own timeout, instead of after both in turn.
+ */
+function recordSuccess(deps: PasswordLoginDeps, admitted: AdmittedLogin, user: UserRecord, now: number): void {
+  void admitted.succeeded(now).catch((err: unknown) => {
     // the login stands; only the bookkeeping (last login, cleared failures) is missing
     deps.logger.warn('could not record a successful login in the User status', { user: user.name, error: String(err) });
   });

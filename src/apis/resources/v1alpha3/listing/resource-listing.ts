@@ -20,7 +20,7 @@ import { KubeApiError, type KubeClient } from '../../../../kube/client.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../../../../kube/label-selector.js';
 import type { Reflector } from '../../../../kube/reflector.js';
 import { impersonationHeaders } from '../../../../proxy/forward-headers.js';
-import { ApiError, NotFoundError, ServiceUnavailableError } from '../../../../server/errors.js';
+import { ApiError, NotFoundError, ServiceUnavailableError, credentialsRefused } from '../../../../server/errors.js';
 import { KINDS_BY_RESOURCE, kubePath, type KindDefinition } from '../kinds/kind-table.js';
 import { bodyHeader, objectRecord, tableShape } from '../kinds/object-record.js';
 import { pageWindow } from '../node-list.js';
@@ -282,6 +282,8 @@ export class ResourceListing {
     try {
       return await this.deps.client.request<T>({ ...request, headers, timeoutMs: 30_000 });
     } catch (error) {
+      // a 401 is about kapi's own credentials (it impersonates the caller), never the caller's
+      if (error instanceof KubeApiError && error.code === 401) throw credentialsRefused();
       if (error instanceof KubeApiError && error.status && error.code >= 400 && error.code < 500) {
         const status = error.status;
         throw new ApiError(error.code, status.reason, status.message, status.details);
