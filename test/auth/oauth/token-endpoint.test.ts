@@ -403,6 +403,38 @@ describe('POST /oauth/token, the request itself', () => {
   });
 });
 
+describe('when the cluster writes hang (an etcd outage)', () => {
+  test('then a good login does not wait for its status bookkeeping before the session is written: the two run side by side', async () => {
+    const order: string[] = [];
+    let releaseStatus!: () => void;
+    const statusHeld = new Promise<void>((resolve) => (releaseStatus = resolve));
+    const t = testIdentity({
+      wrapUsers: (users) =>
+        Object.assign(Object.create(users), {
+          updateStatus: async (...args: Parameters<typeof users.updateStatus>) => {
+            order.push('status write started');
+            await statusHeld;
+            await users.updateStatus(...args);
+            order.push('status written');
+          },
+        }),
+      wrapSessions: (sessions) =>
+        Object.assign(Object.create(sessions), {
+          create: async (...args: Parameters<typeof sessions.create>) => {
+            order.push('session create started');
+            return sessions.create(...args);
+          },
+        }),
+    });
+    t.users.add('alice', { password: 'alice-pw' });
+    const tokens = await login(t.app, 'alice', 'alice-pw');
+    expect(tokens.access_token).toBeDefined();
+    expect(order).toEqual(['status write started', 'session create started']);
+    releaseStatus();
+    await until(() => order.includes('status written'));
+  });
+});
+
 describe('bearer authentication', () => {
   test('when no token is sent, then 401 Status', async () => {
     const { app } = withAlice();
@@ -472,3 +504,7 @@ describe('bearer authentication', () => {
       .expect(200);
   });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
