@@ -76,9 +76,13 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
+    logger.info('shutting down', {
+      signal,
+      notReadyFor: `${options.shutdownDelayMs / 1000} s`,
+      thenGrace: `${options.shutdownGraceMs / 1000} s`,
+    });
     server
-      .stop()
+      .stop(options.shutdownGraceMs)
       .then(() => sandbox?.stop())
       .then(() => connection.close())
       .then(

@@ -69,6 +69,10 @@ export interface Options {
   maxConnectionsPerClient: number;
   /** A listing's cache (every kind but nodes) stops once unused this long. */
   listingCacheIdleMs: number;
+  /** After SIGTERM: not ready but still serving this long, so load balancers stop sending before the listeners close. */
+  shutdownDelayMs: number;
+  /** After the delay: how long in-flight requests may finish before their connections are cut. */
+  shutdownGraceMs: number;
   /** How long a listing waits for its kind's cache to read its first list before answering 503. */
   listingSyncTimeoutMs: number;
 }
@@ -271,6 +275,18 @@ const SPECS = {
     help: 'a listing cache (every kind but nodes: its watch and what it holds) stops once unused this long',
     fallback: '10m',
   },
+  shutdownDelay: {
+    flag: 'shutdown-delay',
+    env: 'KAPI_SHUTDOWN_DELAY',
+    help: 'after SIGTERM, /readyz fails and kapi keeps serving this long before it stops listening (the Service drops it first)',
+    fallback: '5s',
+  },
+  shutdownGrace: {
+    flag: 'shutdown-grace',
+    env: 'KAPI_SHUTDOWN_GRACE',
+    help: 'then watches and log follows end cleanly and in-flight requests get this long to finish before being cut',
+    fallback: '10s',
+  },
   listingSyncTimeout: {
     flag: 'listing-sync-timeout',
     env: 'KAPI_LISTING_SYNC_TIMEOUT',
@@ -380,6 +396,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     idleTimeoutMs: positiveMilliseconds(raw('idleTimeout'), 'idle-timeout'),
     maxConnectionsPerClient: count(raw('maxConnectionsPerClient'), 'max-connections-per-client'),
     listingCacheIdleMs: positiveMilliseconds(raw('listingCacheIdle'), 'listing-cache-idle'),
+    shutdownDelayMs: milliseconds(raw('shutdownDelay'), 'shutdown-delay'),
+    shutdownGraceMs: milliseconds(raw('shutdownGrace'), 'shutdown-grace'),
     listingSyncTimeoutMs: positiveMilliseconds(raw('listingSyncTimeout'), 'listing-sync-timeout'),
     logging: loggingOptions(raw),
   };

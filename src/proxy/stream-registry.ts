@@ -54,6 +54,16 @@ export class StreamRegistry {
     return () => void this.forget(stream);
   }
 
+  /** Ends every open stream (a shutdown's drain). */
+  closeAll(): void {
+    for (const streams of [...this.byUser.values()]) {
+      for (const stream of [...streams]) {
+        this.forget(stream);
+        stream.close();
+      }
+    }
+  }
+
   /** Cuts every stream of the login session. */
   endSession(id: string): void {
     this.sessionEnds.delete(id);

@@ -126,14 +126,24 @@ export async function listen(
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        // a keep-alive connection whose answer ends during the grace (a watch ended by the drain) is closed then,
+        // not when its idle timeout runs out
+        const idle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
         const timer = setTimeout(() => {
           for (const socket of sockets) socket.destroy();
         }, graceMs);
         timer.unref();
-        server.once('close', () => clearTimeout(timer));
+        idle.unref();
+        server.once('close', () => {
+          clearTimeout(timer);
+          clearInterval(idle);
+        });
       }),
   };
 }
+
+/** While stopping, connections that have become idle are closed this often. */
+const IDLE_SWEEP_MS = 100;
 
 /**
  * Node's server settings for the timeouts. Node checks the header and request deadlines on an interval (30 s by

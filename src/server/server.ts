@@ -50,6 +50,7 @@ export type ServerOptions = Pick<
       | 'maxConnectionsPerClient'
       | 'listingCacheIdleMs'
       | 'listingSyncTimeoutMs'
+      | 'shutdownDelayMs'
     >
   > & {
     tlsPort: number | undefined;
@@ -201,7 +202,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     () => Object.fromEntries(listingCaches.states(listingCacheNames).map((state) => [state.name, state.bodyBytes])),
   );
 
+  let shuttingDown = false;
   const readiness = [
+    { name: 'shutdown', notReadyReason: () => (shuttingDown ? 'shutting down' : undefined) },
     { name: 'kube-credentials', notReadyReason: () => connection.health.notReadyReason() },
     nodes.readiness,
     allocations.readiness,
@@ -313,8 +316,15 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       }
     },
     async stop(graceMs = 10_000) {
+      // Not ready first, still serving: the Service and load balancers stop sending before the listeners close.
+      shuttingDown = true;
+      if (options.shutdownDelayMs) await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
       await certificateWatch?.stop();
-      await Promise.all(listeners.map((listener) => listener.stop(graceMs)));
+      const closing = listeners.map((listener) => listener.stop(graceMs));
+      // Watches and log follows end cleanly (at an event boundary, a WebSocket close frame), so clients see an end
+      // and watch again elsewhere, instead of a cut after the grace.
+      streamRegistry.closeAll();
+      await Promise.all(closing);
       forwarder.close();
       await Promise.all([
         ...watched.map((cache) => cache.stop()),

@@ -106,7 +106,7 @@ export interface E2E {
    * Starts one more kapi replica on the same cluster (for cross-replica cases); `connection`: it reaches the cluster
    * with other credentials than the first replica's.
    */
-  startReplica(options?: { connection?: KubeConnection }): Promise<KapiServer>;
+  startReplica(options?: { connection?: KubeConnection; shutdownDelayMs?: number }): Promise<KapiServer>;
   stop(): Promise<void>;
 }
 
@@ -217,13 +217,16 @@ export async function startE2E(
 
   const caDir = mkdtempSync(join(tmpdir(), 'kapi-e2e-'));
   const replicas: KapiServer[] = [];
-  const startReplica = async (replicaOptions: { connection?: KubeConnection } = {}): Promise<KapiServer> => {
+  const startReplica = async (
+    replicaOptions: { connection?: KubeConnection; shutdownDelayMs?: number } = {},
+  ): Promise<KapiServer> => {
     const server = await startKapiServer({
       options: {
         port: 0,
         tlsPort: 0,
         metricsPort: options.metrics ? 0 : undefined,
         ...(options.listingCacheIdleMs !== undefined && { listingCacheIdleMs: options.listingCacheIdleMs }),
+        ...(replicaOptions.shutdownDelayMs !== undefined && { shutdownDelayMs: replicaOptions.shutdownDelayMs }),
         bindAddress: '127.0.0.1',
         configuration,
         signingKeySecret: { namespace, name: 'kapi-jwt' },

@@ -20,6 +20,13 @@ import { HELD_ANSWER_BYTES } from '../../src/proxy/forwarder.js';
 let backend: Backend;
 let kapi: Kapi;
 
+/** kapi's audit line for a path, once written. */
+function auditLineFor(path: string): Record<string, unknown> | undefined {
+  return kapi.logs.lines
+    .map((text) => JSON.parse(text) as Record<string, unknown>)
+    .find((entry) => entry.audit === true && entry.path === path);
+}
+
 beforeEach(async () => {
   ({ backend, kapi } = await startBackendAndKapi());
 });
@@ -434,6 +441,9 @@ describe('aborts', () => {
     await until(() => arrived);
     req.destroy();
     await until(() => backendClosed);
+    // audited all the same: nothing was sent, so nginx's 499
+    await until(() => auditLineFor('/api/v1/nodes/slow') !== undefined);
+    expect(auditLineFor('/api/v1/nodes/slow')).toMatchObject({ user: 'alice', status: 499, aborted: true });
   });
 
   it('when kube-apiserver cuts an answer short, then the client’s answer is cut too (not a clean end)', async () => {
@@ -480,6 +490,9 @@ describe('aborts', () => {
       setTimeout(() => reject(new Error('no first event')), 3_000).unref();
     });
     await until(() => backendClosed);
+    // a watch the client ends is audited when it ends, with the status it was answered
+    await until(() => auditLineFor('/api/v1/pods') !== undefined);
+    expect(auditLineFor('/api/v1/pods')).toMatchObject({ verb: 'GET', status: 200, aborted: true });
   });
 
   it('when kube-apiserver cuts a watch, then the client’s stream is cut too (not a clean end)', async () => {
