@@ -223,6 +223,18 @@ describe('when a user may list only in one namespace', () => {
     }
   }, 120_000);
 
+  it('then its own namespace is readable by name, as kube-apiserver allows it, and the other is not', async () => {
+    // kube-apiserver takes a namespace's name as the namespace of a request for it: the Role there allows the get
+    const own = await get<{ metadata: { name: string } }>(`/namespaces/${e2e.runId}`, limited);
+    expect(own.status).toBe(200);
+    expect(own.body.metadata.name).toBe(e2e.runId);
+    const direct = await fetch(`${e2e.kapiUrl}/api/v1/namespaces/${e2e.runId}`, {
+      headers: { Authorization: `Bearer ${limited}` },
+    });
+    expect(direct.status).toBe(200);
+    expect((await get(`/namespaces/${other}`, limited)).status).toBe(403);
+  });
+
   it('then nothing of secrets is answered without the right to list or get them', async () => {
     const forbidden = [
       '/secrets',

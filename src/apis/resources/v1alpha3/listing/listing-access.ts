@@ -102,7 +102,10 @@ export async function allowGet(
   namespace: string | undefined,
   name: string,
 ): Promise<void> {
-  const attributes = { ...attributesOf(definition, 'get'), name, ...(namespace !== undefined && { namespace }) };
+  // kube-apiserver takes a namespace's own name as the namespace of a request for it (RequestInfo), so a Role in
+  // namespace a lets its holder get namespace a; the review asks the same question
+  const scope = namespace ?? (definition.resource === 'namespaces' && definition.group === '' ? name : undefined);
+  const attributes = { ...attributesOf(definition, 'get'), name, ...(scope !== undefined && { namespace: scope }) };
   const decision = await authorizer.authorize(user, attributes);
   if (!decision.allowed) throw forbidden(user.username, attributes, decision.reason);
 }
