@@ -8,13 +8,16 @@ import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './sessions/session-record.js';
 import type { SessionStore } from './sessions/sessions.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
-import { VerifiedTokenCache, type TokenPolicy } from './tokens/tokens.js';
+import { VerifiedTokenCache, timesProblem, type TokenPolicy } from './tokens/tokens.js';
+import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { UserStore } from './users/users.js';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
 export interface AuthenticatorDeps {
   keys: SigningKeyProvider;
+  /** The configured lifetimes: an access token valid for longer was not issued by kapi as configured. */
+  settings?: () => Pick<AuthSettings, 'accessTokenMaxAgeSeconds'>;
   policy: TokenPolicy;
   sessions: SessionStore;
   users: UserStore;
@@ -45,6 +48,8 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     const verified = tokens.verify(presented.token, keys, 'access_token', nowSeconds, deps.policy.acceptance);
     if (!verified.ok) throw refuse(verified.reason);
     const claims = verified.claims;
+    const lifetime = deps.settings && timesProblem(claims, nowSeconds, deps.settings().accessTokenMaxAgeSeconds);
+    if (lifetime) throw refuse(lifetime);
 
     const checkedAt = performance.now();
     const [session, user] = await Promise.all([deps.sessions.find(claims.sid), deps.users.get(claims.username)]).catch(

@@ -214,7 +214,7 @@ export function assembleIdentity(
 ): Pick<Identity, 'oauthRouter' | 'accountRouter' | 'authenticate' | 'authenticateRequest' | 'authorizer' | 'guard'> {
   const { users, sessions, keys, settings, logger, clock } = parts;
   const policy = parts.policy ?? tokenPolicy();
-  const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger });
+  const authenticateRequest = requestAuthenticator({ keys, policy, sessions, users, clock, logger, settings });
   const records = parts.loginRecords;
   const audit = loginAudit(logger, parts.onLogin, records && ((attempt) => recordAttempt(records, attempt, clock)));
   // one limiter for every password login: the token endpoint's and the login page's failures count together

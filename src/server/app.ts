@@ -61,6 +61,7 @@ export function createApp(deps: AppDeps): http.RequestListener {
   app.use(accessLog(deps.logger));
 
   app.use(helmet({ contentSecurityPolicy: false, strictTransportSecurity: false }));
+  app.use(strictTransportSecurity);
   app.use(healthRoutes(deps.readiness));
   app.use(apiDocsRoutes());
   for (const router of deps.publicRoutes ?? []) app.use(router);
@@ -89,4 +90,14 @@ export function createApp(deps: AppDeps): http.RequestListener {
     }),
     app,
   );
+}
+
+/**
+ * HSTS on what kapi serves over its own TLS listener (its login page, documents and APIs), so a browser that met kapi
+ * over HTTPS never falls back to plain HTTP for it; never over plain HTTP (RFC 6797 §7.2), and not on the strength of
+ * a proxy's X-Forwarded-Proto. No includeSubDomains: kapi does not own its domain's other hosts.
+ */
+function strictTransportSecurity(req: express.Request, res: express.Response, next: express.NextFunction): void {
+  if ((req.socket as { encrypted?: boolean }).encrypted) res.setHeader('Strict-Transport-Security', 'max-age=31536000');
+  next();
 }

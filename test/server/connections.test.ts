@@ -354,3 +354,17 @@ describe('answers Node would write by itself (issue 9 item 3)', () => {
     expectOAuthError(await raw([STALLED_TOKEN_REQUEST]), 408);
   });
 });
+
+describe('Strict-Transport-Security (issue 23 item 4)', () => {
+  const get = (path: string) => [`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`];
+
+  it('when kapi’s own pages are served over its TLS listener, then they carry HSTS; over plain HTTP they never do', async () => {
+    for (const path of ['/healthz', '/oauth/login?request=x', '/api-docs/']) {
+      const overTls = await raw(get(path), { tls: true });
+      expect(overTls.headers['strict-transport-security']).toBe('max-age=31536000');
+      const plain = await raw(get(path));
+      expect(plain.status).toBe(overTls.status);
+      expect(plain.headers['strict-transport-security']).toBeUndefined();
+    }
+  });
+});

@@ -11,6 +11,7 @@ import {
   sealRequest,
   tooOld,
   type SignInDeps,
+  isSecure,
 } from './sign-in.js';
 
 export const LOGIN_PAGE_PATH = '/oauth/login';
@@ -49,7 +50,7 @@ async function authorize(deps: SignInDeps, req: Request, res: Response): Promise
 
   const now = deps.clock();
   const nowSeconds = Math.floor(now / 1000);
-  const cookie = cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE);
+  const cookie = cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE, isSecure(req, deps.policy));
   if (request.prompt !== 'login' && cookie) {
     const resumed = await resumeBrowserSession(deps, keys, cookie, now);
     if (!resumed) forgetBrowserSession(req, res, deps.policy);

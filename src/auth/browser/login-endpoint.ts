@@ -75,7 +75,7 @@ async function showLoginPage(deps: LoginPageDeps, req: Request, res: Response): 
     answerBadRequest(res, opened.reason);
     return;
   }
-  let binding = validBinding(cookieValue(req.headers.cookie, LOGIN_BINDING_COOKIE));
+  let binding = validBinding(cookieValue(req.headers.cookie, LOGIN_BINDING_COOKIE, isSecure(req, deps.policy)));
   if (!binding) {
     binding = newBinding();
     res.append('Set-Cookie', setCookie(LOGIN_BINDING_COOKIE, binding, { secure: isSecure(req, deps.policy) }));
@@ -93,7 +93,7 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
     answerBadRequest(res, opened.reason);
     return;
   }
-  const binding = validBinding(cookieValue(req.headers.cookie, LOGIN_BINDING_COOKIE));
+  const binding = validBinding(cookieValue(req.headers.cookie, LOGIN_BINDING_COOKIE, isSecure(req, deps.policy)));
   const crossSite = req.headers['sec-fetch-site'] === 'cross-site';
   if (form.malformed || crossSite || !csrfMatches(keys, form.values.get('csrf'), binding, sealed!, nowSeconds(deps))) {
     sendErrorPage(res, 403, {
@@ -127,7 +127,7 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
   const previous = await resumeBrowserSession(
     deps,
     keys,
-    cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE),
+    cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE, isSecure(req, deps.policy)),
     deps.clock(),
   );
   const session = await signInBrowser(deps, req, res, keys, user.signedIn, previous?.session.sessionId);

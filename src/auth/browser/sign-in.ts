@@ -66,9 +66,12 @@ export function openRequest(keys: KeySet, sealed: string | undefined, settings: 
   return { ok: true, request, client, expiresAt: opened.expiresAt } as const satisfies OpenedRequest;
 }
 
-/** Whether a browser session is too old for the request (OpenID Connect `max_age`). */
+/**
+ * Whether a browser session is too old for the request (OpenID Connect `max_age`). Times are whole seconds, so an
+ * elapsed 0 may be up to a second: reaching `max_age` counts, and `max_age=0` always asks again.
+ */
 export function tooOld(request: AuthorizationRequest, session: BrowserSession, nowSeconds: number): boolean {
-  return request.maxAge !== undefined && nowSeconds - session.authTime > request.maxAge;
+  return request.maxAge !== undefined && nowSeconds - session.authTime >= request.maxAge;
 }
 
 /**

@@ -139,7 +139,7 @@ async function callback(deps: UpstreamSignInDeps, req: Request, res: Response): 
       ...extra,
     });
 
-  const cookie = cookieValue(req.headers.cookie, UPSTREAM_LOGIN_COOKIE);
+  const cookie = cookieValue(req.headers.cookie, UPSTREAM_LOGIN_COOKIE, isSecure(req, deps.policy));
   const opened = cookie ? open(keys, 'upstream-login', cookie, nowSeconds) : undefined;
   const login = opened?.ok ? (opened.value as UpstreamLoginState) : undefined;
   // this browser's sign-in, through this provider, answered with its own state: else nothing is trusted or sent on
@@ -220,7 +220,7 @@ async function callback(deps: UpstreamSignInDeps, req: Request, res: Response): 
   const previous = await resumeBrowserSession(
     deps,
     keys,
-    cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE),
+    cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE, isSecure(req, deps.policy)),
     deps.clock(),
   );
   const session = await signInBrowser(deps, req, res, keys, signedIn, previous?.session.sessionId);

@@ -26,7 +26,7 @@ import { belongsTo, decideRefresh, rotatedSpec } from '../sessions/session-recor
 import type { SessionStore } from '../sessions/sessions.js';
 import type { KeySet } from '../tokens/key-set.js';
 import type { SigningKeyProvider } from '../tokens/signing-key.js';
-import { newTokenId, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
+import { newTokenId, timesProblem, verifyToken, type TokenPolicy } from '../tokens/tokens.js';
 import type { UserStore } from '../users/users.js';
 
 /** The token endpoint's use cases: the password grant and the refresh grant (RFC 6749 §4.3, §6). */
@@ -172,6 +172,8 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
   const verified = verifyToken(token, key, 'refresh_token', nowSeconds, deps.policy.acceptance);
   if (!verified.ok) throw invalidGrant(BAD_REFRESH_TOKEN).because(verified.reason);
   const claims = verified.claims;
+  const lifetime = timesProblem(claims, nowSeconds, settings.refreshTokenMaxAgeSeconds);
+  if (lifetime) throw invalidGrant(BAD_REFRESH_TOKEN).because(lifetime);
   note.user = claims.username;
   if (claims.client_id !== client.name) throw invalidGrant(BAD_REFRESH_TOKEN).because('issued to another client');
 

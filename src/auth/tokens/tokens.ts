@@ -132,6 +132,8 @@ export function verifyToken(
   }
   const claims = claimsOf(payload);
   if (!claims) return { ok: false, reason: 'claims missing or malformed' };
+  const times = timesProblem(claims, nowSeconds);
+  if (times) return { ok: false, reason: times };
   if (expected !== 'any' && claims.token_type !== expected) {
     return { ok: false, reason: `a ${claims.token_type} where a ${expected} was expected` };
   }
@@ -211,6 +213,22 @@ export class VerifiedTokenCache {
   get size(): number {
     return this.verified.size;
   }
+}
+
+/**
+ * A token's times that no issuer of ours would write (pure): issued in the future beyond the clock tolerance, or
+ * valid for longer than `maxLifetimeSeconds` (the configured lifetime of its kind) allows.
+ */
+export function timesProblem(
+  claims: { iat: number; exp: number },
+  nowSeconds: number,
+  maxLifetimeSeconds?: number,
+): string | undefined {
+  if (claims.iat > nowSeconds + CLOCK_TOLERANCE_SECONDS) return 'issued in the future';
+  if (maxLifetimeSeconds !== undefined && claims.exp - claims.iat > maxLifetimeSeconds + CLOCK_TOLERANCE_SECONDS) {
+    return 'valid for longer than its kind may be';
+  }
+  return undefined;
 }
 
 /** Every claim present with its type; `exp` in particular (jsonwebtoken accepts tokens without it). */

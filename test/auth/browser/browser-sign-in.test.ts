@@ -158,6 +158,15 @@ describe('a sign-in on kapi’s login page', () => {
     expect(redirected(fresh).params.get('code')).toBeTruthy();
   });
 
+  test('when a browser signed in this very second asks with max_age=0, then the login page is shown all the same', async () => {
+    const t = identity();
+    const browser = new TestBrowser(t.app);
+    await codeFor(browser, 'alice', 'alice-pw', { challenge: pkce().challenge });
+    // no time passes: max_age=0 means a sign-in now, whatever the session's age in whole seconds
+    const again = await browser.get(authorizeUrl({ challenge: pkce().challenge, extra: { max_age: '0' } }));
+    expect(again.headers.location).toMatch(/^\/oauth\/login\?/);
+  });
+
   test('when prompt=none comes from a browser without a session, then the client gets login_required, never a page', async () => {
     const t = identity();
     const back = redirected(

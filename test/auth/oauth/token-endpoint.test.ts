@@ -3,6 +3,8 @@ import jwt from 'jsonwebtoken';
 import { BAD_CREDENTIALS, BAD_REFRESH_TOKEN } from '../../../src/auth/oauth/oauth-error.js';
 import { hmacKeySet } from '../../../src/auth/tokens/key-set.js';
 import { buildClaims, signToken } from '../../../src/auth/tokens/tokens.js';
+import { decodeJwt } from 'jose';
+import { staticKey } from '../fakes.js';
 import { client, login, refresh, testIdentity, tokenRequest, whoami, type TestIdentity } from '../identity-app.js';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -469,6 +471,47 @@ describe('bearer authentication', () => {
       hmacKeySet(Buffer.alloc(32, 1)).active,
     );
     await whoami(t.app, forged).expect(401);
+  });
+
+  test.each([
+    ['issued in the future', (now: number) => ({ issuedAt: now + 3600, expiresAt: now + 3700 })],
+    [
+      'valid for far longer than access tokens are configured to be',
+      (now: number) => ({ issuedAt: now, expiresAt: now + 30 * 86400 }),
+    ],
+  ])('when an access token signed with kapi’s key is %s, then 401', async (_case, times) => {
+    const t = withAlice();
+    const tokens = await login(t.app, 'alice', 'alice-pw');
+    const { sid, jti } = decodeJwt(tokens.access_token) as { sid: string; jti: string };
+    const now = t.clock.now / 1000;
+    const claims = buildClaims(
+      'access_token',
+      { username: 'alice', clientId: 'kapi', sessionId: sid },
+      { id: jti, ...times(now) },
+    );
+    await whoami(t.app, signToken(claims, staticKey().keys()!.active)).expect(401);
+    // the same claims with kapi's own times are accepted: the times alone are refused
+    const fair = buildClaims(
+      'access_token',
+      { username: 'alice', clientId: 'kapi', sessionId: sid },
+      { id: jti, issuedAt: now, expiresAt: now + 60 },
+    );
+    await whoami(t.app, signToken(fair, staticKey().keys()!.active)).expect(200);
+  });
+
+  test('when a refresh token signed with kapi’s key is valid for far longer than refresh tokens may be, then invalid_grant', async () => {
+    const t = withAlice();
+    const tokens = await login(t.app, 'alice', 'alice-pw');
+    const { sid, jti } = decodeJwt(tokens.refresh_token) as { sid: string; jti: string };
+    const now = t.clock.now / 1000;
+    const claims = buildClaims(
+      'refresh_token',
+      { username: 'alice', clientId: 'kapi', sessionId: sid },
+      { id: jti, issuedAt: now, expiresAt: now + 365 * 86400 },
+    );
+    const res = await refresh(t.app, signToken(claims, staticKey().keys()!.active));
+    expectOAuthError(res, 400, 'invalid_grant');
+    expect(t.lines.some((line) => line.includes('valid for longer than its kind may be'))).toBe(true);
   });
 
   test('when the session store cannot be reached, then 503 Status, not 401 and not a pass', async () => {

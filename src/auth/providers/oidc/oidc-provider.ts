@@ -2,6 +2,7 @@ import * as client from 'openid-client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { IdentityProviderSettings, OidcProviderSettings } from '../../../config/identity-providers/index.js';
 import type { Logger } from '../../../observability/logger.js';
+import { timesProblem } from '../../tokens/tokens.js';
 import {
   ProviderUnavailable,
   UpstreamLoginRefused,
@@ -13,6 +14,11 @@ import {
 /** How long the provider's metadata is kept before it is read again (its keys are refetched on an unknown kid). */
 const METADATA_MAX_AGE_MS = 60 * 60_000;
 const MAX_GROUPS = 256;
+/**
+ * An ID token only proves a sign-in that just happened: one valid for longer than a day (providers issue them for
+ * minutes to an hour) was not issued for that, and is refused like one issued in the future.
+ */
+const MAX_ID_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 
 /**
  * An OpenID Connect provider (Keycloak, Entra ID, Okta, Google, GitLab, Dex…) as a `RedirectProvider`, through
@@ -72,6 +78,8 @@ export class OidcProvider implements RedirectProvider {
       throw this.classify(err);
     }
     if (!claims) throw new UpstreamLoginRefused(this.settings.name, 'no ID token');
+    const times = timesProblem(claims, Math.floor(this.now() / 1000), MAX_ID_TOKEN_LIFETIME_SECONDS);
+    if (times) throw new UpstreamLoginRefused(this.settings.name, `ID token ${times}`);
     return this.identity(claims);
   }
 

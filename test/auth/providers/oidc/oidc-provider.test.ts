@@ -294,6 +294,8 @@ describe('an OIDC provider whose ID tokens are wrong', () => {
     ['an azp of another client', (nonce: string) => token({ ...good(nonce), aud: ['kapi', 'other'], azp: 'other' })],
     ['another issuer', (nonce: string) => token({ ...good(nonce), iss: 'https://evil.example' })],
     ['an expiry in the past', (nonce: string) => token({ ...good(nonce), exp: now() - 3600, iat: now() - 7200 })],
+    ['an issue time in the future', (nonce: string) => token({ ...good(nonce), iat: now() + 3600, exp: now() + 3660 })],
+    ['a lifetime of a year', (nonce: string) => token({ ...good(nonce), exp: now() + 365 * 86400 })],
     ['a signature by a key the provider does not publish', (nonce: string) => token(good(nonce), hostile.otherKey)],
     ['a forged signature', async (nonce: string) => `${(await token(good(nonce))).slice(0, -6)}AAAAAA`],
     [
