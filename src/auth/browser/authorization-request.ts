@@ -40,6 +40,7 @@ export type AuthorizationErrorCode =
   | 'server_error'
   | 'temporarily_unavailable'
   | 'login_required'
+  | 'consent_required'
   | 'request_not_supported'
   | 'request_uri_not_supported'
   | 'registration_not_supported';

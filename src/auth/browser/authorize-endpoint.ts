@@ -51,10 +51,21 @@ async function authorize(deps: SignInDeps, req: Request, res: Response): Promise
   const now = deps.clock();
   const nowSeconds = Math.floor(now / 1000);
   const cookie = cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE, isSecure(req, deps.policy));
+  // A public client (a native app on a loopback port, RFC 8252 §8.6) can be played by anything that opens a URL:
+  // a code for it from a browser that is merely signed in needs the user's click on kapi's page first.
+  const confirm = deps.settings().clients.find((client) => client.name === request.clientId)?.public === true;
   if (request.prompt !== 'login' && cookie) {
     const resumed = await resumeBrowserSession(deps, keys, cookie, now);
     if (!resumed) forgetBrowserSession(req, res, deps.policy);
     else if (!tooOld(request, resumed.session, nowSeconds)) {
+      if (confirm && request.prompt === 'none') {
+        answerWithError(deps, res, request, 'consent_required', 'a public client needs the user to continue on kapi');
+        return;
+      }
+      if (confirm) {
+        redirect(res, `${LOGIN_PAGE_PATH}?request=${encodeURIComponent(sealRequest(keys, request, nowSeconds))}`);
+        return;
+      }
       answerWithCode(deps, res, keys, request, {
         user: resumed.user,
         provider: resumed.session.provider,

@@ -19,6 +19,7 @@ import {
   isSecure,
   openRequest,
   signInBrowser,
+  tooOld,
   type OpenedRequest,
   type SignInDeps,
 } from './sign-in.js';
@@ -80,7 +81,26 @@ async function showLoginPage(deps: LoginPageDeps, req: Request, res: Response): 
     binding = newBinding();
     res.append('Set-Cookie', setCookie(LOGIN_BINDING_COOKIE, binding, { secure: isSecure(req, deps.policy) }));
   }
-  renderLogin(deps, res, keys, opened, sealed!, binding, 200, { username: opened.request.loginHint });
+  const continueAs = (await signedInToConfirm(deps, req, keys, opened))?.user.name;
+  renderLogin(deps, res, keys, opened, sealed!, binding, 200, { username: opened.request.loginHint, continueAs });
+}
+
+/**
+ * The browser's own sign-in, when the request may go on with one click on kapi's page: a public client (the
+ * authorization endpoint sends those here rather than answering at once), no `prompt=login`, and a sign-in recent
+ * enough for `max_age`.
+ */
+async function signedInToConfirm(
+  deps: LoginPageDeps,
+  req: Request,
+  keys: KeySet,
+  opened: OpenedRequest & { ok: true },
+) {
+  const { request, client } = opened;
+  if (!client.public || request.prompt === 'login') return undefined;
+  const cookie = cookieValue(req.headers.cookie, BROWSER_SESSION_COOKIE, isSecure(req, deps.policy));
+  const resumed = await resumeBrowserSession(deps, keys, cookie, deps.clock());
+  return resumed && !tooOld(request, resumed.session, nowSeconds(deps)) ? resumed : undefined;
 }
 
 async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response): Promise<void> {
@@ -106,6 +126,24 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
   const { request } = opened;
   if (form.values.get('action') === 'cancel') {
     answerWithError(deps, res, request, 'access_denied', 'the user cancelled the sign-in');
+    return;
+  }
+  if (form.values.get('action') === 'continue') {
+    const resumed = await signedInToConfirm(deps, req, keys, opened);
+    if (!resumed) {
+      renderLogin(deps, res, keys, opened, sealed!, binding!, 400, {
+        error: { title: 'Your sign-in has ended.', detail: ' Sign in again.' },
+      });
+      return;
+    }
+    answerWithCode(deps, res, keys, request, {
+      user: resumed.user,
+      provider: resumed.session.provider,
+      upstreamGroups: resumed.session.upstreamGroups,
+      authTime: resumed.session.authTime,
+      browserSessionId: resumed.session.sessionId,
+      via: 'browser_session_confirmed',
+    });
     return;
   }
   const username = form.values.get('username');
@@ -204,7 +242,7 @@ function renderLogin(
   sealed: string,
   binding: string,
   status: number,
-  view: { username?: string; error?: { title: string; detail?: string } },
+  view: { username?: string; error?: { title: string; detail?: string }; continueAs?: string },
 ): void {
   const { request, client, expiresAt } = opened;
   sendPage(
@@ -216,6 +254,7 @@ function renderLogin(
       csrf: csrfToken(keys, binding, sealed, expiresAt),
       username: view.username,
       error: view.error,
+      continueAs: view.continueAs,
       providers: deps.providerButtons?.(sealed) ?? [],
     }),
     // the form's answer redirects to the client (with a code, or access_denied): CSP's form-action must allow it

@@ -85,11 +85,15 @@ export interface LoginPageView {
   username?: string;
   error?: { title: string; detail?: string };
   providers: readonly ProviderButton[];
+  /** The user this browser is signed in as, offered with one click (a public client, no password typed). */
+  continueAs?: string;
 }
 
 export function loginPage(view: LoginPageView): string {
   const invalid = view.error ? ' aria-invalid="true" aria-describedby="login-error"' : '';
-  const focusUser = !view.username;
+  // one autofocus: the one-click button when offered, else the first empty field
+  const focusUser = view.continueAs === undefined && !view.username;
+  const focusPassword = view.continueAs === undefined && !!view.username;
   const hidden = `<input type="hidden" name="request" value="${attribute(view.request)}"><input type="hidden" name="csrf" value="${attribute(view.csrf)}">`;
   const providers =
     view.providers.length === 0
@@ -101,9 +105,14 @@ export function loginPage(view: LoginPageView): string {
     'Sign in',
     `<h1>Sign in</h1>
 <p class="lead">to continue to <strong>${text(view.clientName)}</strong></p>
-${view.error ? alert(view.error, 'login-error') : ''}<form method="post" action="/oauth/login">${hidden}
+${view.error ? alert(view.error, 'login-error') : ''}${
+      view.continueAs === undefined
+        ? ''
+        : `<form method="post" action="/oauth/login">${hidden}<button class="primary" type="submit" name="action" value="continue" autofocus>Continue as ${text(view.continueAs)} to ${text(view.clientName)}</button></form>
+<div class="divider">or sign in as someone else</div>`
+    }<form method="post" action="/oauth/login">${hidden}
 <div class="field"><label for="username">User name or e-mail</label><input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="254" value="${attribute(view.username ?? '')}"${invalid}${focusUser ? ' autofocus' : ''}></div>
-<div class="field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${invalid}${focusUser ? '' : ' autofocus'}></div>
+<div class="field"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${invalid}${focusPassword ? ' autofocus' : ''}></div>
 <button class="primary" type="submit" name="action" value="login">Sign in</button>
 </form>${providers}
 <form class="cancel" method="post" action="/oauth/login">${hidden}<button class="link" type="submit" name="action" value="cancel">Cancel and return to ${text(view.clientName)}</button></form>`,

@@ -573,6 +573,47 @@ describe('a public client on a loopback redirect (kubectl)', () => {
     expect((jwt.decode(refreshed.body.access_token) as { scope: string }).scope).toBe('openid');
   });
 
+  test('when a browser already signed in at kapi is sent for a public client, then no code goes out before the user clicks “Continue as” on kapi’s page (RFC 8252 §8.6)', async () => {
+    const t = identity();
+    const browser = new TestBrowser(t.app);
+    await codeFor(browser, 'alice', 'alice-pw', { challenge: pkce().challenge });
+    const redirectUri = 'http://127.0.0.1:41234/callback';
+    const options = { client: 'kubectl', redirectUri, challenge: pkce().challenge, scope: 'openid' };
+    const started = await browser.get(authorizeUrl(options));
+    // not the client's port: kapi's page
+    expect(started.headers.location).toMatch(/^\/oauth\/login\?/);
+    const page = await browser.get(started.headers.location as string);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Continue as alice to kubectl');
+    const back = redirected(await browser.post('/oauth/login', { ...formFields(page.text), action: 'continue' }));
+    expect(back.base).toBe(redirectUri);
+    expect(back.params.get('code')).toBeTruthy();
+
+    // prompt=none cannot skip the click: consent_required
+    const silent = redirected(await browser.get(authorizeUrl({ ...options, extra: { prompt: 'none' } })));
+    expect(silent.params.get('error')).toBe('consent_required');
+    // a confidential client still gets its code at once from the signed-in browser
+    const confidential = await browser.get(authorizeUrl({ challenge: pkce().challenge }));
+    expect(redirected(confidential).params.get('code')).toBeTruthy();
+  });
+
+  test('when “Continue as” is posted from a browser whose sign-in has ended, then the page asks for a password', async () => {
+    const t = identity();
+    const browser = new TestBrowser(t.app);
+    await codeFor(browser, 'alice', 'alice-pw', { challenge: pkce().challenge });
+    const started = await browser.get(
+      authorizeUrl({ client: 'kubectl', redirectUri: 'http://127.0.0.1:41235/callback', challenge: pkce().challenge }),
+    );
+    const page = await browser.get(started.headers.location as string);
+    browser.cookies.clear();
+    const again = await browser.get(started.headers.location as string);
+    const answer = await browser.post('/oauth/login', { ...formFields(again.text), action: 'continue' });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain('Your sign-in has ended.');
+    expect(answer.headers.location).toBeUndefined();
+    expect(page.text).toContain('Continue as alice');
+  });
+
   test('when a public client sends a secret, or asks for the password grant, then it is refused', async () => {
     const t = identity();
     const withSecret = await exchange(t.app, {
