@@ -3581,6 +3581,8 @@ export interface operations {
                 label?: string;
                 /** @description Substring of the node name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact node names, comma-separated; any of them. */
                 names?: string[];
                 /** @description The node’s metadata.uid. */
@@ -3589,7 +3591,7 @@ export interface operations {
                 status?: "running" | "warning" | "unschedulable";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -3719,6 +3721,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -3733,7 +3737,7 @@ export interface operations {
                 status?: "Active" | "Terminating";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -3867,6 +3871,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -3891,10 +3897,10 @@ export interface operations {
                 serviceName?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
-                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
-                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. startTime: KubeSphere 3.4.1’s console orders pods by it by default; KubeSphere sorts it as the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "startTime";
                 /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
                 ascending?: boolean;
             };
@@ -3964,6 +3970,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -3988,10 +3996,10 @@ export interface operations {
                 serviceName?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
-                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
-                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. startTime: KubeSphere 3.4.1’s console orders pods by it by default; KubeSphere sorts it as the creation time. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "startTime";
                 /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
                 ascending?: boolean;
             };
@@ -4127,6 +4135,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4143,7 +4153,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastUpdateTime`, or the creation time. */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime";
@@ -4216,6 +4226,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4232,7 +4244,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastUpdateTime`, or the creation time. */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime";
@@ -4371,6 +4383,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4387,7 +4401,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -4460,6 +4474,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4476,7 +4492,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -4615,6 +4631,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4631,7 +4649,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -4704,6 +4722,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4720,7 +4740,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -4859,6 +4879,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4875,7 +4897,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -4948,6 +4970,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -4964,7 +4988,7 @@ export interface operations {
                 status?: "running" | "updating" | "stopped";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -5103,6 +5127,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5119,7 +5145,7 @@ export interface operations {
                 status?: "running" | "completed" | "failed";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastTransitionTime`, or the creation time. status: by the status text */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime" | "status";
@@ -5192,6 +5218,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5208,7 +5236,7 @@ export interface operations {
                 status?: "running" | "completed" | "failed";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastUpdateTimestamp or updateTime: The latest `status.conditions[].lastTransitionTime`, or the creation time. status: by the status text */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastUpdateTimestamp" | "updateTime" | "status";
@@ -5347,6 +5375,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5363,7 +5393,7 @@ export interface operations {
                 status?: "running" | "paused";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastScheduleTime: `status.lastScheduleTime` (never scheduled: the oldest). */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastScheduleTime";
@@ -5436,6 +5466,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5452,7 +5484,7 @@ export interface operations {
                 status?: "running" | "paused";
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastScheduleTime: `status.lastScheduleTime` (never scheduled: the oldest). */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastScheduleTime";
@@ -5591,6 +5623,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5605,7 +5639,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -5678,6 +5712,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5692,7 +5728,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -5831,6 +5867,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5845,7 +5883,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -5918,6 +5956,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -5932,7 +5972,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6071,6 +6111,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6085,7 +6127,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6158,6 +6200,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6172,7 +6216,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6311,6 +6355,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6325,7 +6371,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6398,6 +6444,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6412,7 +6460,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6551,6 +6599,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6567,7 +6617,7 @@ export interface operations {
                 fieldSelector?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6640,6 +6690,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6656,7 +6708,7 @@ export interface operations {
                 fieldSelector?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6795,6 +6847,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6813,7 +6867,7 @@ export interface operations {
                 storageClassName?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -6886,6 +6940,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -6904,7 +6960,7 @@ export interface operations {
                 storageClassName?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7043,6 +7099,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7059,7 +7117,7 @@ export interface operations {
                 storageClassName?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7193,6 +7251,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7205,7 +7265,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7339,6 +7399,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7353,7 +7415,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7426,6 +7488,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7440,7 +7504,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7579,6 +7643,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7593,7 +7659,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7666,6 +7732,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7680,7 +7748,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7819,6 +7887,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7833,7 +7903,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -7906,6 +7976,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -7920,7 +7992,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -8059,6 +8131,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -8071,7 +8145,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -8205,6 +8279,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -8217,7 +8293,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -8351,6 +8427,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation (or of the kind it defines). */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -8363,7 +8441,7 @@ export interface operations {
                 ownerKind?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
                 sortBy?: "creationTimestamp" | "createTime" | "name";
@@ -8497,6 +8575,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -8519,7 +8599,7 @@ export interface operations {
                 reason?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastTimestamp: `lastTimestamp`, else `eventTime`, else the creation time. */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastTimestamp";
@@ -8592,6 +8672,8 @@ export interface operations {
                 annotation?: string;
                 /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
                 name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
                 /** @description Exact names, comma-separated; any of them. */
                 names?: string[];
                 /** @description Substring of the `kapi.io/alias-name` annotation. */
@@ -8614,7 +8696,7 @@ export interface operations {
                 reason?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
-                /** @description Items per page. Absent: every item, whatever the page. 0: no items, only totalItems. */
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
                 limit?: number;
                 /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastTimestamp: `lastTimestamp`, else `eventTime`, else the creation time. */
                 sortBy?: "creationTimestamp" | "createTime" | "name" | "lastTimestamp";

@@ -67,7 +67,7 @@ describe('the committed documents', () => {
     );
     expect(parameters).toMatchObject({
       page: { type: 'integer', minimum: 1, default: 1 },
-      limit: { type: 'integer', minimum: 0 },
+      limit: { type: 'integer', minimum: -1 },
       sortBy: { type: 'string', enum: ['creationTimestamp', 'createTime', 'name'], default: 'creationTimestamp' },
       ascending: { type: 'boolean', default: false },
       status: { type: 'string', enum: ['running', 'warning', 'unschedulable'] },

@@ -170,10 +170,28 @@ describe('when every kind is listed by a reader with cluster-wide rights', () =>
     expect(jobs.body.totalItems).toBe(2);
   });
 
+  it('then what KubeSphere 3.4.1’s console sends is served: pods by startTime, limit=-1 for all, nameAndAlias', async () => {
+    const runScope = `labelSelector=${encodeURIComponent(`${RUN_LABEL}=${e2e.runId},tier=sample`)}`;
+    await listUntil(`/pods?${runScope}`, reader, 2);
+    // its Pods page: sortBy=startTime&limit=10 (KubeSphere sorts it as the creation time, newest first)
+    const byStart = await get<List>(`/pods?${runScope}&sortBy=startTime&limit=10`, reader);
+    const byCreation = await get<List>(`/pods?${runScope}&sortBy=createTime&limit=10`, reader);
+    expect(byStart.status).toBe(200);
+    expect(byStart.body.items.map((i) => i.metadata.namespace)).toEqual(
+      byCreation.body.items.map((i) => i.metadata.namespace),
+    );
+    // its “fetch all”: page=1&limit=-1
+    const all = await get<List>(`/deployments?${runScope}&page=1&limit=-1`, reader);
+    expect({ items: all.body.items.length, total: all.body.totalItems }).toEqual({ items: 2, total: 2 });
+    // its project picker searches namespaces with nameAndAlias
+    const named = await get<List>(`/namespaces?nameAndAlias=${other}`, reader);
+    expect(named.body.items.map((i) => i.metadata.name)).toEqual([other]);
+  });
+
   it.each([
     ['/deployments?status=paused', 'status'],
     ['/deployments?sortBy=lastScheduleTime', 'sortBy'],
-    ['/pods?limit=-1', 'limit'],
+    ['/pods?limit=-2', 'limit'],
     ['/pods?ascending=maybe', 'ascending'],
     ['/configmaps?labelSelector=a%20in%20(b', 'labelSelector'],
     ['/jobs?annotation=%3D%3D', 'annotation'],

@@ -266,7 +266,7 @@ describe('when listing with query parameters', () => {
   it.each([
     ['page=0', 'page'],
     ['page=x', 'page'],
-    ['limit=-1', 'limit'],
+    ['limit=-2', 'limit'],
     ['limit=ten', 'limit'],
     ['ascending=maybe', 'ascending'],
     ['labelSelector=a%20in%20(', 'labelSelector'],

@@ -41,7 +41,8 @@ const SORT_FIELDS: Readonly<Record<string, SortField>> = {
 export function parseListQuery(query: Readonly<Record<string, unknown>>): NodeListQuery {
   const parameters = parseQuery(NodeListQuerySchema, query);
   const selectorParameters = [parameters.labelSelector, parameters.label].filter((p) => p !== undefined);
-  const { name, uid, status } = parameters;
+  const { uid, status } = parameters;
+  const name = parameters.name ?? parameters.nameAndAlias;
   const nameSet = parameters.names && parameters.names.length > 0 ? new Set(parameters.names) : undefined;
 
   const selectorTexts = selectorParameters.map((p) => p.text);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../../openapi/operation.js';
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
-import { labelSelector } from './label-selector-parameter.js';
+import { labelSelector, listLimit, nameAndAlias } from './label-selector-parameter.js';
 import { NODE_STATUSES } from './node-status.js';
 
 /** The node listing's operations: the routes mount them, parse with them, and the platform document shows them. */
@@ -17,6 +17,7 @@ export const NodeListQuerySchema = z.object({
     .optional()
     .describe('Another label selector (KubeSphere’s name); both apply when both are given.'),
   name: z.string().optional().describe('Substring of the node name or of its `kapi.io/alias-name` annotation.'),
+  nameAndAlias,
   names: z.array(z.string()).optional().describe('Exact node names, comma-separated; any of them.'),
   uid: z.string().optional().describe('The node’s metadata.uid.'),
   status: z
@@ -26,11 +27,7 @@ export const NodeListQuerySchema = z.object({
       'running: Ready and schedulable; unschedulable: cordoned; warning: neither (not Ready, or under pressure).',
     ),
   page: z.int().min(1).default(1).describe('1-based page number. A page past the end has no items.'),
-  limit: z
-    .int()
-    .min(0)
-    .optional()
-    .describe('Items per page. Absent: every item, whatever the page. 0: no items, only totalItems.'),
+  limit: listLimit,
   sortBy: z
     .enum(['creationTimestamp', 'createTime', 'name'])
     .default('creationTimestamp')

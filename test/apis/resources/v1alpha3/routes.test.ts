@@ -127,7 +127,7 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/nodes', () => {
   it.each([
     ['page=0', 'page'],
     ['page=abc', 'page'],
-    ['limit=-1', 'limit'],
+    ['limit=-2', 'limit'],
     ['limit=many', 'limit'],
     ['ascending=maybe', 'ascending'],
     ['ascending=yes', 'ascending'],

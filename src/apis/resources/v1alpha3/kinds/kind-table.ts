@@ -153,6 +153,14 @@ export const KINDS: readonly KindDefinition[] = [
     kind: 'Pod',
     namespaced: true,
     source: 'shared',
+    times: [
+      {
+        sortBy: ['startTime'],
+        description:
+          'KubeSphere 3.4.1’s console orders pods by it by default; KubeSphere sorts it as the creation time.',
+        of: (raw) => time(raw?.metadata?.creationTimestamp),
+      },
+    ],
     status: {
       values: POD_STATUSES,
       description:

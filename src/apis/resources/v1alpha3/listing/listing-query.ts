@@ -3,7 +3,7 @@ import { matchesLabelSelector, type LabelSelector } from '../../../../kube/label
 import type { ObjectTable } from '../../../../kube/compact/object-table.js';
 import type { SlotFilter } from '../../../../kube/compact/table-views.js';
 import { parseQuery } from '../../../../openapi/query-parameters.js';
-import { labelSelector } from '../label-selector-parameter.js';
+import { labelSelector, listLimit, nameAndAlias } from '../label-selector-parameter.js';
 import { DISPLAY_NAME_ANNOTATION } from '../node-list.js';
 import { sortByValues, type KindDefinition } from '../kinds/kind-table.js';
 
@@ -34,6 +34,7 @@ export function listingQuerySchema(definition: KindDefinition) {
         `Substring of the name or of its \`${DISPLAY_NAME_ANNOTATION}\` annotation` +
           (definition.alsoNamed ? ' (or of the kind it defines).' : '.'),
       ),
+    nameAndAlias,
     names: z.array(z.string()).optional().describe('Exact names, comma-separated; any of them.'),
     alias: z.string().optional().describe(`Substring of the \`${DISPLAY_NAME_ANNOTATION}\` annotation.`),
     uid: z.string().optional().describe('The object’s metadata.uid.'),
@@ -62,11 +63,7 @@ export function listingQuerySchema(definition: KindDefinition) {
         .describe('kube-apiserver’s field selector for the kind (`type=kubernetes.io/tls`, `metadata.name=x`).'),
     }),
     page: z.int().min(1).default(1).describe('1-based page number. A page past the end has no items.'),
-    limit: z
-      .int()
-      .min(0)
-      .optional()
-      .describe('Items per page. Absent: every item, whatever the page. 0: no items, only totalItems.'),
+    limit: listLimit,
     sortBy: z
       .enum(sortByValues(definition) as [string, ...string[]])
       .default('creationTimestamp')
@@ -135,6 +132,7 @@ type Parsed = Record<string, unknown> & {
   label?: { text: string; selector: LabelSelector };
   annotation?: { text: string; selector: LabelSelector };
   name?: string;
+  nameAndAlias?: string;
   names?: string[];
   alias?: string;
   uid?: string;
@@ -156,6 +154,7 @@ export function parseListingQuery(definition: KindDefinition, query: Readonly<Re
   if (status?.caseInsensitive && typeof query.status === 'string')
     input = { ...query, status: query.status.toLowerCase() };
   const p = parseQuery(schemaOf(definition), input) as Parsed;
+  p.name ??= p.nameAndAlias;
   const selectorParameters = [p.labelSelector, p.label].filter((s) => s !== undefined);
   const names = p.names && p.names.length > 0 ? new Set(p.names) : undefined;
   const fields: { index: number; value: string }[] = [];
