@@ -1588,6 +1588,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The KubeSphere API level kapi serves, kube-apiserver’s version and kapi’s own */
+        get: operations["getVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/config.kapi.io/v1alpha2/configs/oauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identity providers a login page offers (names and types only) */
+        get: operations["getOAuthConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/config.kapi.io/v1alpha2/configs/configz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which optional modules kapi serves (the console hides the others) */
+        get: operations["getConfigz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/config.kapi.io/v1alpha2/configs/gpu/kinds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The GPU resource kinds the console offers in its forms (none configured: an empty list) */
+        get: operations["listGpuKinds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1721,6 +1789,10 @@ export interface components {
             items: components["schemas"]["ConfigMap"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        /** @description One key per optional module of KubeSphere 3.4 (and `network.ippool`, …): true when kapi serves it. */
+        Configz: {
+            [key: string]: boolean;
         };
         /** @description A batch/v1 CronJob as kube-apiserver serves it (`metadata.managedFields` left out). */
         CronJob: {
@@ -1881,6 +1953,11 @@ export interface components {
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
         };
+        GpuKinds: {
+            resourceName: string;
+            resourceType?: string;
+            default?: boolean;
+        }[];
         /** @description A page of kapi’s for a browser (text/html, no script, Content-Security-Policy default-src none with frame-ancestors none): the login page, or why the sign-in cannot go on. */
         HtmlPage: string;
         /** @description A networking.k8s.io/v1 Ingress as kube-apiserver serves it (`metadata.managedFields` left out). */
@@ -2101,6 +2178,15 @@ export interface components {
             items: components["schemas"]["Node"][];
             /** @description How many nodes match the filters, over all pages. */
             totalItems: number;
+        };
+        OAuthConfig: {
+            /** @description The configured identity providers, by name and type: no settings, no secret. */
+            identityProviders: {
+                name: string;
+                /** @description LDAP or OIDC. */
+                type: string;
+                mappingMethod: string;
+            }[];
         };
         /** @description An RFC 6749 §5.2 error: the body of every error answer under /oauth. */
         OAuthError: {
@@ -2583,6 +2669,37 @@ export interface components {
             email?: string;
             /** @description With the groups scope: the groups impersonated for the user. */
             groups?: string[];
+        };
+        Version: {
+            /** @description The KubeSphere API level kapi serves (v3.4.x): 3.4 clients choose their 3.4 routes by it. */
+            gitVersion: string;
+            gitMajor: string;
+            gitMinor: string;
+            gitCommit: string;
+            gitTreeState: string;
+            buildDate: string;
+            /** @description The runtime: Node.js’s version. */
+            goVersion: string;
+            compiler: string;
+            platform: string;
+            /** @description kube-apiserver’s /version; absent while it cannot be read. */
+            kubernetes?: {
+                major: string;
+                minor: string;
+                gitVersion: string;
+                gitCommit?: string;
+                gitTreeState?: string;
+                buildDate?: string;
+                goVersion?: string;
+                compiler?: string;
+                platform?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            kapi: {
+                /** @description kapi-apiserver’s own version. */
+                version: string;
+            };
         };
     };
     responses: never;
@@ -9316,6 +9433,104 @@ export interface operations {
             };
             /** @description No such User (asked by an administrator). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Version"];
+                };
+            };
+        };
+    };
+    getOAuthConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The identity providers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthConfig"];
+                };
+            };
+        };
+    };
+    getConfigz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Module → served. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Configz"];
+                };
+            };
+        };
+    };
+    listGpuKinds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The GPU kinds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GpuKinds"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,3 +1,4 @@
+import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...listingOperations,
   ...loggingOperations,
   ...accountOperations,
+  ...configOperations,
 ];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */

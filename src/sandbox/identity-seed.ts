@@ -88,5 +88,42 @@ export async function seedIdentity(
   }
   store.load(secrets, secretObjects);
   seeded.push('Secret');
+  seedConsoleConfig(registry, store, now);
   return seeded;
 }
+
+/**
+ * The ConfigMap KubeSphere 3.4's console reads at every page load with the user's token (kapi-system/kapi-config,
+ * `kapi.yaml`: it looks for `clusterRole:`), readable by every signed-in user, as the chart installs it.
+ */
+function seedConsoleConfig(registry: ResourceRegistry, store: ObjectStore, now: string): void {
+  const configMaps = registry.byGroupResource('', 'configmaps');
+  const roles = registry.byGroupResource('rbac.authorization.k8s.io', 'roles');
+  const bindings = registry.byGroupResource('rbac.authorization.k8s.io', 'rolebindings');
+  if (!configMaps || !roles || !bindings) return;
+  const metadata = (name: string) => ({
+    name,
+    namespace: 'kapi-system',
+    uid: randomUUID(),
+    creationTimestamp: now,
+    labels: { 'app.kubernetes.io/name': 'kapi-apiserver' },
+  });
+  store.load(configMaps, [{ metadata: metadata(CONSOLE_CONFIG), data: { 'kapi.yaml': CONSOLE_CONFIG_YAML } }]);
+  store.load(roles, [
+    {
+      metadata: metadata(`${CONSOLE_CONFIG}-reader`),
+      rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [CONSOLE_CONFIG], verbs: ['get'] }],
+    },
+  ]);
+  store.load(bindings, [
+    {
+      metadata: metadata(`${CONSOLE_CONFIG}-reader`),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${CONSOLE_CONFIG}-reader` },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+    },
+  ]);
+}
+
+export const CONSOLE_CONFIG = 'kapi-config';
+/** One cluster, no federation: KubeSphere's single-cluster `multicluster.clusterRole`. No secret belongs here. */
+export const CONSOLE_CONFIG_YAML = 'multicluster:\n  clusterRole: none\n';

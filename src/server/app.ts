@@ -42,6 +42,8 @@ export interface AppDeps {
   account?: Router;
   /** Every other kind's listing (SPEC §13), beside the node listing. */
   listing?: ResourceListing;
+  /** kapi's other APIs for authenticated callers, each router holding its full paths (config.kapi.io, …). */
+  platformRoutes?: readonly Router[];
 }
 
 /**
@@ -72,6 +74,7 @@ export function createApp(deps: AppDeps): http.RequestListener {
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
   if (deps.listing) app.use('/kapis/resources.kapi.io/v1alpha3', listingRoutes(deps.listing));
+  for (const router of deps.platformRoutes ?? []) app.use(router);
   if (deps.account) app.use(IAM_BASE, deps.account);
   if (deps.logging) {
     app.use('/kapis/logging.kapi.io/v1alpha2', deps.logging.logging);

@@ -4,6 +4,10 @@ import { dirname } from 'node:path';
 import type { LoggingOptions, Options } from '../config/options.js';
 import { createLogging } from '../apis/logging/v1alpha2/create-logging.js';
 import { ConfigurationWatcher } from '../config/configuration-watcher.js';
+import { configRoutes, publicConfigRoutes } from '../apis/config/v1alpha2/routes.js';
+import type { KubernetesVersion } from '../apis/config/v1alpha2/config-values.js';
+import { ServerVersion } from '../kube/server-version.js';
+import { packageRoot, packageVersion } from '../apidocs/documents.js';
 import { createIdentity } from '../auth/index.js';
 import { cachesOf } from '../kube/cache-registry.js';
 import { KubeClient } from '../kube/client.js';
@@ -214,12 +218,19 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     ...(logging.backend.readiness ? [logging.backend.readiness] : []),
   ];
   metrics.readyFrom(readiness);
+  const kubernetesVersion = new ServerVersion<KubernetesVersion>(client);
+  const consoleConfig = {
+    version: packageVersion(packageRoot()),
+    kubernetesVersion: () => kubernetesVersion.get(),
+    settings: () => configuration.current(),
+  };
   const app = createApp({
     logger,
     readiness,
     nodes,
     allocations,
-    publicRoutes: [identity.oauthRouter],
+    publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
+    platformRoutes: [configRoutes()],
     account: identity.accountRouter,
     authenticate: identity.authenticate,
     guard: identity.guard,

@@ -25,11 +25,13 @@ import { TEST_SETTINGS } from '../auth/fakes.js';
 import { E2E_CONSOLE } from '../e2e/harness.js';
 import { FakeUpstream, upstreamSettings } from '../auth/providers/fake-upstream.js';
 import { IdentityProviders } from '../../src/auth/providers/registry.js';
+import { configRoutes } from '../../src/apis/config/v1alpha2/routes.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
 const IAM = '/kapis/iam.kapi.io/v1beta1';
+const CONFIG = '/kapis/config.kapi.io/v1alpha2';
 const LOGS = ['/kapis/logging.kapi.io/v1alpha2/logs', '/kapis/tenant.kapi.io/v1alpha2/logs'];
 
 type Method = 'get' | 'post' | 'put';
@@ -460,6 +462,24 @@ describe('GET /kapis/iam.kapi.io/v1beta1/users/{name}/loginrecords', () => {
   });
 });
 
+describe('the console’s bootstrap: /kapis/version and config.kapi.io/v1alpha2/configs/*', () => {
+  test('when asked without a token, then the version, identity providers and modules answer; the GPU kinds need one', async () => {
+    const version = await send(e2e.kapiUrl, { method: 'get', url: '/kapis/version' });
+    expect(version.status).toBe(200);
+    expect(version.json()).toMatchObject({ gitVersion: 'v3.4.1', gitMajor: '3', gitMinor: '4' });
+    expect((await send(e2e.kapiUrl, { method: 'get', url: `${CONFIG}/configs/oauth` })).status).toBe(200);
+    expect((await send(e2e.kapiUrl, { method: 'get', url: `${CONFIG}/configs/configz` })).status).toBe(200);
+    const gpu = `${CONFIG}/configs/gpu/kinds`;
+    expect((await send(e2e.kapiUrl, { method: 'get', url: gpu })).status).toBe(401);
+    const withToken = await send(e2e.kapiUrl, {
+      method: 'get',
+      url: gpu,
+      headers: bearer((await tokens()).access_token),
+    });
+    expect([withToken.status, withToken.json()]).toEqual([200, []]);
+  });
+});
+
 describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
   test('when the key set is asked for, then the JWKS matches the document', async () => {
     const res = await send(e2e.kapiUrl, { method: 'get', url: '/.well-known/jwks.json' });
@@ -693,6 +713,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       guard: identity.guard,
       account: identity.accountRouter,
       listing: unreachableListing(),
+      platformRoutes: [configRoutes()],
     });
   }
 
@@ -732,6 +753,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: '/oauth/login', form: { request: 'x' } },
       { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
       { method: 'get', url: `${IAM}/users/x/loginrecords`, headers: bearer('x') },
+      { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

@@ -18,6 +18,7 @@ interface Kind {
 
 const KINDS: readonly Kind[] = [
   { groupVersion: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  { groupVersion: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
   { groupVersion: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   { groupVersion: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   { groupVersion: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
