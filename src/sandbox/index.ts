@@ -34,6 +34,7 @@ import { seedCluster, type ClusterScale } from './seed.js';
 import { StatusError } from './status.js';
 import { ObjectStore } from './store.js';
 import { UpgradeEcho } from './upgrade.js';
+import { WebSocketWatches } from './websocket-watch.js';
 import { WatchHub } from './watch-hub.js';
 
 export type { SandboxAuditEntry } from './audit.js';
@@ -266,6 +267,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   rbac.invalidate(); // the bootstrap objects were loaded without events
   const audit = new AuditTrail(1000);
   const upgrades = new UpgradeEcho();
+  const websocketWatches = new WebSocketWatches();
   const follows = new Set<() => void>();
   let address = '';
   const deps: RouterDeps = {
@@ -280,6 +282,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     discovery: new Discovery(registry, () => address, kubernetesMinor),
     openapi: new OpenApiDocuments(registry, store),
     upgrades,
+    websocketWatches,
     logs: {
       sandboxStartMs: Date.now(),
       intervalMs: options.logLineIntervalMs ?? 2000,
@@ -344,6 +347,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         hub.stop();
         for (const stop of [...follows]) stop();
         upgrades.closeAll();
+        websocketWatches.closeAll();
         server.close(() => resolve());
         server.closeIdleConnections();
         for (const socket of sockets) socket.destroy();

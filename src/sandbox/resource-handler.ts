@@ -1,6 +1,6 @@
 import type { Exchange } from './exchange.js';
 import { readPage } from './list-pager.js';
-import { parseListOptions } from './list-options.js';
+import { parseListOptions, type ListOptions } from './list-options.js';
 import { PATCH_TYPES, type PatchType } from './patch.js';
 import { groupResource, type RegistryStore } from './registry-store.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
@@ -77,16 +77,7 @@ export async function serveResource(
     }
     case 'watch': {
       if (subresource) throw methodNotAllowed();
-      const options = parseListOptions(type, query, true);
-      if (name) {
-        // The legacy /watch/.../<name> form: a watch narrowed to one object.
-        const pinned = parseListOptions(type, new URLSearchParams({ fieldSelector: `metadata.name=${name}` }), true);
-        options.filter = {
-          label: options.filter?.label,
-          fields: [...(options.filter?.fields ?? []), ...(pinned.filter?.fields ?? [])],
-        };
-      }
-      serveWatch(x, deps, type, version, namespace, options);
+      serveWatch(x, deps, type, version, namespace, watchOptions(type, query, name));
       return;
     }
     case 'create': {
@@ -149,4 +140,17 @@ export async function serveResource(
     default:
       throw methodNotAllowed();
   }
+}
+
+/** A watch's options; a name (the legacy /watch/.../<name> form) narrows it to one object. */
+export function watchOptions(type: ResourceType, query: URLSearchParams, name: string): ListOptions {
+  const options = parseListOptions(type, query, true);
+  if (name) {
+    const pinned = parseListOptions(type, new URLSearchParams({ fieldSelector: `metadata.name=${name}` }), true);
+    options.filter = {
+      label: options.filter?.label,
+      fields: [...(options.filter?.fields ?? []), ...(pinned.filter?.fields ?? [])],
+    };
+  }
+  return options;
 }

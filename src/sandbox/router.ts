@@ -35,6 +35,9 @@ import { readObjectBody } from './request-body.js';
 import type { ObjectStore } from './store.js';
 import { parseStored } from './stored-object.js';
 import type { UpgradeEcho, UpgradeKind } from './upgrade.js';
+import { BareRefusal, isWebSocketRequest, type WebSocketWatches } from './websocket-watch.js';
+import { serveWatchTo, websocketWatchSink } from './watch-stream.js';
+import { watchOptions } from './resource-handler.js';
 import type { WatchHub } from './watch-hub.js';
 
 /** Everything the routes need; built once by startSandbox. */
@@ -52,6 +55,7 @@ export interface RouterDeps {
   discovery: Discovery;
   openapi: OpenApiDocuments;
   upgrades: UpgradeEcho;
+  websocketWatches: WebSocketWatches;
   logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void>; history?: LogHistory };
   logger?: Logger;
   /** How long a connection closed after a refused body stays readable (Go's rstAvoidanceDelay, 500 ms). */
@@ -251,6 +255,11 @@ export function upgradeHandler(deps: RouterDeps) {
     try {
       audit.state.identity = authenticate(req, deps.tokens, deps.authorizer);
       authorize(audit.state.identity.user, info, deps.authorizer);
+      if (info.isResourceRequest && info.verb === 'watch' && isWebSocketRequest(req)) {
+        serveWebSocketWatch(deps, req, socket, head, info, url);
+        audit.record(101);
+        return;
+      }
       const pods = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
       if (
         !pods ||
@@ -272,9 +281,37 @@ export function upgradeHandler(deps: RouterDeps) {
       deps.upgrades.handle(req, socket, head, info.subresource as UpgradeKind, url.searchParams);
       audit.record(101);
     } catch (err) {
+      if (err instanceof BareRefusal) {
+        audit.record(err.code);
+        socket.end(err.response);
+        return;
+      }
       const status = toStatusError(deps, err, url.pathname);
       audit.record(status.code);
       socket.end(rawErrorResponse(status));
     }
   };
+}
+
+/** A watch asked over WebSocket: the same checks and options as over HTTP, then each event a message. */
+function serveWebSocketWatch(
+  deps: RouterDeps,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  info: RequestInfo,
+  url: URL,
+): void {
+  const type = deps.registry.find(info.apiGroup, info.apiVersion, info.resource);
+  if (!type) throw deps.discovery.resourceList(info.apiGroup, info.apiVersion) ? pathNotFound() : pageNotFound();
+  if (info.subresource) throw methodNotAllowed();
+  let namespace = info.namespace;
+  if (!type.namespaced) {
+    if (namespace) throw pathNotFound();
+    namespace = '';
+  }
+  const options = watchOptions(type, url.searchParams, info.name);
+  deps.websocketWatches.accept(req, socket, head, (ws) =>
+    serveWatchTo(websocketWatchSink(ws), deps, type, info.apiVersion, namespace, options),
+  );
 }

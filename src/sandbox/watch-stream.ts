@@ -1,3 +1,4 @@
+import type { WebSocket } from 'ws';
 import type { Exchange } from './exchange.js';
 import type { StoreEvent } from './history.js';
 import type { ListOptions } from './list-options.js';
@@ -25,8 +26,69 @@ const DEFAULT_TIMEOUT_SECONDS = 1800;
 /** A client this far behind is cut off, as kube drops watchers that cannot keep up. */
 const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Where a watch's events go: one chunked HTTP response (newline-delimited JSON), or a WebSocket (one event a
+ * message), as kube-apiserver serves a watch over either.
+ */
+export interface WatchSink {
+  /** The stream begins: the 200 head of an HTTP answer; a WebSocket is open already. */
+  start(): void;
+  /** One or more whole event lines. */
+  write(lines: string): void;
+  /** What is written and not yet taken by the client. */
+  readonly buffered: number;
+  end(): void;
+  destroy(): void;
+  onClose(listener: () => void): void;
+}
+
+export function httpWatchSink(x: Exchange): WatchSink {
+  const res = x.res;
+  return {
+    start: () => x.startStream(200, 'application/json'),
+    write: (lines) => void res.write(lines),
+    get buffered() {
+      return res.writableLength;
+    },
+    end: () => res.end(),
+    destroy: () => res.destroy(),
+    onClose: (listener) => void res.on('close', listener),
+  };
+}
+
+/** A WebSocket watch: each event its own text message, as kube-apiserver's watch handler sends them. */
+export function websocketWatchSink(ws: WebSocket): WatchSink {
+  return {
+    start: () => undefined,
+    write(lines) {
+      let from = 0;
+      for (let end = lines.indexOf('\n'); end >= 0; end = lines.indexOf('\n', from)) {
+        ws.send(lines.slice(from, end + 1));
+        from = end + 1;
+      }
+    },
+    get buffered() {
+      return ws.bufferedAmount;
+    },
+    end: () => ws.close(1000),
+    destroy: () => ws.terminate(),
+    onClose: (listener) => void ws.on('close', listener),
+  };
+}
+
 export function serveWatch(
   x: Exchange,
+  deps: WatchDeps,
+  type: ResourceType,
+  version: string,
+  namespace: string,
+  options: ListOptions,
+): void {
+  serveWatchTo(httpWatchSink(x), deps, type, version, namespace, options);
+}
+
+export function serveWatchTo(
+  out: WatchSink,
   deps: WatchDeps,
   type: ResourceType,
   version: string,
@@ -44,16 +106,16 @@ export function serveWatch(
     const from = Number(resourceVersion);
     if (!collection.history.covers(from)) {
       // kube answers 200 and reports the expiry as the stream's only event.
-      x.startStream(200, 'application/json');
+      out.start();
       const status = expired(`too old resource version: ${from} (${collection.history.floor})`).toStatus();
-      x.res.end(watchLine('ERROR', JSON.stringify(status)));
+      out.write(watchLine('ERROR', JSON.stringify(status)));
+      out.end();
       return;
     }
     replay = collection.history.since(from);
   }
 
-  x.startStream(200, 'application/json');
-  const res = x.res;
+  out.start();
   let open = true;
   let timer: NodeJS.Timeout | undefined = undefined;
   const watcher: Watcher = {
@@ -64,16 +126,16 @@ export function serveWatch(
     bookmarks: options.allowWatchBookmarks,
     send(line) {
       if (!open) return;
-      res.write(line);
-      if (res.writableLength > MAX_BUFFERED_BYTES) watcher.close(true);
+      out.write(line);
+      if (out.buffered > MAX_BUFFERED_BYTES) watcher.close(true);
     },
     close(abrupt) {
       if (!open) return;
       open = false;
       clearTimeout(timer);
       deps.hub.remove(watcher);
-      if (abrupt) res.destroy();
-      else res.end();
+      if (abrupt) out.destroy();
+      else out.end();
     },
   };
 
@@ -88,22 +150,22 @@ export function serveWatch(
       if (!object || !matchesFilter(options.filter, object)) continue;
       batch += watchLine('ADDED', header + object.body);
       if (batch.length > 256 * 1024) {
-        res.write(batch);
+        out.write(batch);
         batch = '';
       }
     }
-    if (batch) res.write(batch);
-    if (sendInitialEvents === true) res.write(bookmarkLine(type, version, deps.store.currentRv, true));
+    if (batch) out.write(batch);
+    if (sendInitialEvents === true) out.write(bookmarkLine(type, version, deps.store.currentRv, true));
   }
   for (const event of replay) {
     if (namespace && event.object.namespace !== namespace) continue;
     const delivery = deliveryFor(event, options.filter);
-    if (delivery) res.write(eventLine(event, delivery, version));
+    if (delivery) out.write(eventLine(event, delivery, version));
   }
   deps.hub.add(watcher);
 
   const seconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS * (1 + Math.random());
   timer = setTimeout(() => watcher.close(false), seconds * 1000);
   timer.unref();
-  res.on('close', () => watcher.close(false));
+  out.onClose(() => watcher.close(false));
 }
