@@ -8,6 +8,9 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // the outage suite kills and restarts a kube-apiserver kit of its own: make e2e-real runs it alone, after the
+  // e2e runs (npm run test:outage), so its load never lands beside the timing-sensitive suites of make test
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/outage/'],
   // the bench's and kit's etcd data (.cache) holds *.snap files jest would take for obsolete snapshots
   modulePathIgnorePatterns: ['<rootDir>/.cache/'],
   testTimeout: 30000,

@@ -9,7 +9,9 @@
  * - Caches that lost kube-apiserver back off (up to 30 s); `whenAnswering` lets them come back as soon as it answers
  *   again instead of at their next backoff step. While anyone waits, or the credentials are refused, a probe asks
  *   kube-apiserver's own `/readyz` every `intervalMs` (one request, however many caches wait): it is 200 only once
- *   etcd answers too, so an etcd outage does not wake the caches into failing lists every second.
+ *   etcd answers too, so an etcd outage does not wake the caches into failing lists every second. A waiter is woken
+ *   only by a return, a ready answer after one that was not: a cache whose own requests fail while kube-apiserver is
+ *   ready (a broken CRD) keeps its backoff.
  */
 export type ProbeResult = 'ready' | 'refused' | 'failing';
 
@@ -22,7 +24,9 @@ export const PROBE_INTERVAL_MS = 1_000;
 
 export class ClusterHealth {
   private refusedSince: number | undefined;
-  private readonly waiters = new Set<() => void>();
+  /** Each waiter with the count of not-ready probes when it began to wait. */
+  private readonly waiters = new Map<() => void, number>();
+  private notReadyProbes = 0;
   private probing: Promise<void> | undefined;
   private closed = false;
   private wakeProbe: (() => void) | undefined;
@@ -72,7 +76,7 @@ export class ClusterHealth {
         signal.removeEventListener('abort', done);
         resolve();
       };
-      this.waiters.add(done);
+      this.waiters.set(done, this.notReadyProbes);
       signal.addEventListener('abort', done, { once: true });
       this.ensureProbing();
     });
@@ -80,7 +84,7 @@ export class ClusterHealth {
 
   close(): void {
     this.closed = true;
-    for (const wake of [...this.waiters]) wake();
+    for (const wake of [...this.waiters.keys()]) wake();
     this.wakeProbe?.();
   }
 
@@ -102,10 +106,11 @@ export class ClusterHealth {
       if (this.closed) break;
       this.probes++;
       const result = await this.probe().catch((): ProbeResult => 'failing');
+      if (result !== 'ready') this.notReadyProbes++;
       if (result === 'refused') this.refused();
       if (result === 'ready') {
         this.accepted();
-        for (const wake of [...this.waiters]) wake();
+        for (const [wake, since] of [...this.waiters]) if (this.notReadyProbes > since) wake();
       }
     }
   }

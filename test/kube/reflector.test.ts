@@ -406,6 +406,22 @@ describe('Reflector failures and readiness', () => {
     expect(fake.count('list')).toBe(2);
   });
 
+  it('when its own lists fail while kube-apiserver stays ready (a broken kind), then the probe never cuts its backoff short', async () => {
+    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
+    const connection = await connectTo(fake, 20);
+    cleanups.push(
+      () => connection.close(),
+      () => fake.stop(),
+    );
+    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    // only the lists fail: kube-apiserver's own /readyz answers 200 throughout
+    fake.failNext(1, 500, 'list');
+    reflector.start();
+    await eventually(() => expect(fake.readinessProbes).toBeGreaterThanOrEqual(5));
+    expect(fake.count('list')).toBe(1);
+    expect(reflector.synced).toBe(false);
+  });
+
   it('when kube-apiserver’s watch cache is behind the resourceVersion (504 Too large), then it watches again from it without a warning or a relist', async () => {
     const { logger, lines } = capturingLogger();
     const { fake, reflector } = await setup({ logger });
