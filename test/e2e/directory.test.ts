@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDirectory, type Directory } from '../../src/sandbox/directory/directory.js';
 import { Kubectl } from './forwarding-kubectl.js';
-import { RUN_LABEL, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { RUN_LABEL, deleteIgnoringMissing, startE2E, waitFor, type E2E, patchUserStatus } from './harness.js';
 import { ConfigurationUnderTest } from './identity-config.js';
 import { KapiCaller, DEFAULT_CLIENT, type OAuthErrorBody } from './identity-http.js';
 import { assertTarget } from './target.js';
@@ -55,15 +55,6 @@ async function secret(name: string, data: Record<string, string>): Promise<void>
 /** The same letters in Unicode's full-width forms (NFKC maps them back). */
 function toFullWidth(text: string): string {
   return text.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
-}
-
-async function patchUserStatus(name: string, status: Record<string, unknown>): Promise<void> {
-  await e2e.admin.request({
-    method: 'PATCH',
-    path: `${USERS}/${name}/status`,
-    contentType: 'application/merge-patch+json',
-    body: { status },
-  });
 }
 
 function passwordGrant(username: string, password: string) {
@@ -223,7 +214,7 @@ describe('directory logins', () => {
       state: 'AuthLimitExceeded',
       lockedUntil: new Date(Date.now() + 600_000).toISOString().replace(/\.\d+Z$/, 'Z'),
     };
-    await patchUserStatus(dana, lock);
+    await patchUserStatus(e2e.admin, dana, lock);
     try {
       await waitFor(async () => (await passwordGrant(dana, DIRECTORY_PASSWORD)).status === 429);
       for (const password of [DIRECTORY_PASSWORD, 'a-wrong-password']) {
@@ -231,7 +222,7 @@ describe('directory logins', () => {
         expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 429, error: 'invalid_grant' });
       }
     } finally {
-      await patchUserStatus(dana, { state: 'Active', lockedUntil: null, failedLogins: null });
+      await patchUserStatus(e2e.admin, dana, { state: 'Active', lockedUntil: null, failedLogins: null });
     }
     await waitFor(async () => (await passwordGrant(dana, DIRECTORY_PASSWORD)).status === 200);
   });

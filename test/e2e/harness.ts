@@ -459,6 +459,16 @@ export async function createUnlessExists(client: KubeClient, path: string, body:
  * Polls `check` every 25 ms until it holds; resolves with the time that took (for a report, never for a bound). No
  * deadline of its own: the test's timeout is the only limit, as a busy machine is slow, not wrong.
  */
+/** Merges `status` into a User's status subresource (a lock, a disabled state), as an administrator would. */
+export async function patchUserStatus(admin: KubeClient, name: string, status: Record<string, unknown>): Promise<void> {
+  await admin.request({
+    method: 'PATCH',
+    path: `/apis/iam.kapi.io/v1beta1/users/${name}/status`,
+    contentType: 'application/merge-patch+json',
+    body: { status },
+  });
+}
+
 export async function waitFor(check: () => Promise<boolean> | boolean): Promise<number> {
   const started = Date.now();
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { ROTATION_GRACE_SECONDS } from '../../src/auth/sessions/session-record.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../../src/auth/tokens/tokens.js';
 import type { TokenPair } from './client.js';
-import { startE2E, waitFor, type E2E } from './harness.js';
+import { startE2E, waitFor, type E2E, patchUserStatus } from './harness.js';
 import { ConfigurationUnderTest } from './identity-config.js';
 import {
   DEFAULT_CLIENT,
@@ -65,15 +65,6 @@ async function nodeReader(suffix: string, password = USER_PASSWORD): Promise<str
 
 function passwordForm(username: string, password: string, client = DEFAULT_CLIENT): Record<string, string> {
   return { grant_type: 'password', username, password, client_id: client.id, client_secret: client.secret };
-}
-
-async function patchUserStatus(name: string, status: Record<string, unknown>): Promise<void> {
-  await e2e.admin.request({
-    method: 'PATCH',
-    path: `${USERS}/${name}/status`,
-    contentType: 'application/merge-patch+json',
-    body: { status },
-  });
 }
 
 /** The RFC 6749 error answer every /oauth failure must be. */
@@ -191,7 +182,7 @@ describe('when the token request is wrong (SPEC §2 error table)', () => {
     pair = await caller.login(E, reader, READER_PASSWORD);
     disabled = await e2e.createUser('disabled', USER_PASSWORD);
     const token = (await caller.login(E, disabled, USER_PASSWORD)).access_token;
-    await patchUserStatus(disabled, { state: 'Disabled', reason: 'disabled by the e2e suite' });
+    await patchUserStatus(e2e.admin, disabled, { state: 'Disabled', reason: 'disabled by the e2e suite' });
     // the replica knows once the user's token stops working (a GET, so no failed login is counted)
     await waitFor(async () => (await caller.get(`${E}${NAMESPACES}`, token)).status === 401);
   });
@@ -594,7 +585,7 @@ describe('when a user is disabled or deleted', () => {
     const user = await nodeReader('to-disable');
     const pair = await caller.login(A, user, USER_PASSWORD);
     expect((await caller.get(`${A}${NODES}`, pair.access_token)).status).toBe(200);
-    await patchUserStatus(user, { state: 'Disabled', reason: 'disabled by the e2e suite' });
+    await patchUserStatus(e2e.admin, user, { state: 'Disabled', reason: 'disabled by the e2e suite' });
     await waitFor(async () => (await caller.get(`${A}${NODES}`, pair.access_token)).status === 401);
     expectOAuthError(await caller.refresh(A, pair.refresh_token), 400, 'invalid_grant');
   });

@@ -48,6 +48,20 @@ async function setup(
   return { fake, reflector, events };
 }
 
+/**
+ * A reflector whose backoff outlasts any test (10 minutes), on a connection probing kube-apiserver's readiness every
+ * `probeIntervalMs`: only a probe can bring it back within a test.
+ */
+async function withProbe(probeIntervalMs: number) {
+  const fake = await FakeKubeApiserver.start('/api/v1/nodes');
+  const connection = await connectTo(fake, probeIntervalMs);
+  cleanups.push(
+    () => connection.close(),
+    () => fake.stop(),
+  );
+  return setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+}
+
 const names = (reflector: Reflector<Item>) =>
   reflector
     .list()
@@ -369,13 +383,7 @@ describe('Reflector failures and readiness', () => {
 
   it('when kube-apiserver comes back during a long backoff, then the cache resumes at the next probe of its readiness, not at the backoff’s end', async () => {
     // a backoff longer than the test's own timeout: only the readiness probe can bring the cache back in time
-    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
-    const connection = await connectTo(fake, 50);
-    cleanups.push(
-      () => connection.close(),
-      () => fake.stop(),
-    );
-    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    const { fake, reflector } = await withProbe(50);
     fake.put(node('a'));
     reflector.start();
     await reflector.waitForSync();
@@ -389,13 +397,7 @@ describe('Reflector failures and readiness', () => {
   });
 
   it('when etcd is down behind kube-apiserver, then its readiness probe does not wake the caches into failing lists', async () => {
-    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
-    const connection = await connectTo(fake, 20);
-    cleanups.push(
-      () => connection.close(),
-      () => fake.stop(),
-    );
-    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    const { fake, reflector } = await withProbe(20);
     fake.put(node('a'));
     fake.failAll(503);
     reflector.start();
@@ -407,13 +409,7 @@ describe('Reflector failures and readiness', () => {
   });
 
   it('when its own lists fail while kube-apiserver stays ready (a broken kind), then the probe never cuts its backoff short', async () => {
-    const fake = await FakeKubeApiserver.start('/api/v1/nodes');
-    const connection = await connectTo(fake, 20);
-    cleanups.push(
-      () => connection.close(),
-      () => fake.stop(),
-    );
-    const { reflector } = await setup({ backoff: { initialMs: 600_000, maxMs: 600_000 } }, { fake, connection });
+    const { fake, reflector } = await withProbe(20);
     // only the lists fail: kube-apiserver's own /readyz answers 200 throughout
     fake.failNext(1, 500, 'list');
     reflector.start();

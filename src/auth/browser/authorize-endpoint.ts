@@ -6,6 +6,7 @@ import { BROWSER_SESSION_COOKIE, cookieValue } from './cookies.js';
 import { parseParameters } from './request-parameters.js';
 import {
   answerWithCode,
+  sessionSignIn,
   answerWithError,
   forgetBrowserSession,
   sealRequest,
@@ -66,14 +67,7 @@ async function authorize(deps: SignInDeps, req: Request, res: Response): Promise
         redirect(res, `${LOGIN_PAGE_PATH}?request=${encodeURIComponent(sealRequest(keys, request, nowSeconds))}`);
         return;
       }
-      answerWithCode(deps, res, keys, request, {
-        user: resumed.user,
-        provider: resumed.session.provider,
-        upstreamGroups: resumed.session.upstreamGroups,
-        authTime: resumed.session.authTime,
-        browserSessionId: resumed.session.sessionId,
-        via: 'browser_session',
-      });
+      answerWithCode(deps, res, keys, request, sessionSignIn(resumed, 'browser_session'));
       return;
     }
   }

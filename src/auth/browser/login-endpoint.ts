@@ -15,6 +15,7 @@ import { formActionSource } from './redirect-uris.js';
 import { parseParameters } from './request-parameters.js';
 import {
   answerWithCode,
+  sessionSignIn,
   answerWithError,
   isSecure,
   openRequest,
@@ -136,14 +137,7 @@ async function submitLoginForm(deps: LoginPageDeps, req: Request, res: Response)
       });
       return;
     }
-    answerWithCode(deps, res, keys, request, {
-      user: resumed.user,
-      provider: resumed.session.provider,
-      upstreamGroups: resumed.session.upstreamGroups,
-      authTime: resumed.session.authTime,
-      browserSessionId: resumed.session.sessionId,
-      via: 'browser_session_confirmed',
-    });
+    answerWithCode(deps, res, keys, request, sessionSignIn(resumed, 'browser_session_confirmed'));
     return;
   }
   const username = form.values.get('username');

@@ -66,6 +66,21 @@ export function openRequest(keys: KeySet, sealed: string | undefined, settings: 
   return { ok: true, request, client, expiresAt: opened.expiresAt } as const satisfies OpenedRequest;
 }
 
+/** The sign-in a browser session stands for, as `answerWithCode` takes it (`via`: how it was used, for the audit). */
+export function sessionSignIn(
+  resumed: { session: BrowserSession; user: SignedInUser['user'] },
+  via: string,
+): Parameters<typeof answerWithCode>[4] {
+  return {
+    user: resumed.user,
+    provider: resumed.session.provider,
+    upstreamGroups: resumed.session.upstreamGroups,
+    authTime: resumed.session.authTime,
+    browserSessionId: resumed.session.sessionId,
+    via,
+  };
+}
+
 /**
  * Whether a browser session is too old for the request (OpenID Connect `max_age`). Times are whole seconds, so an
  * elapsed 0 may be up to a second: reaching `max_age` counts, and `max_age=0` always asks again.
