@@ -2,8 +2,9 @@
 # Renders the plain manifests from charts/kapi-apiserver into <out-dir>:
 #   kapi-apiserver.yaml                the Namespace, the CRDs and every built-in object (`kubectl apply -f manifests/`)
 #   config/clusterconfiguration.yaml   the default ClusterConfiguration, applied once its CRD is established
+#   config/platform.yaml               the built-in platform roles and system-workspace, likewise
 #
-# The custom resource sits in its own folder because kubectl maps every object of one `apply` before creating any:
+# The custom resources sit in their own folder because kubectl maps every object of one `apply` before creating any:
 # in a single apply with its CRD, a custom resource fails with "ensure CRDs are installed first" on a fresh cluster.
 #
 # Rendered with generateSecrets=false: a committed file must not carry a signing key or a password, so the
@@ -41,7 +42,7 @@ metadata:
     pod-security.kubernetes.io/enforce: restricted
     pod-security.kubernetes.io/enforce-version: latest
 EOF
-  "${render[@]}" --include-crds --set clusterConfiguration.create=false
+  "${render[@]}" --include-crds --set clusterConfiguration.create=false --set platformRoles.create=false
 } >"$staging/kapi-apiserver.yaml"
 
 {
@@ -49,7 +50,13 @@ EOF
   "${render[@]}" --show-only templates/clusterconfiguration.yaml
 } >"$staging/config/clusterconfiguration.yaml"
 
+{
+  echo "$header"
+  "${render[@]}" --show-only templates/platform.yaml
+} >"$staging/config/platform.yaml"
+
 rm -f "$out"/*.yaml "$out"/config/*.yaml
 mkdir -p "$out/config"
 cp "$staging/kapi-apiserver.yaml" "$out/kapi-apiserver.yaml"
 cp "$staging/config/clusterconfiguration.yaml" "$out/config/clusterconfiguration.yaml"
+cp "$staging/config/platform.yaml" "$out/config/platform.yaml"

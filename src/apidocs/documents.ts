@@ -1,3 +1,5 @@
+import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
+import { tenantOperations } from '../apis/tenant/operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -32,6 +34,8 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...loggingOperations,
   ...accountOperations,
   ...configOperations,
+  ...iamOperations,
+  ...tenantOperations,
 ];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */

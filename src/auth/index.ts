@@ -1,3 +1,4 @@
+import type { Reflector } from '../kube/reflector.js';
 import type { IncomingMessage } from 'node:http';
 import { Router, type RequestHandler } from 'express';
 import type { AuthSettings } from '../config/cluster-configuration.js';
@@ -62,6 +63,8 @@ export interface Identity {
    */
   onRevoked(listener: RevocationListener): () => void;
   readiness: ReadinessCheck[];
+  /** The watch of Users, for the listings that attach to it. */
+  usersWatch: Reflector<unknown>;
   /** Loads the signing key and starts the user and session watches; resolves once they synced or waited 10 s. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -149,6 +152,7 @@ export function createIdentity(config: IdentityConfig): Identity {
       return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
     },
     readiness: [keys.readiness, users.readiness, sessions.readiness],
+    usersWatch: users.watch,
     async start() {
       users.start();
       loginRecords.start();

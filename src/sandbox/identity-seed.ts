@@ -4,6 +4,7 @@ import { nowTimestamp } from './registry-store.js';
 import type { KubeObject, ResourceRegistry } from './resource-types.js';
 import type { ObjectStore } from './store.js';
 import type { PreparedDirectory } from './sandbox-directory.js';
+import { adminClusterMembership, globalRoleBinding, readPlatformObjects } from './platform-objects.js';
 
 /**
  * What the chart installs for kapi itself, when the kapi CRDs are registered: the ClusterConfiguration
@@ -32,6 +33,7 @@ export async function seedIdentity(
   store: ObjectStore,
   adminPassword: string,
   directory?: PreparedDirectory,
+  platformFile?: string,
 ): Promise<string[]> {
   const configurations = registry.byGroupResource('installer.kapi.io', 'clusterconfigurations');
   const users = registry.byGroupResource('iam.kapi.io', 'users');
@@ -89,6 +91,43 @@ export async function seedIdentity(
   store.load(secrets, secretObjects);
   seeded.push('Secret');
   seedConsoleConfig(registry, store, now);
+  if (platformFile && seedPlatform(registry, store, platformFile, now, users !== undefined)) seeded.push('GlobalRole');
+  return seeded;
+}
+
+/** The chart's built-in platform roles and system-workspace, and the admin's platform-admin binding. */
+function seedPlatform(
+  registry: ResourceRegistry,
+  store: ObjectStore,
+  file: string,
+  now: string,
+  withAdmin: boolean,
+): boolean {
+  const objects = [
+    ...readPlatformObjects(file),
+    ...(withAdmin ? [globalRoleBinding(ADMIN_USER, 'platform-admin'), adminClusterMembership(ADMIN_USER)] : []),
+  ];
+  const byKind = new Map<string, KubeObject[]>();
+  for (const { apiVersion, kind, metadata, ...rest } of objects) {
+    const key = `${apiVersion.split('/')[0]}/${kind}`;
+    const list = byKind.get(key) ?? [];
+    list.push({ metadata: { ...metadata, uid: randomUUID(), creationTimestamp: now, generation: 1 }, ...rest });
+    byKind.set(key, list);
+  }
+  const resources: Record<string, [string, string]> = {
+    'iam.kapi.io/GlobalRole': ['iam.kapi.io', 'globalroles'],
+    'iam.kapi.io/GlobalRoleBinding': ['iam.kapi.io', 'globalrolebindings'],
+    'tenant.kapi.io/WorkspaceTemplate': ['tenant.kapi.io', 'workspacetemplates'],
+    'rbac.authorization.k8s.io/ClusterRoleBinding': ['rbac.authorization.k8s.io', 'clusterrolebindings'],
+  };
+  let seeded = false;
+  for (const [key, list] of byKind) {
+    const where = resources[key];
+    const type = where && registry.byGroupResource(where[0], where[1]);
+    if (!type) continue;
+    store.load(type, list);
+    seeded = true;
+  }
   return seeded;
 }
 

@@ -12,6 +12,7 @@ import { AuditTrail, type SandboxAuditEntry } from './audit.js';
 import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
+import { platformFileBeside } from './platform-objects.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
 import { Discovery, NEWEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR } from './discovery.js';
 import { seedIdentity } from './identity-seed.js';
@@ -249,7 +250,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const directory = seed && options.directory ? await prepareSandboxDirectory(options.directory) : undefined;
   let seededIdentity: string[];
   try {
-    seededIdentity = seed && adminPassword ? await seedIdentity(registry, store, adminPassword, directory) : [];
+    seededIdentity =
+      seed && adminPassword
+        ? await seedIdentity(
+            registry,
+            store,
+            adminPassword,
+            directory,
+            platformFileBeside(options.crdDir ?? defaultCrdDir()),
+          )
+        : [];
     if (directory) load(store, registry, 'rolebindings', directory.roleBindings, RBAC_GROUP);
   } catch (error) {
     await directory?.stop();

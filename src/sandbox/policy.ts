@@ -83,6 +83,8 @@ const LISTED_KINDS: [string, string[]][] = [
   ['storage.k8s.io', ['storageclasses']],
   ['rbac.authorization.k8s.io', ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']],
   ['apiextensions.k8s.io', ['customresourcedefinitions']],
+  ['iam.kapi.io', ['globalroles', 'globalrolebindings']],
+  ['tenant.kapi.io', ['workspacetemplates']],
 ];
 
 /** The default rules; see src/sandbox/README.md for why each exists. */

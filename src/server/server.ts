@@ -18,6 +18,9 @@ import { createPodAllocations } from '../kube/pod-allocations.js';
 import { ListingCaches } from '../kube/compact/listing-caches.js';
 import type { Reflector } from '../kube/reflector.js';
 import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
+import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
+import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
+import { tenantRoutes } from '../apis/tenant/routes.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -167,6 +170,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     logger,
   });
 
+  // Platform roles and who holds them: read at every console page load (SPEC §17).
+  const globalRoles = new GlobalRoleDirectory(client, logger);
+
   // Every kind's listing (SPEC §13); each kind's cache starts on first use and stops when idle, outside /readyz.
   const listingCaches = new ListingCaches({
     client,
@@ -180,14 +186,19 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     client,
     authorizer: identity.authorizer,
     namespaces,
-    shared: { pods: allocations.pods as Reflector<unknown>, namespaces: namespaces as Reflector<unknown> },
+    shared: {
+      pods: allocations.pods as Reflector<unknown>,
+      namespaces: namespaces as Reflector<unknown>,
+      users: identity.usersWatch,
+      globalroles: globalRoles.rolesWatch,
+    },
   });
   const listingCacheNames = listing.cacheNames();
   for (const cache of listingCacheNames) {
     for (const event of ['start', 'stop']) metrics.listingCacheEvents.inc({ cache, event }, 0);
   }
 
-  const watched = [nodes, allocations, namespaces];
+  const watched = [nodes, allocations, namespaces, globalRoles];
   for (const cache of watched) cache.start();
   configuration.start();
   await identity.start();
@@ -213,6 +224,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     nodes.readiness,
     allocations.readiness,
     namespaces.readiness,
+    ...globalRoles.readiness,
     configuration.readiness,
     ...identity.readiness,
     ...(logging.backend.readiness ? [logging.backend.readiness] : []),
@@ -230,7 +242,11 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     nodes,
     allocations,
     publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
-    platformRoutes: [configRoutes()],
+    platformRoutes: [
+      configRoutes(),
+      iamRoutes({ listing, roles: globalRoles, authorizer: identity.authorizer }),
+      tenantRoutes({ listing, authorizer: identity.authorizer }),
+    ],
     account: identity.accountRouter,
     authenticate: identity.authenticate,
     guard: identity.guard,

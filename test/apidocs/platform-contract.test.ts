@@ -26,6 +26,11 @@ import { E2E_CONSOLE } from '../e2e/harness.js';
 import { FakeUpstream, upstreamSettings } from '../auth/providers/fake-upstream.js';
 import { IdentityProviders } from '../../src/auth/providers/registry.js';
 import { configRoutes } from '../../src/apis/config/v1alpha2/routes.js';
+import { iamRoutes } from '../../src/apis/iam/v1alpha2/routes.js';
+import { iamOperations } from '../../src/apis/iam/v1alpha2/operations.js';
+import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js';
+import { tenantRoutes } from '../../src/apis/tenant/routes.js';
+import { tenantOperations } from '../../src/apis/tenant/operations.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -60,6 +65,11 @@ beforeAll(async () => {
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
     ...READ_EVERY_KIND,
+    {
+      apiGroups: ['iam.kapi.io'],
+      resources: ['users/globalroles', 'clustermembers', 'clustermembers/clusterroles', 'clusterroles'],
+      verbs: ['get', 'list'],
+    },
   ]);
   samples = kindSamples(e2e);
   cleanup.push(...(await createKindSamples(e2e, samples)));
@@ -272,9 +282,15 @@ describe('GET /kapis/resources.kapi.io/v1alpha3/{resources} of every other kind'
   const BASE = '/kapis/resources.kapi.io/v1alpha3';
   /** Each kind's list and read paths, with an object that exists (the run's samples, its namespace, kapi's CRDs). */
   const paths = KIND_OPERATIONS.map(({ definition }) => {
+    const builtIn: Record<string, () => string> = {
+      namespaces: () => e2e.runId,
+      users: () => reader,
+      globalroles: () => 'platform-admin',
+      workspacetemplates: () => 'system-workspace',
+    };
     const sample = () =>
       samples.find((s) => s.resource === definition.resource) ?? {
-        name: definition.resource === 'namespaces' ? e2e.runId : 'users.iam.kapi.io',
+        name: builtIn[definition.resource]?.() ?? 'users.iam.kapi.io',
         namespace: undefined,
       };
     return {
@@ -478,6 +494,73 @@ describe('the console’s bootstrap: /kapis/version and config.kapi.io/v1alpha2/
     });
     expect([withToken.status, withToken.json()]).toEqual([200, []]);
   });
+});
+
+describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, members; tenant.kapi.io workspaces', () => {
+  const IAM2 = '/kapis/iam.kapi.io/v1alpha2';
+  const TENANT2 = '/kapis/tenant.kapi.io/v1alpha2';
+  const TENANT3 = '/kapis/tenant.kapi.io/v1alpha3';
+
+  test('when users read themselves, others, members and workspaces, then every answer matches the document', async () => {
+    const binding = `${reader}-platform-regular`;
+    await e2e.admin.request({
+      method: 'POST',
+      path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings',
+      body: {
+        apiVersion: 'iam.kapi.io/v1alpha2',
+        kind: 'GlobalRoleBinding',
+        metadata: { name: binding, labels: { 'iam.kapi.io/user-ref': reader } },
+        roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: 'platform-regular' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: reader }],
+      },
+    });
+    cleanup.push(`/apis/iam.kapi.io/v1alpha2/globalrolebindings/${binding}`);
+    const mine = bearer((await tokens()).access_token);
+    const theirs = bearer((await tokens(stranger)).access_token);
+    const get = (url: string, headers?: Record<string, string>) => send(e2e.kapiUrl, { method: 'get', url, headers });
+
+    // the page load's reads of oneself: the user with its role, its role's templates (waiting for the watch)
+    await waitFor(
+      async () =>
+        ((await get(`${IAM2}/users/${reader}`, mine)).json() as { metadata: { annotations?: Record<string, string> } })
+          .metadata.annotations?.['iam.kapi.io/globalrole'] === 'platform-regular',
+    );
+    const templates = (await get(`${IAM2}/users/${reader}/globalroles`, mine)).json() as {
+      metadata: { name: string };
+    }[];
+    expect(templates.map((t) => t.metadata.name)).toEqual(['role-template-view-app-templates']);
+    expect((await get(`${IAM2}/users/${stranger}`, theirs)).status).toBe(200);
+    expect((await get(`${IAM2}/users/${stranger}/globalroles`, theirs)).json()).toEqual([]);
+    expect((await get(`${IAM2}/clustermembers/${stranger}/clusterroles`, theirs)).json()).toEqual([]);
+    // another's: the cluster's RBAC decides; a missing user is a 404 to one who may read users
+    expect((await get(`${IAM2}/users/${reader}`, theirs)).status).toBe(403);
+    expect((await get(`${IAM2}/users/${reader}/globalroles`, theirs)).status).toBe(403);
+    expect((await get(`${IAM2}/clustermembers/${reader}/clusterroles`, theirs)).status).toBe(403);
+    expect((await get(`${IAM2}/users/ghost-user`, mine)).status).toBe(404);
+    expect((await get(`${IAM2}/users/ghost-user/globalroles`, mine)).status).toBe(404);
+    for (const path of [`users/${reader}`, `users/${reader}/globalroles`, `clustermembers/${reader}/clusterroles`]) {
+      expect((await get(`${IAM2}/${path}`)).status).toBe(401);
+    }
+
+    // lists: members and cluster roles need their list right; the workspace lists answer everyone, filtered
+    for (const url of [`${IAM2}/clustermembers`, `${IAM2}/clusterroles`]) {
+      expect((await get(`${url}?limit=5&sortBy=name`, mine)).status).toBe(200);
+      expect((await get(`${url}?sortBy=size`, mine)).status).toBe(400);
+      expect((await get(url, theirs)).status).toBe(403);
+      expect((await get(url)).status).toBe(401);
+    }
+    expect((await get(`${IAM2}/clustermembers/${reader}/clusterroles`, mine)).status).toBe(200);
+    for (const url of [`${TENANT3}/workspacetemplates`, `${TENANT3}/workspaces`, `${TENANT2}/workspaces`]) {
+      await waitFor(async () => ((await get(url, mine)).json() as { totalItems: number }).totalItems > 0);
+      expect(((await get(url, theirs)).json() as { totalItems: number }).totalItems).toBe(0);
+      expect((await get(`${url}?sortBy=size`, mine)).status).toBe(400);
+      expect((await get(url)).status).toBe(401);
+    }
+    expect((await get(`${TENANT3}/workspacetemplates/system-workspace`, mine)).status).toBe(200);
+    expect((await get(`${TENANT3}/workspacetemplates/system-workspace`, theirs)).status).toBe(403);
+    expect((await get(`${TENANT3}/workspacetemplates/ghost-workspace`, mine)).status).toBe(404);
+    expect((await get(`${TENANT3}/workspacetemplates/system-workspace`)).status).toBe(401);
+  }, 120_000);
 });
 
 describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
@@ -701,6 +784,8 @@ describe('answers a healthy cluster does not give in a test', () => {
   /** The server's own pipeline over in-memory identity stores. */
   function pipeline(options: Parameters<typeof testIdentity>[0]): RequestListener {
     const { identity } = testIdentity(options);
+    const listing = unreachableListing();
+    const listingClient = new KubeClient(connectionFor(tokenAccess('http://127.0.0.1:9', 'x'), 'sandbox'));
     return createApp({
       logger: silentLogger,
       readiness: [],
@@ -712,8 +797,16 @@ describe('answers a healthy cluster does not give in a test', () => {
       authenticate: identity.authenticate,
       guard: identity.guard,
       account: identity.accountRouter,
-      listing: unreachableListing(),
-      platformRoutes: [configRoutes()],
+      listing,
+      platformRoutes: [
+        configRoutes(),
+        iamRoutes({
+          listing,
+          roles: new GlobalRoleDirectory(listingClient, silentLogger),
+          authorizer: identity.authorizer,
+        }),
+        tenantRoutes({ listing, authorizer: identity.authorizer }),
+      ],
     });
   }
 
@@ -754,6 +847,11 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
       { method: 'get', url: `${IAM}/users/x/loginrecords`, headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
+      ...[...iamOperations, ...tenantOperations].map((operation): Call => ({
+        method: 'get',
+        url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x'),
+        headers: bearer('x'),
+      })),
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

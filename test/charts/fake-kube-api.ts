@@ -31,6 +31,9 @@ const KINDS: readonly Kind[] = [
   { groupVersion: 'apiextensions.k8s.io/v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false },
   { groupVersion: 'iam.kapi.io/v1beta1', plural: 'users', kind: 'User', namespaced: false },
   { groupVersion: 'iam.kapi.io/v1beta1', plural: 'loginsessions', kind: 'LoginSession', namespaced: false },
+  { groupVersion: 'iam.kapi.io/v1alpha2', plural: 'globalroles', kind: 'GlobalRole', namespaced: false },
+  { groupVersion: 'iam.kapi.io/v1alpha2', plural: 'globalrolebindings', kind: 'GlobalRoleBinding', namespaced: false },
+  { groupVersion: 'tenant.kapi.io/v1alpha2', plural: 'workspacetemplates', kind: 'WorkspaceTemplate', namespaced: false },
   { groupVersion: 'installer.kapi.io/v1alpha1', plural: 'clusterconfigurations', kind: 'ClusterConfiguration', namespaced: true },
 ];
 

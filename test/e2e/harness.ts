@@ -22,6 +22,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runningPodStatus } from '../../src/sandbox/pod-status.js';
 import { startKapiServer, type KapiServer } from '../../src/server/server.js';
 import { loadCrdDocuments } from './crds.js';
+import { platformFileBeside, readPlatformObjects } from '../../src/sandbox/platform-objects.js';
 import { startKubeletStandIn, type KubeletStandIn } from './kubelet-stand-in.js';
 
 export const RUN_LABEL = 'kapi.io/e2e-run';
@@ -145,6 +146,7 @@ export async function startE2E(
   const created: { path: string }[] = [];
 
   await ensureCrds(admin);
+  await ensurePlatformObjects(admin);
   const namespaces: string[] = [];
   const createNamespace = async (name: string): Promise<string> => {
     await admin.request({
@@ -443,6 +445,16 @@ export async function ensureCrds(admin: KubeClient): Promise<void> {
       const got = await admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>({ path });
       return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
     });
+  }
+}
+
+/** The chart's built-in platform roles and system-workspace (the sandbox seeds them itself), created when missing. */
+export async function ensurePlatformObjects(admin: KubeClient): Promise<void> {
+  const file = platformFileBeside(join(process.cwd(), 'crds'));
+  for (const object of readPlatformObjects(file)) {
+    const [group, version] = object.apiVersion.split('/') as [string, string];
+    const resource = `${object.kind.toLowerCase()}s`;
+    await createUnlessExists(admin, `/apis/${group}/${version}/${resource}`, object);
   }
 }
 

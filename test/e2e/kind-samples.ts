@@ -179,4 +179,6 @@ export const READ_EVERY_KIND = [
     verbs: ['get', 'list'],
   },
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list'] },
+  { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles'], verbs: ['get', 'list'] },
+  { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
 ];

@@ -126,6 +126,11 @@ export class ClusterUserStore implements UserStore {
     });
   }
 
+  /** The watch of Users itself, for caches that attach to it (the listing of users) instead of watching again. */
+  get watch(): Reflector<unknown> {
+    return this.reflector as Reflector<unknown>;
+  }
+
   /** Users deleted or disabled, as this replica's watch sees it. */
   onRevoked(listener: RevocationListener): () => void {
     return this.revocations.on(listener);

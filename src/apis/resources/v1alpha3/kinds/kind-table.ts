@@ -68,6 +68,8 @@ export interface KindDefinition {
   readonly alsoNamed?: (raw: Raw) => string | undefined;
   /** What KubeSphere does differently for this kind, or what is kapi's own, for the document. */
   readonly notes?: string;
+  /** The object as it may be answered, when parts of it never may (a User's password hash). */
+  readonly answered?: (raw: Raw) => Raw;
 }
 
 const time = (value: unknown): number => (typeof value === 'string' ? Date.parse(value) : Number.NaN);
@@ -379,6 +381,60 @@ export const KINDS: readonly KindDefinition[] = [
     notes: '`name` also matches the CRD’s kind (`spec.names.kind`), as KubeSphere’s does.',
   }),
   kind({
+    resource: 'users',
+    group: 'iam.kapi.io',
+    version: 'v1beta1',
+    kind: 'User',
+    namespaced: false,
+    source: 'shared',
+    status: {
+      values: ['Active', 'Disabled', 'AuthLimitExceeded'],
+      description: 'The user’s `status.state` (absent: Active).',
+      of: (raw) => (raw?.status?.state === undefined ? 0 : indexOf(['Active', 'Disabled', 'AuthLimitExceeded'], raw.status.state)),
+    },
+    times: [
+      {
+        sortBy: ['lastLoginTime'],
+        description: 'The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest.',
+        of: (raw) => time(raw?.status?.lastLoginTime),
+      },
+    ],
+    fields: [
+      {
+        parameter: 'email',
+        description: 'Exact `spec.email`.',
+        of: (raw) => (typeof raw?.spec?.email === 'string' ? raw.spec.email : undefined),
+      },
+    ],
+    answered: userAsAnswered,
+    notes:
+      'Never answers `spec.password` (a hash) or `status.failedLogins`.',
+  }),
+  kind({
+    resource: 'globalroles',
+    group: 'iam.kapi.io',
+    version: 'v1alpha2',
+    kind: 'GlobalRole',
+    namespaced: false,
+    source: 'shared',
+  }),
+  kind({
+    resource: 'workspacetemplates',
+    group: 'tenant.kapi.io',
+    version: 'v1alpha2',
+    kind: 'WorkspaceTemplate',
+    namespaced: false,
+    fields: [
+      {
+        parameter: 'manager',
+        description: 'Exact manager (`spec.template.spec.manager`).',
+        of: (raw) =>
+          typeof raw?.spec?.template?.spec?.manager === 'string' ? raw.spec.template.spec.manager : undefined,
+      },
+    ],
+    notes: '`manager` is kapi’s own filter.',
+  }),
+  kind({
     resource: 'events',
     group: '',
     version: 'v1',
@@ -422,6 +478,18 @@ export const KINDS: readonly KindDefinition[] = [
     notes: 'Not in KubeSphere 3.4: kapi’s own (status from `type`, sort by `lastTimestamp`, involved-object filters).',
   }),
 ];
+
+/** A User without what no answer may carry: its password hash and the addresses of its failed logins. */
+function userAsAnswered(raw: Raw): Raw {
+  const spec = raw?.spec;
+  const status = raw?.status;
+  const keepSpec = !spec || typeof spec !== 'object' || !('password' in spec);
+  const keepStatus = !status || typeof status !== 'object' || !('failedLogins' in status);
+  if (keepSpec && keepStatus) return raw;
+  const { password: _password, ...shownSpec } = keepSpec ? {} : spec;
+  const { failedLogins: _failed, ...shownStatus } = keepStatus ? {} : status;
+  return { ...raw, ...(!keepSpec && { spec: shownSpec }), ...(!keepStatus && { status: shownStatus }) };
+}
 
 export const KINDS_BY_RESOURCE: ReadonlyMap<string, KindDefinition> = new Map(
   KINDS.map((definition) => [definition.resource, definition]),

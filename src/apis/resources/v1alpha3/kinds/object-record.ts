@@ -46,6 +46,7 @@ export function objectBody(header: string, raw: Raw): Buffer {
 
 /** Reads a raw object of `definition`'s kind; `header` is `bodyHeader(definition)`, made once. */
 export function objectRecord(definition: KindDefinition, header: string, raw: Raw): ObjectRecord {
+  if (definition.answered) raw = definition.answered(raw);
   const metadata = raw?.metadata ?? {};
   return {
     name: String(metadata.name ?? ''),

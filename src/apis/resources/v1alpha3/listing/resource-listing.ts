@@ -135,6 +135,62 @@ export class ResourceListing {
     return cache.table.body(slot);
   }
 
+  /**
+   * For kapi's other APIs, which authorize their callers themselves (a user reading their own User): the listing of
+   * a cached kind with no review, restricted to `names` when given (the workspaces a caller is a member of).
+   */
+  async listCached(
+    definition: KindDefinition,
+    rawQuery: Readonly<Record<string, unknown>>,
+    names?: ReadonlySet<string>,
+  ): Promise<ListingAnswer> {
+    const query = parseListingQuery(definition, rawQuery);
+    const cache = await this.cacheOf(definition);
+    const within = names && {
+      key: `names=${[...names].sort().join(',')}`,
+      matches: (table: ObjectTable, slot: number) => names.has(table.name(slot)),
+    };
+    return this.page(definition, cache.table, cache.views, { kind: 'all' }, query, within);
+  }
+
+  /** One cached object as answered, with no review (see `listCached`); undefined when there is none. */
+  async readCached(
+    definition: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<Buffer | undefined> {
+    const cache = await this.cacheOf(definition);
+    const slot = cache.table.slotOf(namespace ?? '', name);
+    return slot < 0 ? undefined : cache.table.body(slot);
+  }
+
+  /** The cached objects whose labels `matches` accepts, parsed, with no review (see `listCached`). */
+  async cachedWhere(
+    definition: KindDefinition,
+    matches: (labels: Readonly<Record<string, string>> | undefined) => boolean,
+  ): Promise<unknown[]> {
+    const { table } = await this.cacheOf(definition);
+    const found: unknown[] = [];
+    for (let slot = 0; slot < table.slotLimit; slot++) {
+      if (table.has(slot) && matches(table.labels(slot))) found.push(JSON.parse(table.body(slot).toString('utf8')));
+    }
+    return found;
+  }
+
+  /** The names of the cached objects whose filter field `parameter` (one of the kind's fields) is `value`. */
+  async cachedNamesWithField(definition: KindDefinition, parameter: string, value: string): Promise<Set<string>> {
+    const index = definition.fields.findIndex((field) => field.parameter === parameter);
+    if (index < 0) throw new Error(`${definition.resource} has no field ${parameter}`);
+    const { table } = await this.cacheOf(definition);
+    const names = new Set<string>();
+    for (let slot = 0; slot < table.slotLimit; slot++) {
+      if (!table.has(slot)) continue;
+      const field = table.field(slot, index);
+      if (field === value || (Array.isArray(field) && field.includes(value))) names.add(table.name(slot));
+    }
+    return names;
+  }
+
   private async cacheOf(definition: KindDefinition): Promise<ListingCache> {
     const kind = this.kinds.get(definition.resource);
     if (!kind) throw new Error(`no cache for ${definition.resource}`);
@@ -309,6 +365,10 @@ const COMMA = Buffer.from(',');
 const CHUNK_BYTES = 256 * 1024;
 
 const itemJson = (item: Buffer | StoredBody): Buffer => (Buffer.isBuffer(item) ? item : decodeStoredBody(item));
+
+/** A listed item parsed, for the answers that reshape items (a long page's items are stored compressed). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const parseListedItem = (item: Buffer | StoredBody): any => JSON.parse(itemJson(item).toString('utf8'));
 
 /**
  * Writes `{"items":[…],"totalItems":N}` from the items' JSON, without parsing them: at once for a page, in chunks

@@ -1,0 +1,201 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { forbidden } from '../../../auth/authorization/access-guard.js';
+import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
+import { mountOperation } from '../../../openapi/operation.js';
+import { NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
+import {
+  parseListedItem,
+  writeListing,
+  type ResourceListing,
+} from '../../resources/v1alpha3/listing/resource-listing.js';
+import type { GlobalRoleDirectory } from './global-roles.js';
+import {
+  listClusterMemberRoleTemplates,
+  listClusterMembers,
+  listClusterRoles,
+  listUserGlobalRoleTemplates,
+  readPlatformUser,
+} from './operations.js';
+import { platformUser } from './platform-user.js';
+import {
+  CLUSTER_ROLE_ANNOTATION,
+  GLOBAL_ROLE_ANNOTATION,
+  USER_REF_LABEL,
+  aggregatedRoleNames,
+  roleBindingRecordFrom,
+  roleOfUser,
+} from './role-templates.js';
+
+export interface IamRouteDeps {
+  listing: ResourceListing;
+  roles: GlobalRoleDirectory;
+  authorizer: Authorizer;
+}
+
+const kind = (resource: string) => KINDS_BY_RESOURCE.get(resource) as KindDefinition;
+const IAM_GROUP = 'iam.kapi.io';
+
+/**
+ * The iam.kapi.io/v1alpha2 reads of every page load (SPEC §17). Users read what is their own (themselves, their
+ * menus) whatever their role, as KubeSphere's `authenticated` role lets them; anything of another user is decided by
+ * the cluster's RBAC on the iam.kapi.io resource it is.
+ */
+export function iamRoutes(deps: IamRouteDeps): Router {
+  const router = Router();
+  const users = kind('users');
+  const clusterRoles = kind('clusterroles');
+  const clusterRoleBindings = kind('clusterrolebindings');
+
+  /** Runs `handler` once the caller may: its own name, or a review of `attributes`. */
+  const ownOrAllowed =
+    (attributes: (name: string) => ResourceAttributes, handler: (name: string, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) => {
+      const user = req.user;
+      if (!user) return next(new UnauthorizedError());
+      const name = String(req.params.name);
+      const allowed =
+        user.username === name
+          ? Promise.resolve()
+          : deps.authorizer.authorize(user, attributes(name)).then((decision) => {
+              if (!decision.allowed) throw forbidden(user.username, attributes(name), decision.reason);
+            });
+      allowed.then(() => handler(name, res)).catch(next);
+    };
+
+  /** Runs `handler` once a review of `attributes` allows the caller. */
+  const guarded =
+    (attributes: () => ResourceAttributes, handler: (req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) => {
+      const user = req.user;
+      if (!user) return next(new UnauthorizedError());
+      deps.authorizer
+        .authorize(user, attributes())
+        .then((decision) => {
+          if (!decision.allowed) throw forbidden(user.username, attributes(), decision.reason);
+          return handler(req, res);
+        })
+        .catch(next);
+    };
+
+  const userExists = async (name: string) => {
+    const stored = await deps.listing.readCached(users, undefined, name);
+    if (!stored)
+      throw new NotFoundError(`users.iam.kapi.io "${name}" not found`, { name, group: IAM_GROUP, kind: 'users' });
+    return stored;
+  };
+
+  mountOperation(
+    router,
+    '',
+    readPlatformUser,
+    ownOrAllowed(
+      (name) => ({ verb: 'get', group: IAM_GROUP, resource: 'users', name }),
+      async (name, res) => {
+        const stored = JSON.parse((await userExists(name)).toString('utf8'));
+        res.json(platformUser(stored, deps.roles.roleOf(name)));
+      },
+    ),
+  );
+
+  mountOperation(
+    router,
+    '',
+    listUserGlobalRoleTemplates,
+    ownOrAllowed(
+      (name) => ({ verb: 'get', group: IAM_GROUP, resource: 'users', subresource: 'globalroles', name }),
+      async (name, res) => {
+        await userExists(name);
+        res.json(deps.roles.templatesOfUser(name).map((template) => template.body));
+      },
+    ),
+  );
+
+  /** Each member's cluster role, from kapi's memberships (ClusterRoleBindings labelled with their user). */
+  const clusterMemberships = async (only?: string): Promise<Map<string, string>> => {
+    const bindings = (
+      await deps.listing.cachedWhere(clusterRoleBindings, (labels) =>
+        only === undefined ? labels?.[USER_REF_LABEL] !== undefined : labels?.[USER_REF_LABEL] === only,
+      )
+    ).map(roleBindingRecordFrom);
+    const exists = new Map<string, boolean>();
+    for (const binding of bindings) {
+      if (binding.roleKind !== 'ClusterRole' || exists.has(binding.role)) continue;
+      exists.set(binding.role, (await deps.listing.readCached(clusterRoles, undefined, binding.role)) !== undefined);
+    }
+    const members = new Map<string, string>();
+    for (const binding of bindings) {
+      const user = binding.labels[USER_REF_LABEL] as string;
+      if (members.has(user)) continue;
+      const role = roleOfUser(bindings, user, (name) => exists.get(name) === true);
+      if (role) members.set(user, role);
+    }
+    return members;
+  };
+
+  const readClusterRole = async (name: string) => {
+    const stored = await deps.listing.readCached(clusterRoles, undefined, name);
+    return stored && (JSON.parse(stored.toString('utf8')) as { metadata?: { annotations?: Record<string, string> } });
+  };
+
+  mountOperation(
+    router,
+    '',
+    listClusterMembers,
+    guarded(
+      () => ({ verb: 'list', group: IAM_GROUP, resource: 'clustermembers' }),
+      async (req, res) => {
+        const members = await clusterMemberships();
+        const wanted = typeof req.query.clusterrole === 'string' ? req.query.clusterrole : '';
+        const names = new Set([...members].filter(([, role]) => !wanted || role === wanted).map(([user]) => user));
+        const answer = await deps.listing.listCached(users, req.query as Record<string, unknown>, names);
+        res.json({
+          items: answer.items.map((item) => {
+            const user = platformUser(parseListedItem(item), undefined);
+            const name = user.metadata.name as string;
+            const globalRole = deps.roles.roleOf(name);
+            user.metadata.annotations = {
+              ...user.metadata.annotations,
+              ...(globalRole && { [GLOBAL_ROLE_ANNOTATION]: globalRole }),
+              [CLUSTER_ROLE_ANNOTATION]: members.get(name),
+            };
+            return user;
+          }),
+          totalItems: answer.totalItems,
+        });
+      },
+    ),
+  );
+
+  mountOperation(
+    router,
+    '',
+    listClusterMemberRoleTemplates,
+    ownOrAllowed(
+      (name) => ({ verb: 'get', group: IAM_GROUP, resource: 'clustermembers', subresource: 'clusterroles', name }),
+      async (name, res) => {
+        const role = (await clusterMemberships(name)).get(name);
+        const names = role ? aggregatedRoleNames((await readClusterRole(role))?.metadata?.annotations) : [];
+        const templates = [];
+        for (const template of names) {
+          const found = await readClusterRole(template);
+          if (found) templates.push(found);
+        }
+        res.json(templates);
+      },
+    ),
+  );
+
+  mountOperation(
+    router,
+    '',
+    listClusterRoles,
+    guarded(
+      () => ({ verb: 'list', group: IAM_GROUP, resource: 'clusterroles' }),
+      async (req, res) => {
+        await writeListing(res, await deps.listing.listCached(clusterRoles, req.query as Record<string, unknown>));
+      },
+    ),
+  );
+  return router;
+}
