@@ -1876,6 +1876,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/members/{name}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The role templates of a user’s role in a project (the console’s project menus)
+         * @description A bare array: the Roles of the namespace named by the annotation `iam.kapi.io/aggregation-roles` of the Role that the user’s project membership binds (a RoleBinding of the namespace labelled `iam.kapi.io/user-ref=<user>` naming the user); empty when the user is no member or the role has no templates. Users read their own; another’s needs `get members/roles` (that name) in API group `iam.kapi.io` in the namespace.
+         */
+        get: operations["listNamespaceMemberRoleTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/tenant.kapi.io/v1alpha3/workspacetemplates": {
         parameters: {
             query?: never;
@@ -10888,6 +10908,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceMemberRoleTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        apiVersion: string;
+                        /** @description GlobalRole or ClusterRole. */
+                        kind: string;
+                        /** @description The annotation `iam.kapi.io/role-template-rules` holds the console menus it opens: JSON `{module: action}`. */
+                        metadata: {
+                            name: string;
+                            labels?: {
+                                [key: string]: string;
+                            };
+                            annotations?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        rules?: ({
+                            verbs: string[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                 };
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */

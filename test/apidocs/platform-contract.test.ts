@@ -538,7 +538,15 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${IAM2}/clustermembers/${reader}/clusterroles`, theirs)).status).toBe(403);
     expect((await get(`${IAM2}/users/ghost-user`, mine)).status).toBe(404);
     expect((await get(`${IAM2}/users/ghost-user/globalroles`, mine)).status).toBe(404);
-    for (const path of [`users/${reader}`, `users/${reader}/globalroles`, `clustermembers/${reader}/clusterroles`]) {
+    const projectRoles = (user: string) => `namespaces/${e2e.runId}/members/${user}/roles`;
+    expect((await get(`${IAM2}/${projectRoles(stranger)}`, theirs)).json()).toEqual([]);
+    expect((await get(`${IAM2}/${projectRoles(reader)}`, theirs)).status).toBe(403);
+    for (const path of [
+      `users/${reader}`,
+      `users/${reader}/globalroles`,
+      `clustermembers/${reader}/clusterroles`,
+      projectRoles(reader),
+    ]) {
       expect((await get(`${IAM2}/${path}`)).status).toBe(401);
     }
 
@@ -849,7 +857,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
       ...[...iamOperations, ...tenantOperations].map((operation): Call => ({
         method: 'get',
-        url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x'),
+        url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x').replace('{namespace}', 'x'),
         headers: bearer('x'),
       })),
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>

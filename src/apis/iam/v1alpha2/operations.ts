@@ -164,10 +164,34 @@ export const listClusterRoles = defineOperation({
   },
 });
 
+export const listNamespaceMemberRoleTemplates = defineOperation({
+  operationId: 'listNamespaceMemberRoleTemplates',
+  method: 'get',
+  path: `${IAM_V1ALPHA2_BASE}/namespaces/{namespace}/members/{name}/roles`,
+  tags: ['iam'],
+  summary: 'The role templates of a user’s role in a project (the console’s project menus)',
+  description:
+    'A bare array: the Roles of the namespace named by the annotation `iam.kapi.io/aggregation-roles` of the Role ' +
+    'that the user’s project membership binds (a RoleBinding of the namespace labelled `iam.kapi.io/user-ref=<user>` ' +
+    'naming the user); empty when the user is no member or the role has no templates. Users read their own; ' +
+    'another’s needs `get members/roles` (that name) in API group `iam.kapi.io` in the namespace.',
+  security: 'bearer',
+  pathParameters: z.object({
+    namespace: z.string().describe('The project (namespace).'),
+    name: z.string().describe('The user’s name.'),
+  }),
+  responses: {
+    200: { description: 'The templates.', body: z.array(RoleTemplateSchema) },
+    403: forbidden,
+    ...statusResponses,
+  },
+});
+
 export const iamOperations = [
   readPlatformUser,
   listUserGlobalRoleTemplates,
   listClusterMembers,
   listClusterMemberRoleTemplates,
   listClusterRoles,
+  listNamespaceMemberRoleTemplates,
 ] as const;

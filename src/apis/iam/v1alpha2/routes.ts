@@ -14,6 +14,7 @@ import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
   listClusterRoles,
+  listNamespaceMemberRoleTemplates,
   listUserGlobalRoleTemplates,
   readPlatformUser,
 } from './operations.js';
@@ -46,6 +47,8 @@ export function iamRoutes(deps: IamRouteDeps): Router {
   const users = kind('users');
   const clusterRoles = kind('clusterroles');
   const clusterRoleBindings = kind('clusterrolebindings');
+  const roles = kind('roles');
+  const roleBindings = kind('rolebindings');
 
   /** Runs `handler` once the caller may: its own name, or a review of `attributes`. */
   const ownOrAllowed =
@@ -197,5 +200,42 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       },
     ),
   );
+  mountOperation(router, '', listNamespaceMemberRoleTemplates, (req: Request, res: Response, next: NextFunction) => {
+    const namespace = String(req.params.namespace);
+    ownOrAllowed(
+      (name) => ({
+        verb: 'get',
+        group: IAM_GROUP,
+        resource: 'members',
+        subresource: 'roles',
+        namespace,
+        name,
+      }),
+      async (name, answer) => {
+        // kapi's own memberships of the project (labelled with their user), as for cluster members
+        const bindings = (
+          await deps.listing.cachedWhere(roleBindings, (labels) => labels?.[USER_REF_LABEL] === name, namespace)
+        ).map(roleBindingRecordFrom);
+        const readRole = async (roleName: string) => {
+          const stored = await deps.listing.readCached(roles, namespace, roleName);
+          return (
+            stored && (JSON.parse(stored.toString('utf8')) as { metadata?: { annotations?: Record<string, string> } })
+          );
+        };
+        const found = new Map<string, Awaited<ReturnType<typeof readRole>>>();
+        for (const binding of bindings) {
+          if (binding.roleKind === 'Role' && !found.has(binding.role))
+            found.set(binding.role, await readRole(binding.role));
+        }
+        const role = roleOfUser(bindings, name, (roleName) => found.get(roleName) !== undefined);
+        const templates = [];
+        for (const template of role ? aggregatedRoleNames(found.get(role)?.metadata?.annotations) : []) {
+          const stored = await readRole(template);
+          if (stored) templates.push(stored);
+        }
+        answer.json(templates);
+      },
+    )(req, res, next);
+  });
   return router;
 }

@@ -390,7 +390,8 @@ export const KINDS: readonly KindDefinition[] = [
     status: {
       values: ['Active', 'Disabled', 'AuthLimitExceeded'],
       description: 'The user’s `status.state` (absent: Active).',
-      of: (raw) => (raw?.status?.state === undefined ? 0 : indexOf(['Active', 'Disabled', 'AuthLimitExceeded'], raw.status.state)),
+      of: (raw) =>
+        raw?.status?.state === undefined ? 0 : indexOf(['Active', 'Disabled', 'AuthLimitExceeded'], raw.status.state),
     },
     times: [
       {
@@ -407,8 +408,7 @@ export const KINDS: readonly KindDefinition[] = [
       },
     ],
     answered: userAsAnswered,
-    notes:
-      'Never answers `spec.password` (a hash) or `status.failedLogins`.',
+    notes: 'Never answers `spec.password` (a hash) or `status.failedLogins`.',
   }),
   kind({
     resource: 'globalroles',
