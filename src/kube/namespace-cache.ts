@@ -3,18 +3,30 @@ import type { Logger } from '../observability/logger.js';
 import type { KubeClient } from './client.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
 
-/** A namespace as the logging API needs it: its name, and when it was made (logs older than that are another's). */
+/**
+ * A namespace as the logging API needs it: its name, and when it was made (logs older than that are another's); and
+ * the workspace it belongs to.
+ */
 export interface CachedNamespace {
   readonly name: string;
   /** Unix seconds of `metadata.creationTimestamp`; 0 when unknown. */
   readonly createdAt: number;
+  /** The workspace it belongs to: its label `kapi.io/workspace`; undefined when it has none. */
+  readonly workspace?: string;
 }
+
+export const WORKSPACE_LABEL = 'kapi.io/workspace';
 
 export type WatchedNamespaces = Reflector<CachedNamespace>;
 
 export function toCachedNamespace(raw: V1Namespace, key: string): CachedNamespace {
   const created = Date.parse(String(raw.metadata?.creationTimestamp ?? ''));
-  return Object.freeze({ name: key, createdAt: Number.isNaN(created) ? 0 : Math.floor(created / 1000) });
+  const workspace = raw.metadata?.labels?.[WORKSPACE_LABEL];
+  return Object.freeze({
+    name: key,
+    createdAt: Number.isNaN(created) ? 0 : Math.floor(created / 1000),
+    ...(workspace && { workspace }),
+  });
 }
 
 export function createNamespaceCache(
@@ -29,6 +41,6 @@ export function createNamespaceCache(
     client,
     logger,
     transform: toCachedNamespace,
-    same: (a, b) => a.createdAt === b.createdAt,
+    same: (a, b) => a.createdAt === b.createdAt && a.workspace === b.workspace,
   });
 }

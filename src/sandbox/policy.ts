@@ -100,6 +100,14 @@ export function defaultRules(): PolicyRule[] {
     { ...everyPath, users: ['admin'] },
     { users: kapi, verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes', 'pods', 'namespaces'] },
     { users: kapi, verbs: ['get'], apiGroups: [''], resources: ['pods/log'] },
+    // system-workspace holds the system namespaces: kapi labels those, and no other
+    {
+      users: kapi,
+      verbs: ['patch'],
+      apiGroups: [''],
+      resources: ['namespaces'],
+      resourceNames: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kapi-system'],
+    },
     // The listings' on-demand caches, as the chart's ClusterRole: list and watch, secrets excepted.
     ...LISTED_KINDS.map(([group, resources]) => ({
       users: kapi,

@@ -21,6 +21,7 @@ import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-lis
 import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
+import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -199,6 +200,13 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   }
 
   const watched = [nodes, allocations, namespaces, globalRoles];
+  // KubeSphere's system-workspace holds the system namespaces (SPEC §18), as its installer labels them
+  const stopPlacing = placeSystemNamespaces({
+    client,
+    namespaces,
+    kapiNamespace: options.configuration.namespace,
+    logger,
+  });
   for (const cache of watched) cache.start();
   configuration.start();
   await identity.start();
@@ -353,6 +361,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       streamRegistry.closeAll();
       await Promise.all(closing);
       forwarder.close();
+      stopPlacing();
       await Promise.all([
         ...watched.map((cache) => cache.stop()),
         listingCaches.stop(),

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CONSOLE_CONFIG_YAML } from '../../src/sandbox/identity-seed.js';
 import { packageRoot, packageVersion } from '../../src/apidocs/documents.js';
-import { startE2E, type E2E } from './harness.js';
+import { deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
 import { KapiCaller } from './identity-http.js';
 import { assertTarget, itOnSandbox } from './target.js';
 
@@ -15,13 +15,19 @@ const CONFIG = '/kapis/config.kapi.io/v1alpha2';
 const PASSWORD = 'e2e-Bootstrap-Passw0rd';
 let e2e: E2E;
 let token: string;
+let user: string;
+let lister: string;
+let listerToken: string;
 const caller = new KapiCaller();
 
 beforeAll(async () => {
   e2e = await startE2E();
   assertTarget(e2e.target);
-  const user = await e2e.createUser('console-user', PASSWORD);
+  user = await e2e.createUser('console-user', PASSWORD);
   token = (await caller.login(e2e.kapiUrl, user, PASSWORD)).access_token;
+  lister = await e2e.createUser('workspace-lister', PASSWORD);
+  await e2e.grant(lister, [{ apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['list'] }]);
+  listerToken = (await caller.login(e2e.kapiUrl, lister, PASSWORD)).access_token;
 });
 
 afterAll(async () => {
@@ -81,4 +87,89 @@ describe('the console’s bootstrap routes', () => {
       expect(answer.body.data['kapi.yaml']).toMatch(/clusterRole:\s*\w+/);
     },
   );
+});
+
+describe('the reads of every page load: the user, its menus, its workspaces', () => {
+  const IAM = '/kapis/iam.kapi.io/v1alpha2';
+  const TENANT = '/kapis/tenant.kapi.io/v1alpha3';
+
+  it('then users read themselves in KubeSphere’s shape (no hash), with no platform role until one is bound', async () => {
+    const me = await caller.get<{
+      apiVersion: string;
+      metadata: { name: string; annotations?: Record<string, string> };
+    }>(`${e2e.kapiUrl}${IAM}/users/${user}`, token);
+    expect(me.status).toBe(200);
+    expect(me.body.apiVersion).toBe('iam.kapi.io/v1alpha2');
+    expect(me.body.metadata.name).toBe(user);
+    expect(me.body.metadata.annotations?.['iam.kapi.io/globalrole']).toBeUndefined();
+    expect(me.text).not.toMatch(/\$2[aby]\$/);
+    expect((await caller.get(`${e2e.kapiUrl}${IAM}/users/${user}/globalroles`, token)).body).toEqual([]);
+    expect((await caller.get(`${e2e.kapiUrl}${IAM}/clustermembers/${user}/clusterroles`, token)).body).toEqual([]);
+  });
+
+  it('then another user’s reads are 403 Status, and every read 401 without a token', async () => {
+    for (const path of [`users/${lister}`, `users/${lister}/globalroles`, `clustermembers/${lister}/clusterroles`]) {
+      expect((await caller.get(`${e2e.kapiUrl}${IAM}/${path}`, token)).body).toMatchObject({
+        kind: 'Status',
+        code: 403,
+      });
+      expect((await caller.get(`${e2e.kapiUrl}${IAM}/${path}`)).body).toMatchObject({ kind: 'Status', code: 401 });
+    }
+  });
+
+  it('then a platform role bound to the user shows in its user and its menus’ templates', async () => {
+    const binding = `${user}-platform-self-provisioner`;
+    await e2e.admin.request({
+      method: 'POST',
+      path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings',
+      body: {
+        apiVersion: 'iam.kapi.io/v1alpha2',
+        kind: 'GlobalRoleBinding',
+        metadata: { name: binding, labels: { 'iam.kapi.io/user-ref': user } },
+        roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: 'platform-self-provisioner' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    });
+    try {
+      await waitFor(async () => {
+        const templates = await caller.get<{ metadata: { name: string; annotations: Record<string, string> } }[]>(
+          `${e2e.kapiUrl}${IAM}/users/${user}/globalroles`,
+          token,
+        );
+        return templates.body.length === 1 && templates.body[0]!.metadata.name === 'role-template-create-workspaces';
+      });
+      const me = await caller.get<{ metadata: { annotations?: Record<string, string> } }>(
+        `${e2e.kapiUrl}${IAM}/users/${user}`,
+        token,
+      );
+      expect(me.body.metadata.annotations?.['iam.kapi.io/globalrole']).toBe('platform-self-provisioner');
+    } finally {
+      await deleteIgnoringMissing(e2e.admin, `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${binding}`);
+    }
+  });
+
+  it('then the workspace list is everyone’s to ask, filtered: all for one who may list them, none for a stranger', async () => {
+    type Page = { items: { metadata: { name: string } }[]; totalItems: number };
+    await waitFor(
+      async () =>
+        (await caller.get<Page>(`${e2e.kapiUrl}${TENANT}/workspacetemplates?limit=10`, listerToken)).body.items?.some(
+          (ws) => ws.metadata.name === 'system-workspace',
+        ) ?? false,
+    );
+    const mine = await caller.get<Page>(`${e2e.kapiUrl}${TENANT}/workspacetemplates?limit=10`, token);
+    expect([mine.status, mine.body.totalItems]).toEqual([200, 0]);
+    const v1alpha2 = await caller.get<Page>(`${e2e.kapiUrl}/kapis/tenant.kapi.io/v1alpha2/workspaces`, listerToken);
+    expect(v1alpha2.body.items.map((ws) => ws.metadata.name)).toContain('system-workspace');
+    const detail = `${e2e.kapiUrl}${TENANT}/workspacetemplates/system-workspace`;
+    expect((await caller.get(detail, listerToken)).body).toMatchObject({ kind: 'Status', code: 403 });
+  });
+
+  it('then the system namespaces are in system-workspace', async () => {
+    await waitFor(async () => {
+      const namespace = await e2e.admin.request<{ metadata: { labels?: Record<string, string> } }>({
+        path: '/api/v1/namespaces/kube-system',
+      });
+      return namespace.metadata.labels?.['kapi.io/workspace'] === 'system-workspace';
+    });
+  });
 });

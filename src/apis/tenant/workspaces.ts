@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
 
-export const WORKSPACE_LABEL = 'kapi.io/workspace';
+export { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
 
 /**
  * The `Workspace` (tenant.kapi.io/v1alpha1) of a WorkspaceTemplate, as KubeSphere 3.4's controller makes it for a
