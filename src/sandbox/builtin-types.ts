@@ -357,6 +357,15 @@ export function builtinTypes(kubernetesMinor: number = NEWEST_KUBERNETES_MINOR):
       unsupportedField: onlyMetadataFields,
       strategy: configMapStrategy,
     }),
+    // what replicas elect a leader by (kube-controller-manager, kapi's controllers)
+    base({
+      resource: 'leases',
+      singular: 'lease',
+      kind: 'Lease',
+      group: 'coordination.k8s.io',
+      versions: ['v1'],
+      namespaced: true,
+    }),
     base({
       resource: 'services',
       singular: 'service',

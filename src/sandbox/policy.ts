@@ -100,6 +100,22 @@ export function defaultRules(): PolicyRule[] {
     { ...everyPath, users: ['admin'] },
     { users: kapi, verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['nodes', 'pods', 'namespaces'] },
     { users: kapi, verbs: ['get'], apiGroups: [''], resources: ['pods/log'] },
+    // the controllers' leader election, in kapi's namespace
+    {
+      users: kapi,
+      verbs: ['get', 'create', 'update'],
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      namespaces: ['kapi-system'],
+    },
+    // platform roles realized in RBAC: kapi writes ClusterRoles and ClusterRoleBindings (escalate and bind: the
+    // roles it realizes may hold more than kapi's own rules)
+    {
+      users: kapi,
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'escalate', 'bind'],
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterroles', 'clusterrolebindings'],
+    },
     // system-workspace holds the system namespaces: kapi labels those, and no other
     {
       users: kapi,

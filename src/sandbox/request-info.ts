@@ -66,7 +66,11 @@ export function parseRequestInfo(
     name: '',
     parts: [],
   };
-  let parts = path.split('/').filter((p) => p.length > 0);
+  // Go's net/http hands kube-apiserver the path percent-decoded: `kapi%3Aname` names `kapi:name`
+  let parts = path
+    .split('/')
+    .filter((p) => p.length > 0)
+    .map(decodedSegment);
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
   const prefix = parts[0] as string;
   parts = parts.slice(1);
@@ -121,4 +125,14 @@ export function parseRequestInfo(
   }
   if (!info.name && info.verb === 'delete') info.verb = 'deletecollection';
   return info;
+}
+
+/** A path segment percent-decoded; one that is not valid percent-encoding is taken as it is. */
+function decodedSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -22,6 +22,8 @@ import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
+import { LeaderElector } from '../controllers/leader-election.js';
+import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -200,6 +202,23 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   }
 
   const watched = [nodes, allocations, namespaces, globalRoles];
+  // The platform's roles realized in RBAC (SPEC §17), by one replica at a time: the leader of a Lease.
+  let rbacController: PlatformRbacController | undefined;
+  const controllers = new LeaderElector({
+    client,
+    logger,
+    namespace: options.configuration.namespace,
+    name: 'kapi-apiserver-controllers',
+    onStartedLeading: () => {
+      rbacController = new PlatformRbacController(client, logger);
+      rbacController.start();
+    },
+    onStoppedLeading: () => {
+      void rbacController?.stop();
+      rbacController = undefined;
+    },
+  });
+  controllers.start();
   // KubeSphere's system-workspace holds the system namespaces (SPEC §18), as its installer labels them
   const stopPlacing = placeSystemNamespaces({
     client,
@@ -362,6 +381,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       await Promise.all(closing);
       forwarder.close();
       stopPlacing();
+      await controllers.stop();
       await Promise.all([
         ...watched.map((cache) => cache.stop()),
         listingCaches.stop(),

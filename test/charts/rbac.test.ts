@@ -65,6 +65,17 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'loginsessions', verb: 'deletecollection' },
     { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'coderedemptions', verb: 'delete' },
+    // the platform's roles realized in RBAC (ClusterRoles and their bindings; escalate and bind, since a realized
+    // role may hold more than kapi's own rules)
+    ...['create', 'update', 'delete', 'escalate', 'bind'].flatMap((verb) =>
+      ['clusterroles', 'clusterrolebindings'].map((resource) => ({
+        apiGroup: 'rbac.authorization.k8s.io',
+        resource,
+        verb,
+      })),
+    ),
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'watch' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'watch' },
     // the listings' on-demand caches: list and watch of every listed kind but secrets
     ...[
       ['', ['services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'persistentvolumes', 'events']],
@@ -93,13 +104,13 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'delete' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
-    { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
     // the listings read through their watches only: no get, no writes
     { apiGroup: 'apps', resource: 'deployments', verb: 'get' },
     { apiGroup: 'apps', resource: 'deployments', verb: 'update' },
     { apiGroup: '', resource: 'configmaps', verb: 'get' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'bind' },
-    { apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'escalate' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create' },
   ])('when asked whether the ClusterRole allows $verb $resource, then it does not', (request) => {
     expect(allows(clusterRules, request)).toBe(false);
   });

@@ -89,10 +89,13 @@ describe('CRDs in crds/', () => {
   it('when the folder is read, then it holds one file per kind', () => {
     expect(files.sort()).toEqual([
       'iam.kapi.io_coderedemptions.yaml',
+      'iam.kapi.io_globalrolebindings.yaml',
+      'iam.kapi.io_globalroles.yaml',
       'iam.kapi.io_loginhistories.yaml',
       'iam.kapi.io_loginsessions.yaml',
       'iam.kapi.io_users.yaml',
       'installer.kapi.io_clusterconfigurations.yaml',
+      'tenant.kapi.io_workspacetemplates.yaml',
     ]);
   });
 
@@ -114,12 +117,18 @@ describe('CRDs in crds/', () => {
       expect(crd.spec.names.shortNames.length).toBeGreaterThan(0);
     });
 
-    it('when its versions are read, then exactly one is served and stored, with a status subresource', () => {
-      expect(crd.spec.versions).toHaveLength(1);
-      const [version] = crd.spec.versions;
-      expect(version).toEqual(expect.objectContaining({ served: true, storage: true }));
-      expect(version.subresources).toEqual(expect.objectContaining({ status: {} }));
-      expect(schemaOf(crd).properties.status.type).toBe('object');
+    it('when its versions are read, then one is stored, all are served with one schema, a status has its subresource', () => {
+      const versions: any[] = crd.spec.versions;
+      expect(versions.filter((version) => version.storage)).toHaveLength(1);
+      for (const version of versions) {
+        expect(version.served).toBe(true);
+        // several versions of one schema need no conversion (None): the stored object is every version's
+        expect(version.schema).toEqual(versions[0].schema);
+        if (schemaOf(crd).properties.status) {
+          expect(schemaOf(crd).properties.status.type).toBe('object');
+          expect(version.subresources).toEqual(expect.objectContaining({ status: {} }));
+        }
+      }
     });
 
     it('when its schema is walked, then it is structural', () => {
@@ -133,7 +142,8 @@ describe('CRDs in crds/', () => {
       expect(columns.length).toBeGreaterThan(1);
       for (const column of columns) {
         expect(['string', 'integer', 'number', 'boolean', 'date']).toContain(column.type);
-        if (column.jsonPath === '.metadata.creationTimestamp') continue;
+        // metadata is every object's, whatever the schema says of it
+        if (column.jsonPath.startsWith('.metadata.')) continue;
         expect({ column: column.name, found: schemaAt(schemaOf(crd), column.jsonPath) !== undefined }).toEqual({
           column: column.name,
           found: true,
@@ -161,6 +171,15 @@ describe('CRDs in crds/', () => {
         { name: 'users.iam.kapi.io', kind: 'User', version: 'v1beta1', scope: 'Cluster' },
         { name: 'loginsessions.iam.kapi.io', kind: 'LoginSession', version: 'v1beta1', scope: 'Cluster' },
         { name: 'coderedemptions.iam.kapi.io', kind: 'CodeRedemption', version: 'v1beta1', scope: 'Cluster' },
+        // KubeSphere 3.4's kinds, at its version, so its console and clients read them as they are
+        { name: 'globalroles.iam.kapi.io', kind: 'GlobalRole', version: 'v1alpha2', scope: 'Cluster' },
+        { name: 'globalrolebindings.iam.kapi.io', kind: 'GlobalRoleBinding', version: 'v1alpha2', scope: 'Cluster' },
+        {
+          name: 'workspacetemplates.tenant.kapi.io',
+          kind: 'WorkspaceTemplate',
+          version: 'v1alpha2',
+          scope: 'Cluster',
+        },
       ]),
     );
   });

@@ -168,7 +168,11 @@ export async function startE2E(
     path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
     body: {
       metadata: { name: secretsRole, labels: { [RUN_LABEL]: runId } },
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+      rules: [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+        // the Lease its replicas elect the controllers' leader by, as the chart's Role allows in kapi's namespace
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      ],
     },
   });
   created.push({ path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles/${secretsRole}` });

@@ -1,0 +1,165 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  desiredRbac,
+  manifestOf,
+  plan,
+  realizedFrom,
+  type Realized,
+} from '../../src/controllers/platform-rbac/realize.js';
+
+const role = (name: string, rules: unknown[], labels: Record<string, string> = {}) => ({
+  apiVersion: 'iam.kapi.io/v1alpha2',
+  kind: 'GlobalRole',
+  metadata: { name, uid: `uid-${name}`, labels },
+  rules,
+});
+const binding = (name: string, roleName: string, users: string[], groups: string[] = []) => ({
+  apiVersion: 'iam.kapi.io/v1alpha2',
+  kind: 'GlobalRoleBinding',
+  metadata: { name, uid: `uid-${name}`, labels: { 'iam.kapi.io/user-ref': users[0] ?? '' } },
+  roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: roleName },
+  subjects: [
+    ...users.map((user) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user })),
+    ...groups.map((group) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group })),
+  ],
+});
+const everything = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+const readUsers = [{ apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get', 'list'] }];
+/** What the cluster would hold after writing `objects` (their manifests read back). */
+const written = (objects: Realized[]) => objects.map((o) => realizedFrom(manifestOf(o), o.kind));
+const names = (objects: Realized[]) => objects.map((o) => `${o.kind}/${o.name}`).sort();
+
+describe('desiredRbac', () => {
+  test('when roles and bindings exist, then each role is a ClusterRole and each binding a ClusterRoleBinding, owned', () => {
+    const desired = desiredRbac(
+      [role('platform-admin', everything), role('viewer', readUsers)],
+      [binding('alice-platform-admin', 'platform-admin', ['alice']), binding('team-viewer', 'viewer', [], ['team'])],
+    );
+    expect(names(desired)).toEqual([
+      'ClusterRole/kapi:globalrole:platform-admin',
+      'ClusterRole/kapi:globalrole:viewer',
+      'ClusterRoleBinding/kapi:globalrolebinding:alice-platform-admin',
+      'ClusterRoleBinding/kapi:globalrolebinding:team-viewer',
+    ]);
+    const alice = desired.find((o) => o.name === 'kapi:globalrolebinding:alice-platform-admin');
+    expect(alice).toMatchObject({
+      owner: {
+        kind: 'GlobalRoleBinding',
+        name: 'alice-platform-admin',
+        uid: 'uid-alice-platform-admin',
+        controller: true,
+      },
+      roleRef: { kind: 'ClusterRole', name: 'kapi:globalrole:platform-admin' },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }],
+      labels: { 'app.kubernetes.io/managed-by': 'kapi-apiserver', 'iam.kapi.io/user-ref': 'alice' },
+    });
+    expect(desired.find((o) => o.name === 'kapi:globalrole:viewer')).toMatchObject({ rules: readUsers });
+  });
+
+  test.each([
+    ['a role template', [role('role-template-view-users', readUsers, { 'iam.kapi.io/role-template': 'true' })], []],
+    ['a binding of a missing role', [], [binding('b', 'gone', ['alice'])]],
+    [
+      'a binding of a template',
+      [role('t', readUsers, { 'iam.kapi.io/role-template': 'true' })],
+      [binding('b', 't', ['u'])],
+    ],
+    ['a binding without subjects', [role('r', readUsers)], [binding('b', 'r', [])]],
+  ])('when there is %s, then it is not realized', (_case, roles, bindings) => {
+    const desired = desiredRbac(roles, bindings);
+    expect(desired.filter((o) => o.kind === 'ClusterRoleBinding')).toEqual([]);
+    expect(
+      desired.filter((o) => o.name.startsWith('kapi:globalrole:role-template') || o.name === 'kapi:globalrole:t'),
+    ).toEqual([]);
+  });
+
+  test('when a subject is a ServiceAccount or has no name, then it is left out', () => {
+    const odd = {
+      ...binding('b', 'r', ['u']),
+      subjects: [
+        { kind: 'ServiceAccount', name: 'sa', namespace: 'x' },
+        { kind: 'User', name: '' },
+        { kind: 'User', name: 'u' },
+      ],
+    };
+    const desired = desiredRbac([role('r', readUsers)], [odd]);
+    expect(desired.find((o) => o.kind === 'ClusterRoleBinding')).toMatchObject({
+      subjects: [{ kind: 'User', name: 'u' }],
+    });
+  });
+});
+
+describe('plan', () => {
+  const roles = [role('platform-admin', everything), role('viewer', readUsers)];
+  const bindings = [binding('alice-viewer', 'viewer', ['alice'])];
+  const desired = desiredRbac(roles, bindings);
+
+  test.each<[string, () => Realized[], (result: ReturnType<typeof plan>) => void]>([
+    ['nothing exists: everything is created', () => [], (r) => expect(r.create).toHaveLength(3)],
+    [
+      'all is as it should be: nothing to do',
+      () => written(desired),
+      (r) => expect([r.create, r.update, r.delete]).toEqual([[], [], []]),
+    ],
+    [
+      'a realized role was edited by hand: it is put back',
+      () =>
+        written(desired).map((o) =>
+          o.name === 'kapi:globalrole:viewer' && o.kind === 'ClusterRole' ? { ...o, rules: everything } : o,
+        ),
+      (r) => expect(names(r.update)).toEqual(['ClusterRole/kapi:globalrole:viewer']),
+    ],
+    [
+      'a realized binding was deleted by hand: it comes back',
+      () => written(desired).filter((o) => o.kind !== 'ClusterRoleBinding'),
+      (r) => expect(names(r.create)).toEqual(['ClusterRoleBinding/kapi:globalrolebinding:alice-viewer']),
+    ],
+    [
+      'a binding’s source is gone: its realization goes',
+      () => [...written(desired), ...written(desiredRbac(roles, [binding('bob-viewer', 'viewer', ['bob'])]))],
+      (r) => expect(names(r.delete)).toEqual(['ClusterRoleBinding/kapi:globalrolebinding:bob-viewer']),
+    ],
+    [
+      'a binding now names another role: deleted and made again (a roleRef cannot change)',
+      () => written(desiredRbac(roles, [binding('alice-viewer', 'platform-admin', ['alice'])])),
+      (r) => {
+        expect(names(r.delete)).toEqual(['ClusterRoleBinding/kapi:globalrolebinding:alice-viewer']);
+        expect(names(r.create)).toEqual(['ClusterRoleBinding/kapi:globalrolebinding:alice-viewer']);
+      },
+    ],
+    [
+      'a subject was added by hand: it is taken off again',
+      () =>
+        written(desired).map((o) =>
+          o.kind === 'ClusterRoleBinding'
+            ? {
+                ...o,
+                subjects: [...o.subjects, { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'mallory' }],
+              }
+            : o,
+        ),
+      (r) => expect(names(r.update)).toEqual(['ClusterRoleBinding/kapi:globalrolebinding:alice-viewer']),
+    ],
+    [
+      'a role was recreated (another uid): its realization is owned by the new one',
+      () =>
+        written(
+          desiredRbac(
+            [
+              role('platform-admin', everything),
+              { ...role('viewer', readUsers), metadata: { name: 'viewer', uid: 'old', labels: {} } },
+            ],
+            bindings,
+          ),
+        ),
+      (r) => expect(names(r.update)).toEqual(['ClusterRole/kapi:globalrole:viewer']),
+    ],
+  ])('when %s', (_case, existing, check) => {
+    check(plan(desired, existing()));
+  });
+
+  test('when an object of the realized kinds is not kapi’s, then it is never deleted', () => {
+    const foreign = { ...written(desired)[0]!, name: 'someone-elses', labels: {} };
+    expect(plan(desired, [...written(desired), foreign]).delete).toEqual([]);
+  });
+});
