@@ -102,7 +102,7 @@ export class PlatformRbacController {
     if (!Object.values(this.sources).every((source) => source.synced)) return;
     this.running = true;
     this.again = false;
-    let outcome: PassOutcome = { created: 0, updated: 0, deleted: 0, failed: 0 };
+    let outcome: PassOutcome;
     try {
       const desired = desiredRbac(this.sources.roles.list(), this.sources.bindings.list());
       const existing = [
