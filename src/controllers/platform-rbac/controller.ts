@@ -102,7 +102,7 @@ export class PlatformRbacController {
     if (!Object.values(this.sources).every((source) => source.synced)) return;
     this.running = true;
     this.again = false;
-    let outcome: PassOutcome;
+    let outcome: PassOutcome = { created: 0, updated: 0, deleted: 0, failed: 1 };
     try {
       const desired = desiredRbac(this.sources.roles.list(), this.sources.bindings.list());
       const existing = [
@@ -110,6 +110,9 @@ export class PlatformRbacController {
         ...this.sources.clusterRoleBindings.list().map((raw) => realizedFrom(raw, 'ClusterRoleBinding')),
       ];
       outcome = await this.apply(plan(desired, existing));
+    } catch (error) {
+      // never expected (the plan is pure, each write catches its own); a pass that threw is tried again later
+      this.log.error('a pass of the platform roles controller failed', { error: describeError(error) });
     } finally {
       this.running = false;
     }
