@@ -1976,6 +1976,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha2/components": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The system components: each Service with a selector in kapi’s namespace and kube-system, with its pods’ health
+         * @description A bare array, as KubeSphere answers it. Served from the watched Services and pods. Needs `list components` in API group `resources.kapi.io`.
+         */
+        get: operations["listComponents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -11289,6 +11309,69 @@ export interface operations {
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listComponents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The components. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The Service’s name. */
+                        name: string;
+                        namespace: string;
+                        /** @description Always empty (KubeSphere’s field, long unused). */
+                        selfLink: string;
+                        /** @description The Service’s selector. */
+                        label: {
+                            [key: string]: string;
+                        };
+                        /** @description The Service’s creation time. */
+                        startedAt: string;
+                        /** @description Pods the Service selects. */
+                        totalBackends: number;
+                        /** @description Of those, the ones running with every container ready. */
+                        healthyBackends: number;
+                    }[];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list components. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,3 +1,4 @@
+import { componentOperations } from '../apis/resources/v1alpha2/operations.js';
 import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
@@ -36,6 +37,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...configOperations,
   ...iamOperations,
   ...tenantOperations,
+  ...componentOperations,
 ];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */

@@ -21,6 +21,7 @@ import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-lis
 import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
+import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
 import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
@@ -273,6 +274,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       configRoutes(),
       iamRoutes({ listing, roles: globalRoles, authorizer: identity.authorizer }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
+      componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: options.configuration.namespace }),
     ],
     account: identity.accountRouter,
     authenticate: identity.authenticate,

@@ -31,6 +31,8 @@ import { iamOperations } from '../../src/apis/iam/v1alpha2/operations.js';
 import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js';
 import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
+import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
+import { componentRoutes } from '../../src/apis/resources/v1alpha2/routes.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -568,6 +570,11 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${TENANT3}/workspacetemplates/system-workspace`, theirs)).status).toBe(403);
     expect((await get(`${TENANT3}/workspacetemplates/ghost-workspace`, mine)).status).toBe(404);
     expect((await get(`${TENANT3}/workspacetemplates/system-workspace`)).status).toBe(401);
+    // the system components of the cluster overview: the reader may list them (READ_EVERY_KIND), a stranger not
+    const components = '/kapis/resources.kapi.io/v1alpha2/components';
+    expect((await get(components, mine)).status).toBe(200);
+    expect((await get(components, theirs)).status).toBe(403);
+    expect((await get(components)).status).toBe(401);
   }, 120_000);
 });
 
@@ -814,6 +821,7 @@ describe('answers a healthy cluster does not give in a test', () => {
           authorizer: identity.authorizer,
         }),
         tenantRoutes({ listing, authorizer: identity.authorizer }),
+        componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: 'kapi-system' }),
       ],
     });
   }
@@ -855,7 +863,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
       { method: 'get', url: `${IAM}/users/x/loginrecords`, headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
-      ...[...iamOperations, ...tenantOperations].map((operation): Call => ({
+      ...[...iamOperations, ...tenantOperations, ...componentOperations].map((operation): Call => ({
         method: 'get',
         url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x').replace('{namespace}', 'x'),
         headers: bearer('x'),

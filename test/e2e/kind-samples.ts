@@ -181,4 +181,5 @@ export const READ_EVERY_KIND = [
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list'] },
   { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles'], verbs: ['get', 'list'] },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
+  { apiGroups: ['resources.kapi.io'], resources: ['components'], verbs: ['list'] },
 ];

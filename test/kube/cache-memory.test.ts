@@ -130,9 +130,14 @@ describe('cache memory', () => {
       endList: () => listed(),
     });
     await relisted;
-    await new Promise((resolve) => setImmediate(resolve));
-    collectGarbage();
-    const afterRelist = process.memoryUsage().heapUsed - before;
+    // the least of a few settled samples: on a loaded machine (make test runs suites side by side) one collection can
+    // find garbage of the relist's last tick still held, which is not what is kept
+    let afterRelist = Number.POSITIVE_INFINITY;
+    for (let sample = 0; sample < 3; sample++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      collectGarbage();
+      afterRelist = Math.min(afterRelist, process.memoryUsage().heapUsed - before);
+    }
     await Promise.all([nodes.stop(), pods.stop()]);
 
     const MB = 2 ** 20;
