@@ -1776,6 +1776,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users, each with its platform role (KubeSphere 3.4’s shape)
+         * @description The listing’s parameters of users apply (paging, sorting by `createTime`, `name`, `lastLoginTime`, filters `name`, `email`, `status`, …); `globalrole=<role>` keeps that role’s holders. Never a password hash. Needs `list users` in API group `iam.kapi.io`. Served from the watched Users and GlobalRoleBindings.
+         */
+        get: operations["listPlatformUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/iam.kapi.io/v1alpha2/users/{name}": {
         parameters: {
             query?: never;
@@ -10551,6 +10571,97 @@ export interface operations {
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPlatformUsers: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The user’s `status.state` (absent: Active). */
+                status?: "Active" | "Disabled" | "AuthLimitExceeded";
+                /** @description Exact `spec.email`. */
+                email?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastLoginTime: The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastLoginTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+                /** @description Only the holders of this GlobalRole. */
+                globalrole?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUserList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -552,8 +552,16 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
       expect((await get(`${IAM2}/${path}`)).status).toBe(401);
     }
 
-    // lists: members and cluster roles need their list right; the workspace lists answer everyone, filtered
-    for (const url of [`${IAM2}/clustermembers`, `${IAM2}/clusterroles`]) {
+    // the users list with each one's role; globalrole= keeps a role's holders
+    const holders = (await get(`${IAM2}/users?globalrole=platform-regular&limit=-1`, mine)).json() as {
+      items: { metadata: { name: string; annotations?: Record<string, string> } }[];
+    };
+    expect(holders.items.map((u) => u.metadata.name)).toContain(reader);
+    expect(holders.items.every((u) => u.metadata.annotations?.['iam.kapi.io/globalrole'] === 'platform-regular')).toBe(
+      true,
+    );
+    // lists: users, members and cluster roles need their list right; the workspace lists answer everyone, filtered
+    for (const url of [`${IAM2}/users`, `${IAM2}/clustermembers`, `${IAM2}/clusterroles`]) {
       expect((await get(`${url}?limit=5&sortBy=name`, mine)).status).toBe(200);
       expect((await get(`${url}?sortBy=size`, mine)).status).toBe(400);
       expect((await get(url, theirs)).status).toBe(403);

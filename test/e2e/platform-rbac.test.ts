@@ -79,7 +79,11 @@ describe('platform roles realized in RBAC', () => {
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
       },
     });
-    await waitFor(() => kubeAllows('list', 'namespaces'));
+    const realizedMs = await waitFor(() => kubeAllows('list', 'namespaces'));
+    // a figure for the record (the issue's closing note), never a bound
+    console.log(
+      `platform-rbac (${e2e.target}): a new GlobalRoleBinding in effect at kube-apiserver after ${realizedMs} ms`,
+    );
     expect(await kapiAnswers('/api/v1/namespaces')).toBe(200);
     // only what the role holds
     expect(await kubeAllows('delete', 'namespaces')).toBe(false);
@@ -124,7 +128,8 @@ describe('platform roles realized in RBAC', () => {
 
   it('then removing the GlobalRoleBinding takes the rights away, at kube-apiserver and through kapi', async () => {
     await e2e.admin.request({ method: 'DELETE', path: `${IAM}/globalrolebindings/${bindingName}` });
-    await waitFor(async () => !(await kubeAllows('list', 'namespaces')));
+    const revokedMs = await waitFor(async () => !(await kubeAllows('list', 'namespaces')));
+    console.log(`platform-rbac (${e2e.target}): a removed GlobalRoleBinding out of effect after ${revokedMs} ms`);
     expect(await kapiAnswers('/api/v1/namespaces')).toBe(403);
   }, 60_000);
 });

@@ -95,6 +95,13 @@ export class GlobalRoleDirectory {
     );
   }
 
+  /** The users whose platform role is `role` (a scan of the bindings: asked for by a filter, not per page load). */
+  holdersOf(role: string): Set<string> {
+    const holders = new Set<string>();
+    for (const user of this.byUser.keys()) if (this.roleOf(user) === role) holders.add(user);
+    return holders;
+  }
+
   /** The role templates of the user's platform role, as the console draws its menus from them. */
   templatesOfUser(username: string): GlobalRoleObject[] {
     const role = this.roleOf(username);

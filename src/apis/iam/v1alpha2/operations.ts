@@ -123,6 +123,26 @@ const badParameter = {
   body: StatusSchema,
 };
 
+export const listPlatformUsers = defineOperation({
+  operationId: 'listPlatformUsers',
+  method: 'get',
+  path: `${IAM_V1ALPHA2_BASE}/users`,
+  tags: ['iam'],
+  summary: 'List users, each with its platform role (KubeSphere 3.4’s shape)',
+  description:
+    'The listing’s parameters of users apply (paging, sorting by `createTime`, `name`, `lastLoginTime`, filters ' +
+    '`name`, `email`, `status`, …); `globalrole=<role>` keeps that role’s holders. Never a password hash. Needs ' +
+    '`list users` in API group `iam.kapi.io`. Served from the watched Users and GlobalRoleBindings.',
+  security: 'bearer',
+  query: usersQuery.extend({ globalrole: z.string().optional().describe('Only the holders of this GlobalRole.') }),
+  responses: {
+    200: { description: 'The page of users.', body: pageOf(PlatformUserSchema, 'PlatformUserList') },
+    400: badParameter,
+    403: forbidden,
+    ...statusResponses,
+  },
+});
+
 export const listClusterMembers = defineOperation({
   operationId: 'listClusterMembers',
   method: 'get',
@@ -188,6 +208,7 @@ export const listNamespaceMemberRoleTemplates = defineOperation({
 });
 
 export const iamOperations = [
+  listPlatformUsers,
   readPlatformUser,
   listUserGlobalRoleTemplates,
   listClusterMembers,

@@ -14,6 +14,7 @@ import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
   listClusterRoles,
+  listPlatformUsers,
   listNamespaceMemberRoleTemplates,
   listUserGlobalRoleTemplates,
   readPlatformUser,
@@ -140,6 +141,28 @@ export function iamRoutes(deps: IamRouteDeps): Router {
     const stored = await deps.listing.readCached(clusterRoles, undefined, name);
     return stored && (JSON.parse(stored.toString('utf8')) as { metadata?: { annotations?: Record<string, string> } });
   };
+
+  mountOperation(
+    router,
+    '',
+    listPlatformUsers,
+    guarded(
+      () => ({ verb: 'list', group: IAM_GROUP, resource: 'users' }),
+      async (req, res) => {
+        const role =
+          typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
+        const names = role === undefined ? undefined : deps.roles.holdersOf(role);
+        const answer = await deps.listing.listCached(users, req.query as Record<string, unknown>, names);
+        res.json({
+          items: answer.items.map((item) => {
+            const stored = parseListedItem(item);
+            return platformUser(stored, deps.roles.roleOf(String(stored?.metadata?.name)));
+          }),
+          totalItems: answer.totalItems,
+        });
+      },
+    ),
+  );
 
   mountOperation(
     router,
