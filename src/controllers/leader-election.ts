@@ -68,8 +68,10 @@ export class LeaderElector {
   private observed: ObservedLease | undefined;
   private observedKey = '';
   private leading = false;
-  private lastRenewed = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Steps down when no renewal succeeded for `renewDeadline`, whatever the requests under way are doing. */
+  private deadline: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
   private stopped = false;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
@@ -92,13 +94,16 @@ export class LeaderElector {
 
   start(): void {
     this.stopped = false;
-    void this.tick();
+    this.ticking = this.tick();
   }
 
   /** Stops trying; a leader releases the lease (holder emptied), so another replica takes over at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    // a round under way may still win the lease: wait for it, then release what it won
+    await this.ticking;
+    clearTimeout(this.deadline);
     if (!this.leading) return;
     this.setLeading(false);
     try {
@@ -118,7 +123,9 @@ export class LeaderElector {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), this.retryPeriodMs);
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick();
+    }, this.retryPeriodMs);
     this.timer.unref?.();
   }
 
@@ -128,8 +135,6 @@ export class LeaderElector {
     } catch (error) {
       this.options.logger.warn('controller lease not acquired or renewed', { error: describeError(error) });
     }
-    // a leader that has not renewed within the deadline steps down before the lease can lapse for the others
-    if (this.leading && this.now() - this.lastRenewed > this.renewDeadlineMs) this.setLeading(false);
     this.schedule();
   }
 
@@ -156,6 +161,8 @@ export class LeaderElector {
       return;
     }
     const wall = Date.now();
+    // the deadline counts from when the renewal was sent: the lease others watch may be that old already
+    const sentAt = this.now();
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     const spec = {
       holderIdentity: this.identity,
@@ -190,8 +197,26 @@ export class LeaderElector {
       if (error instanceof KubeApiError && error.code === 409) return;
       throw error;
     }
-    this.lastRenewed = this.now();
+    if (this.stopped && !this.leading) {
+      // won after stop() began: stop() releases it once this round is over
+      this.leading = true;
+      return;
+    }
+    this.renewed(sentAt);
     if (!this.leading) this.setLeading(true);
+  }
+
+  /** A renewal sent at `sentAt` succeeded: the deadline to step down by starts again from then. */
+  private renewed(sentAt: number): void {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(
+      () => {
+        // no renewal for renewDeadline: step down before the lease can lapse for the others
+        if (this.leading) this.setLeading(false);
+      },
+      Math.max(0, this.renewDeadlineMs - (this.now() - sentAt)),
+    );
+    this.deadline.unref?.();
   }
 
   private observe(lease: LeaseObject, now: number): void {

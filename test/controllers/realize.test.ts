@@ -51,7 +51,8 @@ describe('desiredRbac', () => {
       },
       roleRef: { kind: 'ClusterRole', name: 'kapi:globalrole:platform-admin' },
       subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }],
-      labels: { 'app.kubernetes.io/managed-by': 'kapi-apiserver', 'iam.kapi.io/user-ref': 'alice' },
+      // not a cluster membership: the binding's user-ref label is not copied
+      labels: { 'app.kubernetes.io/managed-by': 'kapi-apiserver', 'iam.kapi.io/realizes': 'globalrolebinding' },
     });
     expect(desired.find((o) => o.name === 'kapi:globalrole:viewer')).toMatchObject({ rules: readUsers });
   });
@@ -160,6 +161,8 @@ describe('plan', () => {
 
   test('when an object of the realized kinds is not kapi’s, then it is never deleted', () => {
     const foreign = { ...written(desired)[0]!, name: 'someone-elses', labels: {} };
-    expect(plan(desired, [...written(desired), foreign]).delete).toEqual([]);
+    // a copy of a realized role saved under another name keeps kapi's labels, and is still not kapi's
+    const copy = { ...written(desired)[0]!, name: 'my-copy-of-admin' };
+    expect(plan(desired, [...written(desired), foreign, copy]).delete).toEqual([]);
   });
 });

@@ -44,8 +44,9 @@ export class PlatformRbacController {
     clusterRoles: Reflector<Raw>;
     clusterRoleBindings: Reflector<Raw>;
   };
-  private running = false;
+  private running: Promise<void> | undefined;
   private again = false;
+  private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private readonly log: Logger;
@@ -78,14 +79,19 @@ export class PlatformRbacController {
     this.resync.unref?.();
   }
 
+  /** Stops watching and writing; resolves once a pass under way has ended (it writes nothing more). */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.resync);
     clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
     await Promise.all(Object.values(this.sources).map((source) => source.stop()));
   }
 
   /** Asks for a pass soon (changes close together share one). */
   private trigger(delayMs = 50): void {
+    if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
@@ -93,14 +99,18 @@ export class PlatformRbacController {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.pass();
+      this.running = this.pass().then((retry) => {
+        this.running = undefined;
+        if (retry) this.trigger(RETRY_MS);
+        else if (this.again) this.trigger();
+      });
     }, delayMs);
     this.timer.unref?.();
   }
 
-  private async pass(): Promise<void> {
-    if (!Object.values(this.sources).every((source) => source.synced)) return;
-    this.running = true;
+  /** One pass; whether it should be tried again later (a write failed). Never rejects. */
+  private async pass(): Promise<boolean> {
+    if (this.stopped || !Object.values(this.sources).every((source) => source.synced)) return false;
     this.again = false;
     let outcome: PassOutcome = { created: 0, updated: 0, deleted: 0, failed: 1 };
     try {
@@ -113,14 +123,42 @@ export class PlatformRbacController {
     } catch (error) {
       // never expected (the plan is pure, each write catches its own); a pass that threw is tried again later
       this.log.error('a pass of the platform roles controller failed', { error: describeError(error) });
-    } finally {
-      this.running = false;
     }
     if (outcome.created + outcome.updated + outcome.deleted + outcome.failed > 0)
       this.log.info('platform roles realized in RBAC', { ...outcome });
     this.onPass?.(outcome);
-    if (outcome.failed > 0) this.trigger(RETRY_MS);
-    else if (this.again) this.trigger();
+    return outcome.failed > 0;
+  }
+
+  /**
+   * Creates a realized object; one of its name already there without kapi's labels (made by hand, or its labels
+   * taken off) is overwritten: the `kapi:` names are kapi's, and bindings of kapi's name refer to it.
+   */
+  private async create(object: Realized): Promise<void> {
+    try {
+      await this.client.request({
+        method: 'POST',
+        path: collectionOf(object.kind),
+        body: manifestOf(object),
+        timeoutMs: 10_000,
+      });
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.code === 409)) throw error;
+      const path = `${collectionOf(object.kind)}/${encodeURIComponent(object.name)}`;
+      const existing = await this.client.request<{ metadata?: { resourceVersion?: string } }>({
+        path,
+        timeoutMs: 10_000,
+      });
+      this.log.warn('a realized platform role was there without kapi’s labels: taken back', {
+        object: `${object.kind}/${object.name}`,
+      });
+      await this.client.request({
+        method: 'PUT',
+        path,
+        body: manifestOf(object, existing.metadata?.resourceVersion),
+        timeoutMs: 10_000,
+      });
+    }
   }
 
   private async apply(todo: RbacPlan): Promise<PassOutcome> {

@@ -115,15 +115,11 @@ export function desiredRbac(globalRoles: readonly Raw[], bindings: readonly Raw[
       .filter((s: Raw) => (s?.kind === 'User' || s?.kind === 'Group') && typeof s.name === 'string' && s.name !== '')
       .map((s: Raw) => ({ kind: s.kind, apiGroup: RBAC, name: s.name }));
     if (subjects.length === 0) continue;
-    const userRef = binding.metadata?.labels?.['iam.kapi.io/user-ref'];
     desired.push({
       kind: 'ClusterRoleBinding',
       name: clusterRoleBindingOf(binding.metadata.name),
-      labels: {
-        [MANAGED_BY_LABEL]: MANAGED_BY,
-        [REALIZES_LABEL]: 'globalrolebinding',
-        ...(typeof userRef === 'string' && { 'iam.kapi.io/user-ref': userRef }),
-      },
+      // not the binding's iam.kapi.io/user-ref: that label marks cluster memberships, which this is not
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REALIZES_LABEL]: 'globalrolebinding' },
       owner,
       roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: clusterRoleOf(role) },
       subjects,
@@ -176,8 +172,8 @@ function differs(want: Realized, have: Realized): boolean {
 
 /**
  * What to do so that what exists is what should: create the missing, update the changed, delete the realized objects
- * nothing stands for. A binding whose role changed is deleted and made again (a roleRef cannot change), as is an
- * object of kapi's name that is not kapi's (left alone: never taken over or deleted).
+ * nothing stands for (only kapi's own: labelled, named and owned as it makes them). A binding whose role changed is
+ * deleted and made again (a roleRef cannot change).
  */
 export function plan(desired: readonly Realized[], existing: readonly Realized[]): RbacPlan {
   const have = new Map(existing.map((object) => [`${object.kind}/${object.name}`, object]));
@@ -198,10 +194,17 @@ export function plan(desired: readonly Realized[], existing: readonly Realized[]
     } else if (differs(want, found)) result.update.push(want);
   }
   for (const [key, found] of have) {
-    if (!wanted.has(key) && found.labels[MANAGED_BY_LABEL] === MANAGED_BY && found.labels[REALIZES_LABEL])
-      result.delete.push(found);
+    if (!wanted.has(key) && isRealized(found)) result.delete.push(found);
   }
   return result;
+}
+
+/** One of kapi's: its labels, its name and its owner's kind all say so (a copy saved under another name is not). */
+function isRealized(object: Realized): boolean {
+  if (object.labels[MANAGED_BY_LABEL] !== MANAGED_BY || !object.labels[REALIZES_LABEL]) return false;
+  if (object.kind === 'ClusterRole')
+    return object.name.startsWith(clusterRoleOf('')) && object.owner.kind === 'GlobalRole';
+  return object.name.startsWith(clusterRoleBindingOf('')) && object.owner.kind === 'GlobalRoleBinding';
 }
 
 /** The object to write for a realized one. */

@@ -63,13 +63,22 @@ describe('the users listing', () => {
 
   test('when a User is kept for answers, then its password hash and failed logins’ addresses are not', () => {
     const raw = {
-      metadata: { name: 'bob', uid: 'u' },
+      metadata: {
+        name: 'bob',
+        uid: 'u',
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': '{"spec":{"password":"$2a$10$old-hash-applied"}}',
+          'kapi.io/description': 'kept',
+        },
+      },
       spec: { email: 'bob@example.com', password: '$2a$10$abcdefghijklmnopqrstuuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012' },
       status: { state: 'Active', failedLogins: [{ time: '2026-01-01T00:00:00Z', sourceIP: '10.0.0.9' }] },
     };
     const body = objectRecord(users, bodyHeader(users), raw).body.toString('utf8');
     expect(body).not.toContain('$2a$');
     expect(body).not.toContain('10.0.0.9');
+    expect(body).not.toContain('old-hash-applied');
+    expect(JSON.parse(body).metadata.annotations).toEqual({ 'kapi.io/description': 'kept' });
     expect(JSON.parse(body)).toMatchObject({ spec: { email: 'bob@example.com' }, status: { state: 'Active' } });
     // the watched object itself is left as it was (identity reads the hash from its own cache)
     expect(raw.spec.password).toMatch(/^\$2a\$/);

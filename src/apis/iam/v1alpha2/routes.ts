@@ -20,6 +20,7 @@ import {
   readPlatformUser,
 } from './operations.js';
 import { platformUser } from './platform-user.js';
+import { REALIZES_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import {
   CLUSTER_ROLE_ANNOTATION,
   GLOBAL_ROLE_ANNOTATION,
@@ -118,8 +119,12 @@ export function iamRoutes(deps: IamRouteDeps): Router {
   /** Each member's cluster role, from kapi's memberships (ClusterRoleBindings labelled with their user). */
   const clusterMemberships = async (only?: string): Promise<Map<string, string>> => {
     const bindings = (
-      await deps.listing.cachedWhere(clusterRoleBindings, (labels) =>
-        only === undefined ? labels?.[USER_REF_LABEL] !== undefined : labels?.[USER_REF_LABEL] === only,
+      await deps.listing.cachedWhere(
+        clusterRoleBindings,
+        // a platform role's realization is no cluster membership, whatever labels it was given
+        (labels) =>
+          labels?.[REALIZES_LABEL] === undefined &&
+          (only === undefined ? labels?.[USER_REF_LABEL] !== undefined : labels?.[USER_REF_LABEL] === only),
       )
     ).map(roleBindingRecordFrom);
     const exists = new Map<string, boolean>();

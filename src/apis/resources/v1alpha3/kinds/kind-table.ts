@@ -479,17 +479,30 @@ export const KINDS: readonly KindDefinition[] = [
   }),
 ];
 
-/** A User without what no answer may carry: its password hash and the addresses of its failed logins. */
+/**
+ * A User without what no answer may carry: its password hash, the addresses of its failed logins, and kubectl's
+ * last-applied-configuration (a copy of the object as applied: hash included, and an old hash after a change).
+ */
 function userAsAnswered(raw: Raw): Raw {
   const spec = raw?.spec;
   const status = raw?.status;
+  const annotations = raw?.metadata?.annotations;
   const keepSpec = !spec || typeof spec !== 'object' || !('password' in spec);
   const keepStatus = !status || typeof status !== 'object' || !('failedLogins' in status);
-  if (keepSpec && keepStatus) return raw;
+  const keepAnnotations = !annotations || typeof annotations !== 'object' || !(LAST_APPLIED in annotations);
+  if (keepSpec && keepStatus && keepAnnotations) return raw;
   const { password: _password, ...shownSpec } = keepSpec ? {} : spec;
   const { failedLogins: _failed, ...shownStatus } = keepStatus ? {} : status;
-  return { ...raw, ...(!keepSpec && { spec: shownSpec }), ...(!keepStatus && { status: shownStatus }) };
+  const { [LAST_APPLIED]: _applied, ...shownAnnotations } = keepAnnotations ? {} : annotations;
+  return {
+    ...raw,
+    ...(!keepAnnotations && { metadata: { ...raw.metadata, annotations: shownAnnotations } }),
+    ...(!keepSpec && { spec: shownSpec }),
+    ...(!keepStatus && { status: shownStatus }),
+  };
 }
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 export const KINDS_BY_RESOURCE: ReadonlyMap<string, KindDefinition> = new Map(
   KINDS.map((definition) => [definition.resource, definition]),
