@@ -8,7 +8,7 @@ import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
-import { deleteIgnoringMissing, startE2E, silentLogger, waitFor, type E2E } from '../e2e/harness.js';
+import { bindGlobalRole, deleteIgnoringMissing, startE2E, silentLogger, waitFor, type E2E } from '../e2e/harness.js';
 import { READ_EVERY_KIND, createKindSamples, kindSamples, type KindSample } from '../e2e/kind-samples.js';
 import { KIND_OPERATIONS } from '../../src/apis/resources/v1alpha3/listing/listing-operations.js';
 import { ResourceListing } from '../../src/apis/resources/v1alpha3/listing/resource-listing.js';
@@ -504,19 +504,7 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
   const TENANT3 = '/kapis/tenant.kapi.io/v1alpha3';
 
   test('when users read themselves, others, members and workspaces, then every answer matches the document', async () => {
-    const binding = `${reader}-platform-regular`;
-    await e2e.admin.request({
-      method: 'POST',
-      path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings',
-      body: {
-        apiVersion: 'iam.kapi.io/v1alpha2',
-        kind: 'GlobalRoleBinding',
-        metadata: { name: binding, labels: { 'iam.kapi.io/user-ref': reader } },
-        roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: 'platform-regular' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: reader }],
-      },
-    });
-    cleanup.push(`/apis/iam.kapi.io/v1alpha2/globalrolebindings/${binding}`);
+    cleanup.push(await bindGlobalRole(e2e.admin, reader, 'platform-regular'));
     const mine = bearer((await tokens()).access_token);
     const theirs = bearer((await tokens(stranger)).access_token);
     const get = (url: string, headers?: Record<string, string>) => send(e2e.kapiUrl, { method: 'get', url, headers });

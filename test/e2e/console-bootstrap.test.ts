@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CONSOLE_CONFIG_YAML } from '../../src/sandbox/identity-seed.js';
 import { packageRoot, packageVersion } from '../../src/apidocs/documents.js';
-import { deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { bindGlobalRole, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
 import { KapiCaller } from './identity-http.js';
 import { assertTarget, itOnSandbox } from './target.js';
 
@@ -118,18 +118,7 @@ describe('the reads of every page load: the user, its menus, its workspaces', ()
   });
 
   it('then a platform role bound to the user shows in its user and its menus’ templates', async () => {
-    const binding = `${user}-platform-self-provisioner`;
-    await e2e.admin.request({
-      method: 'POST',
-      path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings',
-      body: {
-        apiVersion: 'iam.kapi.io/v1alpha2',
-        kind: 'GlobalRoleBinding',
-        metadata: { name: binding, labels: { 'iam.kapi.io/user-ref': user } },
-        roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: 'platform-self-provisioner' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
+    const binding = await bindGlobalRole(e2e.admin, user, 'platform-self-provisioner');
     try {
       await waitFor(async () => {
         const templates = await caller.get<{ metadata: { name: string; annotations: Record<string, string> } }[]>(
@@ -144,7 +133,7 @@ describe('the reads of every page load: the user, its menus, its workspaces', ()
       );
       expect(me.body.metadata.annotations?.['iam.kapi.io/globalrole']).toBe('platform-self-provisioner');
     } finally {
-      await deleteIgnoringMissing(e2e.admin, `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${binding}`);
+      await deleteIgnoringMissing(e2e.admin, binding);
     }
   });
 

@@ -16,7 +16,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { startChromium, type Chromium } from './chromium.js';
-import { deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { bindGlobalRole, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { adminClusterMembership } from '../../src/sandbox/platform-objects.js';
 import { KapiCaller } from './identity-http.js';
 import { createKindSamples, kindSamples, type KindSample } from './kind-samples.js';
 import { Kubectl } from './forwarding-kubectl.js';
@@ -82,30 +83,14 @@ async function startConsole(kapiUrl: string): Promise<void> {
 
 /** Makes `user` a platform administrator as the chart makes its admin: platform-admin, and cluster-admin as member. */
 async function makePlatformAdmin(user: string): Promise<void> {
-  const labels = { 'iam.kapi.io/user-ref': user };
-  const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }];
-  await e2e.admin.request({
-    method: 'POST',
-    path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings',
-    body: {
-      apiVersion: 'iam.kapi.io/v1alpha2',
-      kind: 'GlobalRoleBinding',
-      metadata: { name: `${user}-platform-admin`, labels },
-      roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: 'platform-admin' },
-      subjects,
-    },
-  });
-  cleanup.push(`/apis/iam.kapi.io/v1alpha2/globalrolebindings/${user}-platform-admin`);
+  cleanup.push(await bindGlobalRole(e2e.admin, user, 'platform-admin'));
+  const membership = adminClusterMembership(user);
   await e2e.admin.request({
     method: 'POST',
     path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-    body: {
-      metadata: { name: `${user}-cluster-admin`, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects,
-    },
+    body: membership,
   });
-  cleanup.push(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${user}-cluster-admin`);
+  cleanup.push(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${membership.metadata.name}`);
 }
 
 /** Opens a console page and waits for its data (a table's first row, when it has a table); the body's text then. */

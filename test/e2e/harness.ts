@@ -22,7 +22,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runningPodStatus } from '../../src/sandbox/pod-status.js';
 import { startKapiServer, type KapiServer } from '../../src/server/server.js';
 import { loadCrdDocuments } from './crds.js';
-import { platformFileBeside, readPlatformObjects } from '../../src/sandbox/platform-objects.js';
+import { globalRoleBinding, platformFileBeside, readPlatformObjects } from '../../src/sandbox/platform-objects.js';
 import { startKubeletStandIn, type KubeletStandIn } from './kubelet-stand-in.js';
 
 export const RUN_LABEL = 'kapi.io/e2e-run';
@@ -460,6 +460,16 @@ export async function ensurePlatformObjects(admin: KubeClient): Promise<void> {
     const resource = `${object.kind.toLowerCase()}s`;
     await createUnlessExists(admin, `/apis/${group}/${version}/${resource}`, object);
   }
+}
+
+/**
+ * Gives `user` the platform role `role` as kapi names and labels the binding (`<user>-<role>`); answers the binding's
+ * path, for the caller to delete.
+ */
+export async function bindGlobalRole(admin: KubeClient, user: string, role: string): Promise<string> {
+  const binding = globalRoleBinding(user, role);
+  await admin.request({ method: 'POST', path: '/apis/iam.kapi.io/v1alpha2/globalrolebindings', body: binding });
+  return `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${binding.metadata.name}`;
 }
 
 /** POSTs `body`; an object of that name already there (409 AlreadyExists, made by a parallel suite) is success. */

@@ -6,7 +6,7 @@
  * proved by the order of events (the cluster's own SubjectAccessReview), never by a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { bindGlobalRole, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
 import { KapiCaller } from './identity-http.js';
 import { assertTarget } from './target.js';
 
@@ -68,17 +68,7 @@ describe('platform roles realized in RBAC', () => {
   it('then a GlobalRoleBinding gives its user the role’s rules at kube-apiserver and through kapi alike', async () => {
     expect(await kubeAllows('list', 'namespaces')).toBe(false);
     expect(await kapiAnswers('/api/v1/namespaces')).toBe(403);
-    await e2e.admin.request({
-      method: 'POST',
-      path: `${IAM}/globalrolebindings`,
-      body: {
-        apiVersion: 'iam.kapi.io/v1alpha2',
-        kind: 'GlobalRoleBinding',
-        metadata: { name: bindingName, labels: { 'iam.kapi.io/user-ref': user } },
-        roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: roleName },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
+    await bindGlobalRole(e2e.admin, user, roleName);
     const realizedMs = await waitFor(() => kubeAllows('list', 'namespaces'));
     // a figure for the record (the issue's closing note), never a bound
     console.log(

@@ -144,7 +144,7 @@ export function iamRoutes(deps: IamRouteDeps): Router {
 
   const readClusterRole = async (name: string) => {
     const stored = await deps.listing.readCached(clusterRoles, undefined, name);
-    return stored && (JSON.parse(stored.toString('utf8')) as { metadata?: { annotations?: Record<string, string> } });
+    return stored && (JSON.parse(stored.toString('utf8')) as StoredRole);
   };
 
   mountOperation(
@@ -206,13 +206,7 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       (name) => ({ verb: 'get', group: IAM_GROUP, resource: 'clustermembers', subresource: 'clusterroles', name }),
       async (name, res) => {
         const role = (await clusterMemberships(name)).get(name);
-        const names = role ? aggregatedRoleNames((await readClusterRole(role))?.metadata?.annotations) : [];
-        const templates = [];
-        for (const template of names) {
-          const found = await readClusterRole(template);
-          if (found) templates.push(found);
-        }
-        res.json(templates);
+        res.json(await templatesRead(role ? await readClusterRole(role) : undefined, readClusterRole));
       },
     ),
   );
@@ -246,24 +240,33 @@ export function iamRoutes(deps: IamRouteDeps): Router {
         ).map(roleBindingRecordFrom);
         const readRole = async (roleName: string) => {
           const stored = await deps.listing.readCached(roles, namespace, roleName);
-          return (
-            stored && (JSON.parse(stored.toString('utf8')) as { metadata?: { annotations?: Record<string, string> } })
-          );
+          return stored && (JSON.parse(stored.toString('utf8')) as StoredRole);
         };
-        const found = new Map<string, Awaited<ReturnType<typeof readRole>>>();
+        const found = new Map<string, StoredRole | undefined>();
         for (const binding of bindings) {
           if (binding.roleKind === 'Role' && !found.has(binding.role))
             found.set(binding.role, await readRole(binding.role));
         }
         const role = roleOfUser(bindings, name, (roleName) => found.get(roleName) !== undefined);
-        const templates = [];
-        for (const template of role ? aggregatedRoleNames(found.get(role)?.metadata?.annotations) : []) {
-          const stored = await readRole(template);
-          if (stored) templates.push(stored);
-        }
-        answer.json(templates);
+        answer.json(await templatesRead(role ? found.get(role) : undefined, readRole));
       },
     )(req, res, next);
   });
   return router;
+}
+
+/** A (Cluster)Role as stored, as far as its templates are concerned. */
+type StoredRole = { metadata?: { annotations?: Record<string, string> } };
+
+/** The templates `role` is aggregated from, each read by `readRole` (those missing skipped); none for no role. */
+async function templatesRead(
+  role: StoredRole | undefined,
+  readRole: (name: string) => Promise<StoredRole | undefined>,
+): Promise<StoredRole[]> {
+  const templates: StoredRole[] = [];
+  for (const name of role ? aggregatedRoleNames(role.metadata?.annotations) : []) {
+    const template = await readRole(name);
+    if (template) templates.push(template);
+  }
+  return templates;
 }
