@@ -1708,6 +1708,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/users/{name}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a user’s password (KubeSphere 3.4’s route; the same as v1beta1’s)
+         * @description Users change their own password with currentPassword. Anyone else needs `update` on `users/password` in API group `iam.kapi.io` from the cluster’s RBAC (an administrator) and sends no currentPassword. Wrong current passwords count towards the same limits as failed logins. A User linked to an identity provider has its password there: 400.
+         */
+        put: operations["changeUserPasswordV1alpha2"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/users/{name}/loginrecords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user’s login records in KubeSphere 3.4’s shape (its console’s login history), paged
+         * @description Readable by the user and by callers the cluster’s RBAC allows `get` on `users/loginrecords` in `iam.kapi.io`. Kept loginRecords.maxAge (7 days) and at most loginRecords.maxPerUser (100) per user, as the ClusterConfiguration says. Attempts of the last 2 seconds may show only on the replica that answered them.
+         */
+        get: operations["listUserLoginRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/version": {
         parameters: {
             query?: never;
@@ -1789,7 +1829,11 @@ export interface paths {
          */
         get: operations["listPlatformUsers"];
         put?: never;
-        post?: never;
+        /**
+         * Create a user with a password and a platform role
+         * @description Needs `create users` in API group `iam.kapi.io`. The password is hashed by kapi (bcrypt) and never answered. The platform role (`platform-regular` unless named) is given only if the caller holds every right it grants, or may `bind` that GlobalRole (RBAC’s rule against escalation): its GlobalRoleBinding `<user>-<role>` is realized in the cluster’s RBAC by kapi’s controller.
+         */
+        post: operations["createPlatformUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1808,6 +1852,58 @@ export interface paths {
          * @description Users read themselves; reading another needs `get users` (that name) in API group `iam.kapi.io`. Served from the watched Users and GlobalRoleBindings.
          */
         get: operations["readPlatformUser"];
+        /**
+         * Update a user (the console’s edit, enable and disable)
+         * @description Sets e-mail, language, description, alias, state (Active, Disabled: a disabled user’s sessions end) and platform role; the password and groups are not changed here. Users edit their own profile; anything else, or the state or role of themselves, needs `update users` (that name) in API group `iam.kapi.io`, and a new role the rule against escalation of creation. The fields named are written over the stored user (no resourceVersion check: a login recorded meanwhile does not refuse an administrator’s edit). An editable annotation left out is removed.
+         */
+        put: operations["updatePlatformUser"];
+        post?: never;
+        /**
+         * Delete a user, its bindings and its sessions
+         * @description Needs `delete users` (that name) in API group `iam.kapi.io`. Every binding labelled `iam.kapi.io/user-ref=<user>` (its platform role, cluster and project memberships) is deleted and its login sessions end.
+         */
+        delete: operations["deletePlatformUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of a user (a merge patch)
+         * @description Sets e-mail, language, description, alias, state (Active, Disabled: a disabled user’s sessions end) and platform role; the password and groups are not changed here. Users edit their own profile; anything else, or the state or role of themselves, needs `patch users` (that name) in API group `iam.kapi.io`, and a new role the rule against escalation of creation. The fields named are written over the stored user (no resourceVersion check: a login recorded meanwhile does not refuse an administrator’s edit). Only what the body names changes.
+         */
+        patch: operations["patchPlatformUser"];
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/globalroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the platform roles (and role templates)
+         * @description GlobalRoles with the listing’s parameters: `annotation=kapi.io/creator` keeps the platform roles (as the console’s role picker asks), `label=iam.kapi.io/role-template` the templates. Needs `list globalroles` in API group `iam.kapi.io`.
+         */
+        get: operations["listGlobalRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/globalroles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a platform role
+         * @description Needs `get globalroles` (that name) in API group `iam.kapi.io`.
+         */
+        get: operations["readGlobalRole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2716,6 +2812,39 @@ export interface components {
             status?: {
                 state?: string;
                 lastLoginTime?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A User as KubeSphere 3.4’s console sends it. Groups and identity-provider links are not set through this API (groups are rights at kube-apiserver): `kubectl` by a cluster administrator. */
+        PlatformUserBody: {
+            apiVersion?: string;
+            kind?: string;
+            metadata: {
+                /** @description The user’s name: at most 63 lowercase letters, digits, `-` and `.` (it is a label value). */
+                name?: string;
+                /** @description `iam.kapi.io/globalrole`: the platform role (creation: `platform-regular` when absent); `kapi.io/description`, `kapi.io/alias-name`. Other annotations are not set through this API. */
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            spec?: {
+                /** @description An e-mail address no other user has; required at creation. */
+                email?: string;
+                /** @description Creation only: the password in clear, under the password policy; kapi stores its bcrypt hash. Afterwards: PUT …/users/{name}/password. */
+                password?: string;
+                /** @description The console’s language (en, zh, …). */
+                lang?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            status?: {
+                /** @description Active or Disabled (update only). */
+                state?: string;
             } & {
                 [key: string]: unknown;
             };
@@ -10491,6 +10620,206 @@ export interface operations {
             };
         };
     };
+    changeUserPasswordV1alpha2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The User’s name (metadata.name). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description The new password breaks a rule of the policy (the message names it), currentPassword is missing or wrong, the body is not JSON, or the user’s password is kept by an identity provider. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s password, without the right to update users/password. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such User (asked by an administrator). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many wrong current passwords for this user or address. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listUserLoginRecords: {
+        parameters: {
+            query?: {
+                /** @description Records per page; -1 or absent: all. */
+                limit?: number;
+                /** @description The page, from 1 (with limit). */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The User’s name (metadata.name). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @enum {string} */
+                            apiVersion: "iam.kapi.io/v1alpha2";
+                            /** @enum {string} */
+                            kind: "LoginRecord";
+                            metadata: {
+                                /** @description `<user>-<milliseconds>`: a name for the table’s rows, not a stored object. */
+                                name: string;
+                                /** @description When the attempt was answered (RFC 3339). */
+                                creationTimestamp: string;
+                                labels: {
+                                    [key: string]: string;
+                                };
+                            };
+                            spec: {
+                                /** @enum {string} */
+                                type: "Token";
+                                provider: string;
+                                sourceIP: string;
+                                userAgent: string;
+                                success: boolean;
+                                reason: string;
+                            };
+                        }[];
+                        totalItems: number;
+                    };
+                };
+            };
+            /** @description limit or page is not a whole number in range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s records, without the right to get users/loginrecords. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such User (asked by an administrator). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     getVersion: {
         parameters: {
             query?: never;
@@ -10680,6 +11009,102 @@ export interface operations {
             };
         };
     };
+    createPlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformUserBody"];
+            };
+        };
+        responses: {
+            /** @description Created: the user as answered by a read. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            /** @description The body is not a User, a field breaks its rule (`details.causes[0].field` names it: an invalid e-mail, a password failing the policy, …), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on users (SubjectAccessReview), or the platform role given grants a right the caller does not hold (the message names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or no such platform role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A user of that name exists, or the e-mail address is another user’s. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     readPlatformUser: {
         parameters: {
             query?: never;
@@ -10720,6 +11145,407 @@ export interface operations {
                 };
             };
             /** @description No user of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updatePlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformUserBody"];
+            };
+        };
+        responses: {
+            /** @description The user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            /** @description The body is not a User, a field breaks its rule (`details.causes[0].field` names it: an invalid e-mail, a password failing the policy, …), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on users (SubjectAccessReview), or the platform role given grants a right the caller does not hold (the message names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or no such platform role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A user of that name exists, or the e-mail address is another user’s. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deletePlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No user of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchPlatformUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlatformUserBody"];
+            };
+        };
+        responses: {
+            /** @description The user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            /** @description The body is not a User, a field breaks its rule (`details.causes[0].field` names it: an invalid e-mail, a password failing the policy, …), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on users (SubjectAccessReview), or the platform role given grants a right the caller does not hold (the message names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or no such platform role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A user of that name exists, or the e-mail address is another user’s. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listGlobalRoles: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of GlobalRoles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GlobalRoleList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readGlobalRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GlobalRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The GlobalRole. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No GlobalRole of that name. */
             404: {
                 headers: {
                     [name: string]: unknown;

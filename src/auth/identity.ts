@@ -25,6 +25,8 @@ export interface ResourceAttributes {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** A non-resource URL (`/healthz`, `/metrics`…): the review asks about it, with `verb`, instead of a resource. */
+  path?: string;
 }
 
 export interface AccessDecision {

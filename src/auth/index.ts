@@ -63,6 +63,8 @@ export interface Identity {
    */
   onRevoked(listener: RevocationListener): () => void;
   readiness: ReadinessCheck[];
+  /** Ends every login session of the user (a deleted or disabled user's); how many there were. */
+  endSessionsOf(username: string): Promise<number>;
   /** The watch of Users, for the listings that attach to it. */
   usersWatch: Reflector<unknown>;
   /** Loads the signing key and starts the user and session watches; resolves once they synced or waited 10 s. */
@@ -86,6 +88,8 @@ export interface IdentityConfig {
   providerFactories?: ProviderFactories;
   /** How often logins whose name the users cache does not know may read it from the cluster; default LOGIN_MISS_READS. */
   loginMissReads?: LoginMissReads;
+  /** Called once a login created a User (a directory's first login), before the login is answered. */
+  onUserCreated?: (name: string) => Promise<void>;
 }
 
 const START_SYNC_TIMEOUT_MS = 10_000;
@@ -94,7 +98,7 @@ const START_SYNC_TIMEOUT_MS = 10_000;
 export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
-  const users = new ClusterUserStore(client, logger, config.loginMissReads);
+  const users = new ClusterUserStore(client, logger, config.loginMissReads, config.onUserCreated);
   const sessions = new ClusterSessionStore(client, logger, clock, () => {
     const settings = config.settings();
     return settings.multipleLogin ? settings.maxSessionsPerUser : 1;
@@ -152,6 +156,11 @@ export function createIdentity(config: IdentityConfig): Identity {
       return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
     },
     readiness: [keys.readiness, users.readiness, sessions.readiness],
+    async endSessionsOf(username) {
+      const ended = await sessions.listForUser(username);
+      await Promise.all(ended.map((session) => sessions.delete(session.id)));
+      return ended.length;
+    },
     usersWatch: users.watch,
     async start() {
       users.start();

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import { globalRoleBindingObject } from '../apis/iam/v1alpha2/role-bindings.js';
 
 /**
  * The built-in platform roles, role templates and system-workspace the chart installs (its files/platform.yaml, the
@@ -26,13 +27,7 @@ export function readPlatformObjects(file: string): PlatformObject[] {
 
 /** The binding of a user's platform role as kapi names and labels it (`<user>-<role>`, `iam.kapi.io/user-ref`). */
 export function globalRoleBinding(user: string, role: string): PlatformObject {
-  return {
-    apiVersion: 'iam.kapi.io/v1alpha2',
-    kind: 'GlobalRoleBinding',
-    metadata: { name: `${user}-${role}`, labels: { 'iam.kapi.io/user-ref': user } },
-    roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: role },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-  };
+  return globalRoleBindingObject(user, role) as PlatformObject;
 }
 
 /** The chart's binding of its admin to cluster-admin (admin-clusterrolebinding.yaml): a cluster membership. */

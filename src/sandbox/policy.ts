@@ -153,7 +153,10 @@ export function defaultRules(): PolicyRule[] {
     },
     { users: kapi, verbs: ['list', 'create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['coderedemptions'] },
     { users: kapi, verbs: ['update', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users/status'] },
-    { users: kapi, verbs: ['create', 'patch'], apiGroups: ['iam.kapi.io'], resources: ['users'] },
+    { users: kapi, verbs: ['create', 'patch', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['users'] },
+    // the users' administration: a user's platform role, and a deleted user's bindings
+    { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['globalrolebindings'] },
+    { users: kapi, verbs: ['delete'], apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'] },
     {
       users: kapi,
       verbs: ['get', 'list', 'create', 'update', 'delete'],

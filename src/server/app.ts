@@ -6,7 +6,6 @@ import type { Logger } from '../observability/logger.js';
 import { accessLog } from '../observability/access-log.js';
 import { allowAll, type AccessGuard } from '../auth/identity.js';
 import { nodeRoutes } from '../apis/resources/v1alpha3/routes.js';
-import { IAM_BASE } from '../auth/account/operations.js';
 import { listingRoutes } from '../apis/resources/v1alpha3/listing/listing-routes.js';
 import type { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import { apiDocsRoutes } from '../apidocs/routes.js';
@@ -75,7 +74,7 @@ export function createApp(deps: AppDeps): http.RequestListener {
   );
   if (deps.listing) app.use('/kapis/resources.kapi.io/v1alpha3', listingRoutes(deps.listing));
   for (const router of deps.platformRoutes ?? []) app.use(router);
-  if (deps.account) app.use(IAM_BASE, deps.account);
+  if (deps.account) app.use(deps.account);
   if (deps.logging) {
     app.use('/kapis/logging.kapi.io/v1alpha2', deps.logging.logging);
     app.use('/kapis/tenant.kapi.io/v1alpha2', deps.logging.tenant);

@@ -20,6 +20,8 @@ import type { Reflector } from '../kube/reflector.js';
 import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
+import { UserRoleBindings } from '../apis/iam/v1alpha2/role-bindings.js';
+import { DEFAULT_PLATFORM_ROLE } from '../apis/iam/v1alpha2/user-admin.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
@@ -140,9 +142,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     name: options.configuration.name,
     onReload: (result) => metrics.configurationReloads.inc({ result }),
   });
+  const userRoleBindings = new UserRoleBindings(client, logger);
   const identity = createIdentity({
     client,
     logger,
+    // a user a directory login creates is platform-regular, as one created over the API without a role (SPEC §17)
+    onUserCreated: (user) => userRoleBindings.assign(user, DEFAULT_PLATFORM_ROLE),
     metrics,
     settings: () => configuration.current(),
     signingKeySecret: options.signingKeySecret,
@@ -272,7 +277,18 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
     platformRoutes: [
       configRoutes(),
-      iamRoutes({ listing, roles: globalRoles, authorizer: identity.authorizer }),
+      iamRoutes({
+        listing,
+        roles: globalRoles,
+        authorizer: identity.authorizer,
+        admin: {
+          client,
+          bindings: userRoleBindings,
+          passwordPolicy: () => configuration.current().passwordPolicy,
+          endSessions: (user) => identity.endSessionsOf(user),
+          logger,
+        },
+      }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: options.configuration.namespace }),
     ],

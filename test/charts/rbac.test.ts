@@ -56,6 +56,11 @@ describe('chart RBAC', () => {
     // a directory user's first login creates the User (auto); a password change patches spec.password
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'patch' },
+    // the users' administration (after a review of the caller): a deleted user goes with its bindings
+    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'delete' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'delete' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'delete' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'delete' },
@@ -102,7 +107,9 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'pods/exec', verb: 'create' },
     { apiGroup: '', resource: 'nodes', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
-    { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'delete' },
+    // GlobalRoles are written by no one but cluster administrators (kapi realizes them, never changes them)
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'update' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
     // the listings read through their watches only: no get, no writes
     { apiGroup: 'apps', resource: 'deployments', verb: 'get' },

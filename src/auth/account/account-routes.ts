@@ -6,12 +6,18 @@ import {
   InvalidParameterError,
   NotFoundError,
 } from '../../server/errors.js';
-import { mountOperation } from '../../openapi/operation.js';
+import { expressPath, mountOperation } from '../../openapi/operation.js';
 import { parseQuery } from '../../openapi/query-parameters.js';
 import type { UserInfo } from '../identity.js';
-import { recordObject, type LoginRecord } from '../login-records/login-record.js';
+import { kubeSphereLoginRecord, recordObject, type LoginRecord } from '../login-records/login-record.js';
 import type { LoginRecords } from '../login-records/login-records.js';
-import { ACCOUNT_BODY_LIMIT_BYTES, IAM_BASE, changeUserPassword, listLoginRecords } from './operations.js';
+import {
+  ACCOUNT_BODY_LIMIT_BYTES,
+  changeUserPassword,
+  changeUserPasswordV1alpha2,
+  listLoginRecords,
+  listUserLoginRecords,
+} from './operations.js';
 import { changePassword, type PasswordChange, type PasswordChangeDeps } from './password-change.js';
 
 export type AccountRouteDeps = PasswordChangeDeps & {
@@ -25,17 +31,20 @@ export type AccountRouteDeps = PasswordChangeDeps & {
  */
 export function accountRoutes(deps: AccountRouteDeps): Router {
   const router = Router();
-  mountOperation(router, IAM_BASE, changeUserPassword, jsonBody, (req, res, next) => {
-    const change = passwordChangeOf(req.body);
-    const name = String(req.params['name']);
-    changePassword(deps, req.user!, name, change, req.ip ?? req.socket.remoteAddress ?? 'unknown').then(
-      (changed) => res.status(200).json(changed),
-      next,
-    );
-  });
-  router.all('/users/:name/password', allow('PUT'));
+  const sourceIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  for (const operation of [changeUserPassword, changeUserPasswordV1alpha2]) {
+    mountOperation(router, '', operation, jsonBody, (req, res, next) => {
+      const change = passwordChangeOf(req.body);
+      const name = String(req.params['name']);
+      changePassword(deps, req.user!, name, change, sourceIp(req)).then(
+        (changed) => res.status(200).json(changed),
+        next,
+      );
+    });
+    router.all(expressPath(operation.path), allow('PUT'));
+  }
 
-  mountOperation(router, IAM_BASE, listLoginRecords, (req, res, next) => {
+  mountOperation(router, '', listLoginRecords, (req, res, next) => {
     const query = parseQuery(listLoginRecords.query, req.query as Record<string, unknown>);
     readLoginRecords(deps, req.user!, String(req.params['name'])).then((records) => {
       res.json({
@@ -44,7 +53,21 @@ export function accountRoutes(deps: AccountRouteDeps): Router {
       });
     }, next);
   });
-  router.all('/users/:name/loginrecords', allow('GET'));
+  // KubeSphere 3.4's shape and paging, for its console's login history
+  mountOperation(router, '', listUserLoginRecords, (req, res, next) => {
+    const query = parseQuery(listUserLoginRecords.query, req.query as Record<string, unknown>);
+    const name = String(req.params['name']);
+    readLoginRecords(deps, req.user!, name).then((records) => {
+      const limit = query.limit === undefined || query.limit === -1 ? records.length : query.limit;
+      const start = limit === 0 ? 0 : ((query.page ?? 1) - 1) * limit;
+      res.json({
+        items: records.slice(start, start + limit).map((record) => kubeSphereLoginRecord(name, record)),
+        totalItems: records.length,
+      });
+    }, next);
+  });
+  for (const operation of [listLoginRecords, listUserLoginRecords])
+    router.all(expressPath(operation.path), allow('GET'));
   return router;
 }
 
@@ -88,7 +111,7 @@ const readBody = express.raw({ type: () => true, limit: ACCOUNT_BODY_LIMIT_BYTES
  * An application/json body, at most 16 KiB, parsed here: body-parser's own JSON errors quote the text they could not
  * read, which may be a password.
  */
-function jsonBody(req: Request, res: Response, next: NextFunction): void {
+export function jsonBody(req: Request, res: Response, next: NextFunction): void {
   const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
     next(new ApiError(415, 'UnsupportedMediaType', 'the body must be application/json'));

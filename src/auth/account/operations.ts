@@ -121,4 +121,59 @@ export const listLoginRecords = defineOperation({
   },
 });
 
-export const accountOperations = [changeUserPassword, listLoginRecords] as const;
+/** KubeSphere 3.4's routes of the same (its console's): the same password change, under v1alpha2. */
+export const IAM_V1ALPHA2_BASE = '/kapis/iam.kapi.io/v1alpha2';
+
+export const changeUserPasswordV1alpha2 = defineOperation({
+  ...changeUserPassword,
+  operationId: 'changeUserPasswordV1alpha2',
+  path: `${IAM_V1ALPHA2_BASE}/users/{name}/password`,
+  summary: 'Change a user’s password (KubeSphere 3.4’s route; the same as v1beta1’s)',
+});
+
+const KubeSphereLoginRecordSchema = apiComponent(
+  'KubeSphereLoginRecord',
+  z.object({
+    apiVersion: z.literal('iam.kapi.io/v1alpha2'),
+    kind: z.literal('LoginRecord'),
+    metadata: z.object({
+      name: z.string().describe('`<user>-<milliseconds>`: a name for the table’s rows, not a stored object.'),
+      creationTimestamp: z.string().describe('When the attempt was answered (RFC 3339).'),
+      labels: z.record(z.string(), z.string()),
+    }),
+    spec: z.object({
+      type: z.literal('Token'),
+      provider: z.string(),
+      sourceIP: z.string(),
+      userAgent: z.string(),
+      success: z.boolean(),
+      reason: z.string(),
+    }),
+  }),
+);
+
+export const listUserLoginRecords = defineOperation({
+  ...listLoginRecords,
+  operationId: 'listUserLoginRecords',
+  path: `${IAM_V1ALPHA2_BASE}/users/{name}/loginrecords`,
+  summary: 'A user’s login records in KubeSphere 3.4’s shape (its console’s login history), paged',
+  query: z.object({
+    limit: z.int().min(-1).max(1000).optional().describe('Records per page; -1 or absent: all.'),
+    page: z.int().min(1).optional().describe('The page, from 1 (with limit).'),
+  }),
+  responses: {
+    ...listLoginRecords.responses,
+    200: {
+      description: 'The records, newest first.',
+      body: z.object({ items: z.array(KubeSphereLoginRecordSchema), totalItems: z.int().min(0) }),
+    },
+    400: { description: 'limit or page is not a whole number in range.', body: StatusSchema },
+  },
+});
+
+export const accountOperations = [
+  changeUserPassword,
+  listLoginRecords,
+  changeUserPasswordV1alpha2,
+  listUserLoginRecords,
+] as const;

@@ -51,6 +51,9 @@ export interface PasswordChanged {
 
 const BCRYPT_COST = 10;
 
+/** A new password's bcrypt hash, at kapi's cost (10). */
+export const hashPassword = (password: string): Promise<string> => bcrypt.hash(password, BCRYPT_COST);
+
 export async function changePassword(
   deps: PasswordChangeDeps,
   caller: UserInfo,
@@ -72,7 +75,7 @@ export async function changePassword(
   if (problem) throw new InvalidParameterError('password', problem);
   if (own) await checkCurrentPassword(deps, user, change.currentPassword, sourceIp);
 
-  const hash = await (deps.hash ?? ((password: string) => bcrypt.hash(password, BCRYPT_COST)))(change.password);
+  const hash = await (deps.hash ?? hashPassword)(change.password);
   const outcome = await deps.users.replacePassword(target, hash, (fresh) => !fresh.link && fresh.uid === user.uid);
   if (outcome === 'gone') throw new NotFoundError(`users.iam.kapi.io "${target}" not found`, { name: target });
   // linked to a provider (or deleted and created again) since it was read

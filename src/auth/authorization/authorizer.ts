@@ -89,6 +89,15 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
 
 /** The SubjectAccessReview body; `group` '' is the core API group. */
 export function reviewOf(user: UserInfo, attributes: ResourceAttributes): Record<string, unknown> {
+  if (attributes.path !== undefined) {
+    const spec: Record<string, unknown> = {
+      user: user.username,
+      groups: user.groups,
+      nonResourceAttributes: { path: attributes.path, verb: attributes.verb },
+    };
+    if (user.uid) spec.uid = user.uid;
+    return { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec };
+  }
   const resourceAttributes: Record<string, string> = {
     verb: attributes.verb,
     group: attributes.group ?? '',
@@ -116,5 +125,6 @@ function decisionKey(user: UserInfo, a: ResourceAttributes): string {
     a.subresource ?? '',
     a.namespace ?? '',
     a.name ?? '',
+    a.path ?? null,
   ]);
 }

@@ -143,6 +143,27 @@ export function recordObject(record: LoginRecord): Record<string, string> {
   return { time: new Date(time).toISOString(), ...rest, ...(via ? { via } : {}) };
 }
 
+/** A record as KubeSphere 3.4 answers one (a LoginRecord object), for its console's login history. */
+export function kubeSphereLoginRecord(user: string, record: LoginRecord): Record<string, unknown> {
+  return {
+    apiVersion: 'iam.kapi.io/v1alpha2',
+    kind: 'LoginRecord',
+    metadata: {
+      name: `${user}-${record.time}`,
+      creationTimestamp: new Date(record.time).toISOString().replace(/\.\d+Z$/, 'Z'),
+      labels: { 'iam.kapi.io/user-ref': user },
+    },
+    spec: {
+      type: 'Token',
+      provider: record.provider,
+      sourceIP: record.sourceIP,
+      userAgent: record.userAgent,
+      success: record.result === 'success',
+      reason: record.reason,
+    },
+  };
+}
+
 /** Whether a history holds nothing worth keeping: every record older than the age limit. */
 export function isStale(history: LoginHistory, nowMs: number, maxAgeSeconds: number): boolean {
   return history.records.every((record) => record.time < nowMs - maxAgeSeconds * 1000);

@@ -94,6 +94,7 @@ export class ClusterUserStore implements UserStore {
     private readonly client: KubeClient,
     logger: Logger,
     missReads: LoginMissReads = LOGIN_MISS_READS,
+    private readonly onCreated?: (name: string) => Promise<void>,
   ) {
     this.log = logger.child({ component: 'users' });
     this.missReadBudget = new ReadBudget(
@@ -296,6 +297,10 @@ export class ClusterUserStore implements UserStore {
       });
       const user = userRecordFrom(created);
       this.gone.delete(user.name);
+      // what comes with a new user (its platform role) fails apart: the login goes on, the log says what is missing
+      await this.onCreated?.(user.name).catch((err: unknown) =>
+        this.log.warn('what a new user is given could not be written', { user: user.name, error: String(err) }),
+      );
       return user;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) {

@@ -69,7 +69,8 @@ export const clusterRoleBindingOf = (binding: string) => `kapi:globalrolebinding
 const strings = (value: unknown): string[] | undefined =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : undefined;
 
-function rulesOf(raw: Raw): PolicyRule[] {
+/** The rules of a (Global)Role as stored, cleaned to the shape RBAC takes (rules without verbs dropped). */
+export function rulesOf(raw: Raw): PolicyRule[] {
   if (!Array.isArray(raw?.rules)) return [];
   return raw.rules.flatMap((rule: Raw) => {
     const verbs = strings(rule?.verbs);

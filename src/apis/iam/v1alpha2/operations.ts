@@ -8,7 +8,9 @@ import { schemaOf } from '../../resources/v1alpha3/listing/listing-query.js';
  * The iam.kapi.io/v1alpha2 routes KubeSphere 3.4's console reads at every page load (SPEC §17): the signed-in user
  * with its platform role, and the role templates its menus are drawn from (its platform role's, its cluster role's).
  */
-export const IAM_V1ALPHA2_BASE = '/kapis/iam.kapi.io/v1alpha2';
+import { IAM_V1ALPHA2_BASE } from '../../../auth/account/operations.js';
+
+export { IAM_V1ALPHA2_BASE };
 
 const usersQuery = schemaOf(KINDS_BY_RESOURCE.get('users') as KindDefinition);
 const clusterRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('clusterroles') as KindDefinition);
@@ -207,7 +209,184 @@ export const listNamespaceMemberRoleTemplates = defineOperation({
   },
 });
 
+const UserBodySchema = apiComponent(
+  'PlatformUserBody',
+  z
+    .looseObject({
+      apiVersion: z.string().optional(),
+      kind: z.string().optional(),
+      metadata: z.looseObject({
+        name: z
+          .string()
+          .optional()
+          .describe('The user’s name: at most 63 lowercase letters, digits, `-` and `.` (it is a label value).'),
+        annotations: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe(
+            '`iam.kapi.io/globalrole`: the platform role (creation: `platform-regular` when absent); ' +
+              '`kapi.io/description`, `kapi.io/alias-name`. Other annotations are not set through this API.',
+          ),
+      }),
+      spec: z
+        .looseObject({
+          email: z.string().optional().describe('An e-mail address no other user has; required at creation.'),
+          password: z
+            .string()
+            .optional()
+            .describe(
+              'Creation only: the password in clear, under the password policy; kapi stores its bcrypt hash. ' +
+                'Afterwards: PUT …/users/{name}/password.',
+            ),
+          lang: z.string().optional().describe('The console’s language (en, zh, …).'),
+        })
+        .optional(),
+      status: z.looseObject({ state: z.string().optional().describe('Active or Disabled (update only).') }).optional(),
+    })
+    .describe(
+      'A User as KubeSphere 3.4’s console sends it. Groups and identity-provider links are not set through this API ' +
+        '(groups are rights at kube-apiserver): `kubectl` by a cluster administrator.',
+    ),
+);
+
+const userWriteErrors = {
+  400: {
+    description:
+      'The body is not a User, a field breaks its rule (`details.causes[0].field` names it: an invalid e-mail, a ' +
+      'password failing the policy, …), or its name is not the URL’s.',
+    body: StatusSchema,
+  },
+  401: statusResponses[401],
+  403: {
+    description:
+      'The cluster’s RBAC does not allow the caller this on users (SubjectAccessReview), or the platform role given ' +
+      'grants a right the caller does not hold (the message names it).',
+    body: StatusSchema,
+  },
+  404: { description: 'No such user, or no such platform role.', body: StatusSchema },
+  409: { description: 'A user of that name exists, or the e-mail address is another user’s.', body: StatusSchema },
+  413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+  415: { description: 'The body is not JSON.', body: StatusSchema },
+  503: statusResponses[503],
+};
+
+export const createPlatformUser = defineOperation({
+  operationId: 'createPlatformUser',
+  method: 'post',
+  path: `${IAM_V1ALPHA2_BASE}/users`,
+  tags: ['iam'],
+  summary: 'Create a user with a password and a platform role',
+  description:
+    'Needs `create users` in API group `iam.kapi.io`. The password is hashed by kapi (bcrypt) and never answered. ' +
+    'The platform role (`platform-regular` unless named) is given only if the caller holds every right it grants, or ' +
+    'may `bind` that GlobalRole (RBAC’s rule against escalation): its GlobalRoleBinding `<user>-<role>` is realized ' +
+    'in the cluster’s RBAC by kapi’s controller.',
+  security: 'bearer',
+  jsonBody: UserBodySchema,
+  responses: {
+    201: { description: 'Created: the user as answered by a read.', body: PlatformUserSchema },
+    ...userWriteErrors,
+  },
+});
+
+const editDescription =
+  'Sets e-mail, language, description, alias, state (Active, Disabled: a disabled user’s sessions end) and platform ' +
+  'role; the password and groups are not changed here. Users edit their own profile; anything else, or the state or ' +
+  'role of themselves, needs `%verb% users` (that name) in API group `iam.kapi.io`, and a new role the rule against ' +
+  'escalation of creation. The fields named are written over the stored user (no resourceVersion check: a login ' +
+  'recorded meanwhile does not refuse an administrator’s edit).';
+
+export const updatePlatformUser = defineOperation({
+  operationId: 'updatePlatformUser',
+  method: 'put',
+  path: `${IAM_V1ALPHA2_BASE}/users/{name}`,
+  tags: ['iam'],
+  summary: 'Update a user (the console’s edit, enable and disable)',
+  description: `${editDescription.replace('%verb%', 'update')} An editable annotation left out is removed.`,
+  security: 'bearer',
+  pathParameters: named,
+  jsonBody: UserBodySchema,
+  responses: { 200: { description: 'The user after the change.', body: PlatformUserSchema }, ...userWriteErrors },
+});
+
+export const patchPlatformUser = defineOperation({
+  operationId: 'patchPlatformUser',
+  method: 'patch',
+  path: `${IAM_V1ALPHA2_BASE}/users/{name}`,
+  tags: ['iam'],
+  summary: 'Change some fields of a user (a merge patch)',
+  description: `${editDescription.replace('%verb%', 'patch')} Only what the body names changes.`,
+  security: 'bearer',
+  pathParameters: named,
+  jsonBody: UserBodySchema,
+  responses: { 200: { description: 'The user after the change.', body: PlatformUserSchema }, ...userWriteErrors },
+});
+
+export const deletePlatformUser = defineOperation({
+  operationId: 'deletePlatformUser',
+  method: 'delete',
+  path: `${IAM_V1ALPHA2_BASE}/users/{name}`,
+  tags: ['iam'],
+  summary: 'Delete a user, its bindings and its sessions',
+  description:
+    'Needs `delete users` (that name) in API group `iam.kapi.io`. Every binding labelled `iam.kapi.io/user-ref=<user>` ' +
+    '(its platform role, cluster and project memberships) is deleted and its login sessions end.',
+  security: 'bearer',
+  pathParameters: named,
+  responses: {
+    200: { description: 'Deleted: a Status of Success.', body: StatusSchema },
+    403: forbidden,
+    404: { description: 'No user of that name.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+const globalRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('globalroles') as KindDefinition);
+
+export const listGlobalRoles = defineOperation({
+  operationId: 'listGlobalRoles',
+  method: 'get',
+  path: `${IAM_V1ALPHA2_BASE}/globalroles`,
+  tags: ['iam'],
+  summary: 'List the platform roles (and role templates)',
+  description:
+    'GlobalRoles with the listing’s parameters: `annotation=kapi.io/creator` keeps the platform roles (as the ' +
+    'console’s role picker asks), `label=iam.kapi.io/role-template` the templates. Needs `list globalroles` in API ' +
+    'group `iam.kapi.io`.',
+  security: 'bearer',
+  query: globalRolesQuery,
+  responses: {
+    200: { description: 'The page of GlobalRoles.', body: pageOf(RoleTemplateSchema, 'GlobalRoleList') },
+    400: badParameter,
+    403: forbidden,
+    ...statusResponses,
+  },
+});
+
+export const readGlobalRole = defineOperation({
+  operationId: 'readGlobalRole',
+  method: 'get',
+  path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
+  tags: ['iam'],
+  summary: 'Read a platform role',
+  description: 'Needs `get globalroles` (that name) in API group `iam.kapi.io`.',
+  security: 'bearer',
+  pathParameters: z.object({ name: z.string().describe('The GlobalRole’s name.') }),
+  responses: {
+    200: { description: 'The GlobalRole.', body: RoleTemplateSchema },
+    403: forbidden,
+    404: { description: 'No GlobalRole of that name.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
 export const iamOperations = [
+  createPlatformUser,
+  updatePlatformUser,
+  patchPlatformUser,
+  deletePlatformUser,
+  listGlobalRoles,
+  readGlobalRole,
   listPlatformUsers,
   readPlatformUser,
   listUserGlobalRoleTemplates,

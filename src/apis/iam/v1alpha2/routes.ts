@@ -10,11 +10,14 @@ import {
   type ResourceListing,
 } from '../../resources/v1alpha3/listing/resource-listing.js';
 import type { GlobalRoleDirectory } from './global-roles.js';
+import { userAdminRoutes, type UserAdminDeps } from './user-routes.js';
 import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
   listClusterRoles,
+  listGlobalRoles,
   listPlatformUsers,
+  readGlobalRole,
   listNamespaceMemberRoleTemplates,
   listUserGlobalRoleTemplates,
   readPlatformUser,
@@ -34,6 +37,8 @@ export interface IamRouteDeps {
   listing: ResourceListing;
   roles: GlobalRoleDirectory;
   authorizer: Authorizer;
+  /** What the users' administration writes with; without it, only the reads are served. */
+  admin?: Omit<UserAdminDeps, 'listing' | 'roles' | 'authorizer'>;
 }
 
 const kind = (resource: string) => KINDS_BY_RESOURCE.get(resource) as KindDefinition;
@@ -222,6 +227,39 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       },
     ),
   );
+  const globalRoles = kind('globalroles');
+  mountOperation(
+    router,
+    '',
+    listGlobalRoles,
+    guarded(
+      () => ({ verb: 'list', group: IAM_GROUP, resource: 'globalroles' }),
+      async (req, res) => {
+        await writeListing(res, await deps.listing.listCached(globalRoles, req.query as Record<string, unknown>));
+      },
+    ),
+  );
+  mountOperation(router, '', readGlobalRole, (req: Request, res: Response, next: NextFunction) => {
+    const name = String(req.params.name);
+    guarded(
+      () => ({ verb: 'get', group: IAM_GROUP, resource: 'globalroles', name }),
+      async (_req, answer) => {
+        const stored = await deps.listing.readCached(globalRoles, undefined, name);
+        if (!stored)
+          throw new NotFoundError(`globalroles.iam.kapi.io "${name}" not found`, {
+            name,
+            group: IAM_GROUP,
+            kind: 'globalroles',
+          });
+        answer.json({ apiVersion: 'iam.kapi.io/v1alpha2', kind: 'GlobalRole', ...JSON.parse(stored.toString('utf8')) });
+      },
+    )(req, res, next);
+  });
+  if (deps.admin)
+    router.use(
+      userAdminRoutes({ ...deps.admin, listing: deps.listing, roles: deps.roles, authorizer: deps.authorizer }),
+    );
+
   mountOperation(router, '', listNamespaceMemberRoleTemplates, (req: Request, res: Response, next: NextFunction) => {
     const namespace = String(req.params.namespace);
     ownOrAllowed(

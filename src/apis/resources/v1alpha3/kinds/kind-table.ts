@@ -483,7 +483,7 @@ export const KINDS: readonly KindDefinition[] = [
  * A User without what no answer may carry: its password hash, the addresses of its failed logins, and kubectl's
  * last-applied-configuration (a copy of the object as applied: hash included, and an old hash after a change).
  */
-function userAsAnswered(raw: Raw): Raw {
+export function userAsAnswered(raw: Raw): Raw {
   const spec = raw?.spec;
   const status = raw?.status;
   const annotations = raw?.metadata?.annotations;

@@ -1,0 +1,284 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { forbidden } from '../../../auth/authorization/access-guard.js';
+import { jsonBody } from '../../../auth/account/account-routes.js';
+import { hashPassword } from '../../../auth/account/password-change.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
+import { USERS_PATH } from '../../../auth/users/user-record.js';
+import type { PasswordPolicy } from '../../../config/account-settings.js';
+import { ROLE_TEMPLATE_LABEL, rulesOf } from '../../../controllers/platform-rbac/realize.js';
+import { KubeApiError, type KubeClient } from '../../../kube/client.js';
+import type { Logger } from '../../../observability/logger.js';
+import { mountOperation } from '../../../openapi/operation.js';
+import { ApiError, BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { KINDS_BY_RESOURCE, userAsAnswered, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
+import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
+import { MAX_RIGHTS_CHECKED, describeRight, rightsOf } from './escalation.js';
+import type { GlobalRoleDirectory } from './global-roles.js';
+import { createPlatformUser, deletePlatformUser, patchPlatformUser, updatePlatformUser } from './operations.js';
+import { platformUser } from './platform-user.js';
+import type { UserRoleBindings } from './role-bindings.js';
+import {
+  editsAccess,
+  newUserFrom,
+  specPatchOf,
+  statusPatchOf,
+  userEditFrom,
+  userObject,
+  type UserEdit,
+} from './user-admin.js';
+
+export interface UserAdminDeps {
+  listing: ResourceListing;
+  roles: GlobalRoleDirectory;
+  authorizer: Authorizer;
+  /** kapi's own client: it writes Users and bindings once the caller's rights are checked. */
+  client: KubeClient;
+  bindings: UserRoleBindings;
+  passwordPolicy: () => PasswordPolicy;
+  /** Ends a user's login sessions; how many ended. */
+  endSessions: (user: string) => Promise<number>;
+  logger: Logger;
+  clock?: () => number;
+}
+
+const IAM_GROUP = 'iam.kapi.io';
+const TIMEOUT_MS = 10_000;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+const userDetails = (name: string) => ({ name, group: IAM_GROUP, kind: 'users' });
+const userNotFound = (name: string) => new NotFoundError(`users.iam.kapi.io "${name}" not found`, userDetails(name));
+
+/**
+ * The users' administration of `iam.kapi.io/v1alpha2` (SPEC §17): create, update, patch, delete. Each request is
+ * authorized by a SubjectAccessReview of the caller on `users`; a platform role given passes RBAC's rule against
+ * escalation; then kapi writes with its own credentials.
+ */
+export function userAdminRoutes(deps: UserAdminDeps): Router {
+  const router = Router();
+  const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
+  const clock = deps.clock ?? Date.now;
+
+  const requireRight = async (caller: UserInfo, attributes: ResourceAttributes) => {
+    const decision = await deps.authorizer.authorize(caller, attributes);
+    if (!decision.allowed) throw forbidden(caller.username, attributes, decision.reason);
+  };
+
+  /** The platform role `role`, if the caller may give it: it exists, is no template, and grants nothing more. */
+  const requireGivable = async (caller: UserInfo, role: string) => {
+    const found = deps.roles.role(role);
+    const labels = (found?.body.metadata as Raw)?.labels;
+    if (!found || labels?.[ROLE_TEMPLATE_LABEL] !== undefined)
+      throw new NotFoundError(`globalroles.iam.kapi.io "${role}" not found`, {
+        name: role,
+        group: IAM_GROUP,
+        kind: 'globalroles',
+      });
+    // whom RBAC lets bind the role may give it whatever it grants, as with RBAC's own roles
+    const bind = await deps.authorizer.authorize(caller, {
+      verb: 'bind',
+      group: IAM_GROUP,
+      resource: 'globalroles',
+      name: role,
+    });
+    if (bind.allowed) return;
+    const rights = rightsOf(rulesOf(found.body));
+    if (rights.length > MAX_RIGHTS_CHECKED)
+      throw new ForbiddenError(
+        `platform role "${role}" grants more than ${MAX_RIGHTS_CHECKED} distinct rights: only one who may bind it can give it`,
+      );
+    const decisions = await Promise.all(rights.map((right) => deps.authorizer.authorize(caller, right)));
+    const missing = rights.find((_, i) => !decisions[i]!.allowed);
+    if (missing)
+      throw new ForbiddenError(
+        `user "${caller.username}" cannot give platform role "${role}": it grants ${describeRight(missing)}, which ` +
+          `"${caller.username}" does not hold (nor may bind globalroles "${role}")`,
+        { name: role, group: IAM_GROUP, kind: 'globalroles' },
+      );
+  };
+
+  const requireFreeEmail = async (email: string, user: string) => {
+    const holders = await deps.listing.cachedNamesWithField(users, 'email', email);
+    holders.delete(user);
+    if (holders.size > 0)
+      throw new ApiError(409, 'Conflict', `the e-mail address of user "${user}" is another user's`, userDetails(user));
+  };
+
+  const readStored = async (name: string): Promise<Raw> => {
+    try {
+      return await deps.client.request<Raw>({
+        path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+        timeoutMs: TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) throw userNotFound(name);
+      throw err;
+    }
+  };
+
+  const answered = (stored: Raw, role: string | undefined) => {
+    const { managedFields: _managed, ...metadata } = stored?.metadata ?? {};
+    return platformUser(userAsAnswered({ ...stored, metadata }), role);
+  };
+
+  const handle =
+    (work: (caller: UserInfo, req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) => {
+      const caller = req.user;
+      if (!caller) return next(new UnauthorizedError());
+      work(caller, req, res).catch(next);
+    };
+
+  mountOperation(
+    router,
+    '',
+    createPlatformUser,
+    jsonBody,
+    handle(async (caller, req, res) => {
+      await requireRight(caller, { verb: 'create', group: IAM_GROUP, resource: 'users' });
+      const user = newUserFrom(req.body, deps.passwordPolicy());
+      await requireGivable(caller, user.globalRole);
+      await requireFreeEmail(user.email, user.name);
+      let created: Raw;
+      try {
+        created = await deps.client.request<Raw>({
+          method: 'POST',
+          path: USERS_PATH,
+          body: userObject(user, await hashPassword(user.password), caller.username),
+          timeoutMs: TIMEOUT_MS,
+        });
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 409)
+          throw new ApiError(
+            409,
+            'AlreadyExists',
+            `users.iam.kapi.io "${user.name}" already exists`,
+            userDetails(user.name),
+          );
+        throw refusedByCluster(err, user.name);
+      }
+      await deps.bindings.assign(user.name, user.globalRole);
+      deps.logger.info('user created', { audit: 'user', user: user.name, by: caller.username, role: user.globalRole });
+      res.status(201).json(answered(created, user.globalRole));
+    }),
+  );
+
+  const edit = (mode: 'replace' | 'merge') =>
+    handle(async (caller, req, res) => {
+      const name = String(req.params.name);
+      const change = userEditFrom(req.body, name, mode);
+      if (caller.username !== name || editsAccess(change))
+        await requireRight(caller, {
+          verb: mode === 'replace' ? 'update' : 'patch',
+          group: IAM_GROUP,
+          resource: 'users',
+          name,
+        });
+      let stored = await readStored(name);
+      const currentRole = deps.roles.roleOf(name);
+      const newRole =
+        change.globalRole !== undefined && change.globalRole !== currentRole ? change.globalRole : undefined;
+      if (newRole) await requireGivable(caller, newRole);
+      if (change.email !== undefined && change.email !== stored?.spec?.email)
+        await requireFreeEmail(change.email, name);
+      stored = await applyEdit(deps.client, name, change, stored, caller.username, clock());
+      if (newRole) await deps.bindings.assign(name, newRole);
+      if (change.state === 'Disabled') await deps.endSessions(name);
+      deps.logger.info('user changed', {
+        audit: 'user',
+        user: name,
+        by: caller.username,
+        ...(newRole ? { role: newRole } : {}),
+        ...(change.state ? { state: change.state } : {}),
+      });
+      res.json(answered(stored, newRole ?? currentRole));
+    });
+  mountOperation(router, '', updatePlatformUser, jsonBody, edit('replace'));
+  mountOperation(router, '', patchPlatformUser, mergePatchBody, edit('merge'));
+
+  mountOperation(
+    router,
+    '',
+    deletePlatformUser,
+    handle(async (caller, req, res) => {
+      const name = String(req.params.name);
+      await requireRight(caller, { verb: 'delete', group: IAM_GROUP, resource: 'users', name });
+      let uid: string | undefined;
+      try {
+        const deleted = await deps.client.request<Raw>({
+          method: 'DELETE',
+          path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+          timeoutMs: TIMEOUT_MS,
+        });
+        uid = typeof deleted?.metadata?.uid === 'string' ? deleted.metadata.uid : undefined;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) throw userNotFound(name);
+        throw err;
+      }
+      // the User is gone first, so no binding left for a moment gives it anything it could still use
+      const bindings = await deps.bindings.removeAll(name);
+      const sessions = await deps.endSessions(name);
+      deps.logger.info('user deleted', { audit: 'user', user: name, by: caller.username, bindings, sessions });
+      res.json({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { ...userDetails(name), ...(uid ? { uid } : {}) },
+      });
+    }),
+  );
+  return router;
+}
+
+/** Writes what `change` sets of the User and its state; answers the User as last written. */
+async function applyEdit(
+  client: KubeClient,
+  name: string,
+  change: UserEdit,
+  stored: Raw,
+  by: string,
+  nowMs: number,
+): Promise<Raw> {
+  const path = `${USERS_PATH}/${encodeURIComponent(name)}`;
+  const patch = async (target: string, body: Record<string, unknown>) => {
+    try {
+      return await client.request<Raw>({
+        method: 'PATCH',
+        path: target,
+        contentType: 'application/merge-patch+json',
+        body,
+        timeoutMs: TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 404) throw userNotFound(name);
+      throw refusedByCluster(err, name);
+    }
+  };
+  let written = stored;
+  const specPatch = specPatchOf(change);
+  if (specPatch) written = await patch(path, specPatch);
+  const state = stored?.status?.state ?? 'Active';
+  if (change.state !== undefined && change.state !== state)
+    written = await patch(`${path}/status`, statusPatchOf(change.state, by, nowMs));
+  return written;
+}
+
+/** kube-apiserver's refusal of a User kapi wrote (its schema's rules): the caller's 400, with kube's reason. */
+function refusedByCluster(err: unknown, name: string): unknown {
+  if (err instanceof KubeApiError && (err.code === 422 || err.code === 400)) {
+    // the fields only: kube's message quotes the values refused, and one of them may be the password's hash
+    const fields = (err.status?.details?.causes ?? []).flatMap((cause) => (cause.field ? [cause.field] : []));
+    return new BadRequestError(
+      `kube-apiserver refused the User "${name}"${fields.length > 0 ? ` (${fields.join(', ')})` : ''}`,
+    );
+  }
+  return err;
+}
+
+/** A merge patch body: application/merge-patch+json (the console's) or application/json. */
+function mergePatchBody(req: Request, res: Response, next: NextFunction): void {
+  const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/merge-patch+json') req.headers['content-type'] = 'application/json';
+  jsonBody(req, res, next);
+}

@@ -1,0 +1,261 @@
+/**
+ * Users administered through kapi (SPEC §17), on the sandbox and on real kube-apiservers: created with a password
+ * kapi hashes, given a platform role only by one who holds what it grants, edited, disabled, deleted with their
+ * bindings and sessions; every refusal a Kubernetes Status naming its rule, none carrying a password or hash.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  bindGlobalRole,
+  deleteIgnoringMissing,
+  ensurePlatformObjects,
+  startE2E,
+  waitFor,
+  type E2E,
+} from './harness.js';
+import { KapiCaller } from './identity-http.js';
+import { assertTarget } from './target.js';
+
+const PASSWORD = 'e2e-Admin-Passw0rd';
+const DAVE_PASSWORD = 'Dave-e2e-Passw0rd';
+const KAPIS = '/kapis/iam.kapi.io/v1alpha2';
+const IAM = '/apis/iam.kapi.io/v1alpha2';
+let e2e: E2E;
+let administrator: string;
+let adminToken: string;
+let manager: string;
+let managerToken: string;
+let dave: string;
+const made: string[] = [];
+const caller = new KapiCaller();
+
+interface Answer {
+  status: number;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+/** A call to kapi as `token`'s user; no answer may carry a password or a bcrypt hash. */
+async function send(method: string, path: string, token: string, body?: unknown, contentType = 'application/json') {
+  const res = await fetch(`${e2e.kapiUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': contentType }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  for (const secret of [PASSWORD, DAVE_PASSWORD, 'New-Dave-Passw0rd', 'Sh0rt']) expect(text).not.toContain(secret);
+  expect(text).not.toMatch(/\$2[aby]\$\d\d\$/);
+  return { status: res.status, text, body: text ? JSON.parse(text) : undefined } as Answer;
+}
+
+const newUser = (name: string, extra: { role?: string; email?: string; password?: string } = {}) => ({
+  apiVersion: 'iam.kapi.io/v1alpha2',
+  kind: 'User',
+  metadata: {
+    name,
+    annotations: {
+      ...(extra.role ? { 'iam.kapi.io/globalrole': extra.role } : {}),
+      'kapi.io/description': 'made by the user-admin suite',
+      'iam.kapi.io/uninitialized': 'true',
+    },
+  },
+  spec: { email: extra.email ?? `${name}@example.com`, password: extra.password ?? DAVE_PASSWORD },
+});
+
+/** What kube-apiserver itself decides for `user` (a SubjectAccessReview by the cluster's administrator). */
+async function kubeAllows(user: string, verb: string, resource: string): Promise<boolean> {
+  const review = await e2e.admin.request<{ status: { allowed?: boolean } }>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user, groups: ['system:authenticated'], resourceAttributes: { verb, resource, group: '' } },
+    },
+  });
+  return review.status.allowed === true;
+}
+
+async function labelledBindings(user: string): Promise<string[]> {
+  const listed = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
+    path: `${IAM}/globalrolebindings`,
+    query: { labelSelector: `iam.kapi.io/user-ref=${user}` },
+  });
+  return listed.items.map((item) => item.metadata.name);
+}
+
+beforeAll(async () => {
+  e2e = await startE2E();
+  assertTarget(e2e.target);
+  await ensurePlatformObjects(e2e.admin);
+  administrator = await e2e.createUser('iam-admin', PASSWORD);
+  made.push(await bindGlobalRole(e2e.admin, administrator, 'platform-admin'));
+  await waitFor(() => kubeAllows(administrator, 'delete', 'namespaces'));
+  adminToken = (await caller.login(e2e.kapiUrl, administrator, PASSWORD)).access_token;
+  // may administer users, and holds nothing else
+  manager = await e2e.createUser('user-manager', PASSWORD);
+  await e2e.grant(manager, [
+    { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+  ]);
+  managerToken = (await caller.login(e2e.kapiUrl, manager, PASSWORD)).access_token;
+  dave = e2e.name('dave');
+}, 90_000);
+
+afterAll(async () => {
+  for (const name of [dave, e2e?.name('erin'), e2e?.name('frank')]) {
+    if (!name) continue;
+    await deleteIgnoringMissing(e2e.admin, `/apis/iam.kapi.io/v1beta1/users/${name}`);
+    for (const binding of await labelledBindings(name)) {
+      await deleteIgnoringMissing(e2e.admin, `${IAM}/globalrolebindings/${binding}`);
+    }
+  }
+  for (const path of made) await deleteIgnoringMissing(e2e.admin, path);
+  await e2e?.stop();
+});
+
+describe('users administered through kapi', () => {
+  it('when a platform administrator creates dave without a role, then 201: platform-regular, the password stored as a bcrypt hash only, and dave can log in', async () => {
+    const created = await send('POST', `${KAPIS}/users`, adminToken, newUser(dave));
+    expect(created.status).toBe(201);
+    expect(created.body.metadata.annotations).toMatchObject({ 'iam.kapi.io/globalrole': 'platform-regular' });
+    expect(created.body.metadata.annotations).not.toHaveProperty('iam.kapi.io/uninitialized');
+    expect(created.body.spec).not.toHaveProperty('password');
+    const stored = await e2e.admin.request<{ spec: { password: string } }>({
+      path: `/apis/iam.kapi.io/v1beta1/users/${dave}`,
+    });
+    expect(stored.spec.password).toMatch(/^\$2[aby]\$10\$/);
+    expect(await labelledBindings(dave)).toEqual([`${dave}-platform-regular`]);
+    const daveToken = (await caller.login(e2e.kapiUrl, dave, DAVE_PASSWORD)).access_token;
+    await waitFor(
+      async () =>
+        (await send('GET', `${KAPIS}/users/${dave}`, daveToken)).body?.metadata?.annotations?.[
+          'iam.kapi.io/globalrole'
+        ] === 'platform-regular',
+    );
+  });
+
+  it.each([
+    ['the name is taken', () => newUser(dave, { email: `other-${dave}@example.com` }), 409, undefined],
+    [
+      'the e-mail address is another user’s',
+      () => newUser(e2e.name('erin'), { email: `${dave}@example.com` }),
+      409,
+      undefined,
+    ],
+    [
+      'the e-mail address is invalid',
+      () => newUser(e2e.name('erin'), { email: 'erin.example.com' }),
+      400,
+      'spec.email',
+    ],
+    ['the password fails the policy', () => newUser(e2e.name('erin'), { password: 'Sh0rt' }), 400, 'spec.password'],
+    ['the role does not exist', () => newUser(e2e.name('erin'), { role: 'no-such-role' }), 404, undefined],
+  ])('when %s, then creating is refused with a Status', async (_case, body, code, field) => {
+    const refused = await send('POST', `${KAPIS}/users`, adminToken, body());
+    expect(refused.status).toBe(code);
+    expect(refused.body).toMatchObject({ kind: 'Status', status: 'Failure', code });
+    if (field) expect(refused.body.details.causes[0].field).toBe(field);
+  });
+
+  it('when the name in the body is not the URL’s, then 400', async () => {
+    const refused = await send('PUT', `${KAPIS}/users/${dave}`, adminToken, newUser(e2e.name('erin')));
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('does not match the name on the URL');
+  });
+
+  it('when a user manager without platform-admin’s rights gives platform-admin, then 403 naming a right it lacks; platform-regular (no rights) it may give', async () => {
+    const refused = await send(
+      'POST',
+      `${KAPIS}/users`,
+      managerToken,
+      newUser(e2e.name('erin'), { role: 'platform-admin' }),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ kind: 'Status', code: 403 });
+    expect(refused.body.message).toContain('cannot give platform role "platform-admin"');
+    expect(await labelledBindings(e2e.name('erin'))).toEqual([]);
+    const frank = e2e.name('frank');
+    expect((await send('POST', `${KAPIS}/users`, managerToken, newUser(frank))).status).toBe(201);
+    const stored = (await send('GET', `${KAPIS}/users/${frank}`, adminToken)).body;
+    const promoted = {
+      ...stored,
+      metadata: {
+        ...stored.metadata,
+        annotations: { ...stored.metadata.annotations, 'iam.kapi.io/globalrole': 'platform-admin' },
+      },
+    };
+    expect((await send('PUT', `${KAPIS}/users/${frank}`, managerToken, promoted)).status).toBe(403);
+    expect((await send('DELETE', `${KAPIS}/users/${frank}`, managerToken)).status).toBe(200);
+  });
+
+  it('when the administrator makes dave platform-admin with the console’s PUT, then dave’s page shows it and kube-apiserver gives dave its rights', async () => {
+    const read = (await send('GET', `${KAPIS}/users/${dave}`, adminToken)).body;
+    const edited = {
+      ...read,
+      metadata: {
+        ...read.metadata,
+        annotations: { ...read.metadata.annotations, 'iam.kapi.io/globalrole': 'platform-admin' },
+      },
+      spec: { ...read.spec, lang: 'en' },
+    };
+    const updated = await send('PUT', `${KAPIS}/users/${dave}`, adminToken, edited);
+    expect(updated.status).toBe(200);
+    expect(updated.body.metadata.annotations['iam.kapi.io/globalrole']).toBe('platform-admin');
+    expect(updated.body.spec.lang).toBe('en');
+    expect(await labelledBindings(dave)).toEqual([`${dave}-platform-admin`]);
+    await waitFor(() => kubeAllows(dave, 'delete', 'namespaces'));
+  });
+
+  it('when the administrator resets dave’s password (v1alpha2) and disables dave, then dave’s session ends at once; enabled, dave logs in with the new password', async () => {
+    const session = (await caller.login(e2e.kapiUrl, dave, DAVE_PASSWORD)).access_token;
+    const reset = await send('PUT', `${KAPIS}/users/${dave}/password`, adminToken, {
+      password: 'New-Dave-Passw0rd',
+      rePassword: 'New-Dave-Passw0rd',
+    });
+    expect(reset.status).toBe(200);
+    expect((await send('GET', `${KAPIS}/users/${dave}`, session)).status).toBe(401);
+    const fresh = (await caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd')).access_token;
+    const disabled = await send(
+      'PATCH',
+      `${KAPIS}/users/${dave}`,
+      adminToken,
+      { status: { state: 'Disabled' } },
+      'application/merge-patch+json',
+    );
+    expect(disabled.status).toBe(200);
+    expect(disabled.body.status.state).toBe('Disabled');
+    expect((await send('GET', `${KAPIS}/users/${dave}`, fresh)).status).toBe(401);
+    await expect(caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd')).rejects.toThrow('login of');
+    const enabled = await send(
+      'PATCH',
+      `${KAPIS}/users/${dave}`,
+      adminToken,
+      { status: { state: 'Active' } },
+      'application/merge-patch+json',
+    );
+    expect(enabled.body.status.state).toBe('Active');
+    await caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd');
+  });
+
+  it('when dave’s login history is read at v1alpha2, then it lists the logins in KubeSphere’s shape, newest first', async () => {
+    const records = await send('GET', `${KAPIS}/users/${dave}/loginrecords?limit=10&page=1`, adminToken);
+    expect(records.status).toBe(200);
+    expect(records.body.totalItems).toBeGreaterThanOrEqual(3);
+    expect(records.body.items[0]).toMatchObject({
+      kind: 'LoginRecord',
+      spec: { type: 'Token', provider: 'local', success: true },
+    });
+    expect(records.body.items.some((item: { spec: { success: boolean } }) => !item.spec.success)).toBe(true);
+  });
+
+  it('when the administrator deletes dave, then the User, its platform role and its session go, and kube-apiserver takes its rights', async () => {
+    const session = (await caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd')).access_token;
+    const deleted = await send('DELETE', `${KAPIS}/users/${dave}`, adminToken);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ kind: 'Status', status: 'Success', details: { name: dave } });
+    expect(await labelledBindings(dave)).toEqual([]);
+    expect((await send('GET', `${KAPIS}/users/${dave}`, session)).status).toBe(401);
+    expect((await send('DELETE', `${KAPIS}/users/${dave}`, adminToken)).status).toBe(404);
+    await waitFor(async () => !(await kubeAllows(dave, 'delete', 'namespaces')));
+  });
+});
