@@ -1883,7 +1883,7 @@ export interface paths {
          * List the platform roles (and role templates)
          * @description GlobalRoles with the listing’s parameters: `annotation=kapi.io/creator` keeps the platform roles (as the console’s role picker asks), `label=iam.kapi.io/role-template` the templates. Needs `list globalroles` in API group `iam.kapi.io`.
          */
-        get: operations["listGlobalRoles"];
+        get: operations["listPlatformGlobalRoles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1903,7 +1903,7 @@ export interface paths {
          * Read a platform role
          * @description Needs `get globalroles` (that name) in API group `iam.kapi.io`.
          */
-        get: operations["readGlobalRole"];
+        get: operations["readPlatformGlobalRole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2023,7 +2023,7 @@ export interface paths {
          * List the workspaces the caller may see
          * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (until workspace members exist: those it manages). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
          */
-        get: operations["listWorkspaceTemplates"];
+        get: operations["listTenantWorkspaceTemplates"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2043,7 +2043,7 @@ export interface paths {
          * Read a workspace
          * @description Its members read it (until workspace members exist: its manager); anyone else needs `get workspacetemplates` (that name) in API group `tenant.kapi.io`.
          */
-        get: operations["readWorkspaceTemplate"];
+        get: operations["readTenantWorkspaceTemplate"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2344,6 +2344,22 @@ export interface components {
             items: components["schemas"]["DaemonSet"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        DeletedStatus: {
+            /** @enum {string} */
+            kind: "Status";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: Record<string, never>;
+            /** @enum {string} */
+            status: "Success";
+            message: string;
+            details: {
+                name: string;
+                group: string;
+                kind: string;
+                uid?: string;
+            };
         };
         /** @description A apps/v1 Deployment as kube-apiserver serves it (`metadata.managedFields` left out). */
         Deployment: {
@@ -11275,13 +11291,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted: a Status of Success. */
+            /** @description Deleted: a Status of Success, as kube-apiserver answers a deletion it finished. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Status"];
+                    "application/json": components["schemas"]["DeletedStatus"];
                 };
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */
@@ -11421,7 +11437,7 @@ export interface operations {
             };
         };
     };
-    listGlobalRoles: {
+    listPlatformGlobalRoles: {
         parameters: {
             query?: {
                 /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
@@ -11506,7 +11522,7 @@ export interface operations {
             };
         };
     };
-    readGlobalRole: {
+    readPlatformGlobalRole: {
         parameters: {
             query?: never;
             header?: never;
@@ -11971,7 +11987,7 @@ export interface operations {
             };
         };
     };
-    listWorkspaceTemplates: {
+    listTenantWorkspaceTemplates: {
         parameters: {
             query?: {
                 /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
@@ -12049,7 +12065,7 @@ export interface operations {
             };
         };
     };
-    readWorkspaceTemplate: {
+    readTenantWorkspaceTemplate: {
         parameters: {
             query?: never;
             header?: never;

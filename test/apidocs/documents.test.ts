@@ -24,6 +24,11 @@ const crds = readdirSync('crds')
   .map((file) => parseYaml(readFileSync(join('crds', file), 'utf8')) as CustomResourceDefinition);
 
 describe('the committed documents', () => {
+  test('when the operations are gathered, then no two share an operationId (generated clients name methods by it)', () => {
+    const ids = platformOperations.map((operation) => operation.operationId);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  });
+
   test.each([
     [PLATFORM_DOCUMENT_FILE, () => platformDocument()],
     [CRD_DOCUMENT_FILE, () => crdDocument()],

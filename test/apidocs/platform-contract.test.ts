@@ -38,10 +38,11 @@ const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
 const IAM = '/kapis/iam.kapi.io/v1beta1';
+const IAM2 = '/kapis/iam.kapi.io/v1alpha2';
 const CONFIG = '/kapis/config.kapi.io/v1alpha2';
 const LOGS = ['/kapis/logging.kapi.io/v1alpha2/logs', '/kapis/tenant.kapi.io/v1alpha2/logs'];
 
-type Method = 'get' | 'post' | 'put';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 interface Call {
   method: Method;
   url: string;
@@ -391,17 +392,18 @@ describe('GET /kapis/{logging,tenant}.kapi.io/v1alpha2/logs', () => {
   });
 });
 
-describe('PUT /kapis/iam.kapi.io/v1beta1/users/{name}/password', () => {
+describe.each(['v1beta1', 'v1alpha2'])('PUT /kapis/iam.kapi.io/%s/users/{name}/password', (version) => {
+  const base = `/kapis/iam.kapi.io/${version}`;
   let owner: string;
   let administrator: string;
   beforeAll(async () => {
-    owner = await e2e.createUser('contract-password', PASSWORD);
-    administrator = await e2e.createUser('contract-password-admin', PASSWORD);
+    owner = await e2e.createUser(`contract-password-${version}`, PASSWORD);
+    administrator = await e2e.createUser(`contract-pw-admin-${version}`, PASSWORD);
     await e2e.grant(administrator, [{ apiGroups: ['iam.kapi.io'], resources: ['users/password'], verbs: ['update'] }]);
   });
   const put = (name: string, token: string | undefined, json: unknown): Call => ({
     method: 'put',
-    url: `${IAM}/users/${name}/password`,
+    url: `${base}/users/${name}/password`,
     headers: token ? bearer(token) : {},
     json,
   });
@@ -438,7 +440,7 @@ describe('PUT /kapis/iam.kapi.io/v1beta1/users/{name}/password', () => {
     expect(large.status).toBe(413);
     const form = await send(e2e.kapiUrl, {
       method: 'put',
-      url: `${IAM}/users/${owner}/password`,
+      url: `${base}/users/${owner}/password`,
       headers: bearer(access_token),
       form: { password: 'x' },
     });
@@ -499,7 +501,6 @@ describe('the console’s bootstrap: /kapis/version and config.kapi.io/v1alpha2/
 });
 
 describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, members; tenant.kapi.io workspaces', () => {
-  const IAM2 = '/kapis/iam.kapi.io/v1alpha2';
   const TENANT2 = '/kapis/tenant.kapi.io/v1alpha2';
   const TENANT3 = '/kapis/tenant.kapi.io/v1alpha3';
 
@@ -572,6 +573,116 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(components, theirs)).status).toBe(403);
     expect((await get(components)).status).toBe(401);
   }, 120_000);
+});
+
+describe('iam.kapi.io/v1alpha2: users administered, platform roles, login records', () => {
+  let administrator: string;
+  let adminHeaders: Record<string, string>;
+  let strangerHeaders: Record<string, string>;
+  const user = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'iam.kapi.io/v1alpha2',
+    kind: 'User',
+    metadata: { name, annotations: { 'kapi.io/description': 'contract' } },
+    spec: { email: `${name}@example.com`, password: 'Contract-New-pw-1', ...extra },
+  });
+  beforeAll(async () => {
+    administrator = await e2e.createUser('contract-user-admin', PASSWORD);
+    await e2e.grant(administrator, [
+      {
+        apiGroups: ['iam.kapi.io'],
+        resources: ['users'],
+        verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: ['iam.kapi.io'], resources: ['users/loginrecords'], verbs: ['get'] },
+      { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['get', 'list'] },
+    ]);
+    adminHeaders = bearer((await tokens(administrator)).access_token);
+    strangerHeaders = bearer((await tokens(stranger)).access_token);
+  });
+
+  test('when an administrator creates, edits, patches and deletes a user, then every answer and refusal matches the document', async () => {
+    const name = e2e.name('contract-made');
+    cleanup.push(
+      `/apis/iam.kapi.io/v1beta1/users/${name}`,
+      `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${name}-platform-regular`,
+    );
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    expect((await call('post', `${IAM2}/users`, adminHeaders, user(name))).status).toBe(201);
+    expect((await call('post', `${IAM2}/users`, adminHeaders, user(name))).status).toBe(409);
+    expect(
+      (await call('post', `${IAM2}/users`, adminHeaders, user(e2e.name('contract-bad'), { email: 'x' }))).status,
+    ).toBe(400);
+    const unknownRole = user(e2e.name('contract-bad'));
+    unknownRole.metadata.annotations = {
+      ...unknownRole.metadata.annotations,
+      'iam.kapi.io/globalrole': 'no-such-role',
+    } as never;
+    expect((await call('post', `${IAM2}/users`, adminHeaders, unknownRole)).status).toBe(404);
+    expect((await call('post', `${IAM2}/users`, strangerHeaders, user(e2e.name('contract-bad')))).status).toBe(403);
+    expect((await call('post', `${IAM2}/users`, {}, user(e2e.name('contract-bad')))).status).toBe(401);
+    const large = { ...user(e2e.name('contract-bad')), pad: 'x'.repeat(17 * 1024) };
+    expect((await call('post', `${IAM2}/users`, adminHeaders, large)).status).toBe(413);
+    const form = await send(e2e.kapiUrl, {
+      method: 'post',
+      url: `${IAM2}/users`,
+      headers: adminHeaders,
+      form: { a: 'b' },
+    });
+    expect(form.status).toBe(415);
+
+    for (const method of ['put', 'patch'] as const) {
+      const url = `${IAM2}/users/${name}`;
+      const edit = {
+        metadata: { name, annotations: { 'kapi.io/description': method } },
+        spec: { email: `${name}@example.com` },
+      };
+      expect((await call(method, url, adminHeaders, edit)).status).toBe(200);
+      expect((await call(method, url, adminHeaders, { ...edit, metadata: { name: 'another' } })).status).toBe(400);
+      expect(
+        (await call(method, url, adminHeaders, { ...edit, spec: { email: `${reader}@e2e.kapi.test` } })).status,
+      ).toBe(409);
+      expect((await call(method, url, strangerHeaders, edit)).status).toBe(403);
+      expect((await call(method, url, {}, edit)).status).toBe(401);
+      const ghost = e2e.name('contract-ghost');
+      expect((await call(method, `${IAM2}/users/${ghost}`, adminHeaders, { metadata: { name: ghost } })).status).toBe(
+        404,
+      );
+      expect((await call(method, url, adminHeaders, { ...edit, pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
+      const notJson = await send(e2e.kapiUrl, { method, url, headers: adminHeaders, form: { a: 'b' } });
+      expect(notJson.status).toBe(415);
+    }
+
+    expect((await call('delete', `${IAM2}/users/${name}`, strangerHeaders)).status).toBe(403);
+    expect((await call('delete', `${IAM2}/users/${name}`, {})).status).toBe(401);
+    expect((await call('delete', `${IAM2}/users/${name}`, adminHeaders)).status).toBe(200);
+    expect((await call('delete', `${IAM2}/users/${name}`, adminHeaders)).status).toBe(404);
+  }, 60_000);
+
+  test('when platform roles and login records are read, then every answer matches the document', async () => {
+    const get = (url: string, headers: Record<string, string> = {}) =>
+      send(e2e.kapiUrl, { method: 'get', url, headers });
+    const roles = await get(`${IAM2}/globalroles?annotation=kapi.io/creator&limit=-1&sortBy=createTime`, adminHeaders);
+    expect(roles.status).toBe(200);
+    expect((roles.json() as { items: { metadata: { name: string } }[] }).items.map((r) => r.metadata.name)).toContain(
+      'platform-admin',
+    );
+    expect((await get(`${IAM2}/globalroles?sortBy=size`, adminHeaders)).status).toBe(400);
+    expect((await get(`${IAM2}/globalroles`, strangerHeaders)).status).toBe(403);
+    expect((await get(`${IAM2}/globalroles`)).status).toBe(401);
+    expect((await get(`${IAM2}/globalroles/platform-regular`, adminHeaders)).status).toBe(200);
+    expect((await get(`${IAM2}/globalroles/no-such-role`, adminHeaders)).status).toBe(404);
+    expect((await get(`${IAM2}/globalroles/platform-regular`, strangerHeaders)).status).toBe(403);
+    expect((await get(`${IAM2}/globalroles/platform-regular`)).status).toBe(401);
+
+    const records = await get(`${IAM2}/users/${reader}/loginrecords?limit=10&page=1`, adminHeaders);
+    expect(records.status).toBe(200);
+    expect((records.json() as { totalItems: number }).totalItems).toBeGreaterThan(0);
+    expect((await get(`${IAM2}/users/${reader}/loginrecords?page=0`, adminHeaders)).status).toBe(400);
+    expect((await get(`${IAM2}/users/${reader}/loginrecords`, strangerHeaders)).status).toBe(403);
+    expect((await get(`${IAM2}/users/${e2e.name('nobody-here')}/loginrecords`, adminHeaders)).status).toBe(404);
+    expect((await get(`${IAM2}/users/${reader}/loginrecords`)).status).toBe(401);
+  });
 });
 
 describe('GET /.well-known/jwks.json and /.well-known/openid-configuration', () => {
@@ -856,8 +967,14 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: '/oauth/authorize', form: authorizeQuery(pkce().challenge) },
       { method: 'get', url: '/oauth/login?request=x' },
       { method: 'post', url: '/oauth/login', form: { request: 'x' } },
-      { method: 'put', url: `${IAM}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
-      { method: 'get', url: `${IAM}/users/x/loginrecords`, headers: bearer('x') },
+      ...[IAM, IAM2].flatMap((base): Call[] => [
+        { method: 'put', url: `${base}/users/x/password`, headers: bearer('x'), json: { password: 'x' } },
+        { method: 'get', url: `${base}/users/x/loginrecords`, headers: bearer('x') },
+      ]),
+      { method: 'post', url: `${IAM2}/users`, headers: bearer('x'), json: { metadata: { name: 'x' } } },
+      { method: 'put', url: `${IAM2}/users/x`, headers: bearer('x'), json: { metadata: { name: 'x' } } },
+      { method: 'patch', url: `${IAM2}/users/x`, headers: bearer('x'), json: { spec: {} } },
+      { method: 'delete', url: `${IAM2}/users/x`, headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
       ...[...iamOperations, ...tenantOperations, ...componentOperations].map((operation): Call => ({
         method: 'get',
@@ -990,34 +1107,37 @@ describe('answers a healthy cluster does not give in a test', () => {
     expect(locked.status).toBe(429);
   });
 
-  test('when wrong current passwords reach the limit, then a password change answers 429 with Retry-After as documented', async () => {
-    const settings = { loginLimit: { maxFailures: 1, windowSeconds: 600 } };
-    const identity = testIdentity({ settings });
-    identity.users.add('alice', { password: 'alice-Passw0rd' });
-    const app = pipeline({ users: identity.users, settings });
-    const token = await send(app, {
-      method: 'post',
-      url: '/oauth/token',
-      form: {
-        grant_type: 'password',
-        username: 'alice',
-        password: 'alice-Passw0rd',
-        client_id: 'kapi',
-        client_secret: 'kapi-secret',
-      },
-    });
-    const access = (token.json() as { access_token: string }).access_token;
-    const call: Call = {
-      method: 'put',
-      url: `${IAM}/users/alice/password`,
-      headers: bearer(access),
-      json: { currentPassword: 'wrong', password: 'New-Passw0rd-1' },
-    };
-    expect((await send(app, call)).status).toBe(400);
-    const limited = await send(app, call);
-    expect(limited.status).toBe(429);
-    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
-  });
+  test.each([IAM, IAM2])(
+    'when wrong current passwords reach the limit, then a password change (%s) answers 429 with Retry-After as documented',
+    async (base) => {
+      const settings = { loginLimit: { maxFailures: 1, windowSeconds: 600 } };
+      const identity = testIdentity({ settings });
+      identity.users.add('alice', { password: 'alice-Passw0rd' });
+      const app = pipeline({ users: identity.users, settings });
+      const token = await send(app, {
+        method: 'post',
+        url: '/oauth/token',
+        form: {
+          grant_type: 'password',
+          username: 'alice',
+          password: 'alice-Passw0rd',
+          client_id: 'kapi',
+          client_secret: 'kapi-secret',
+        },
+      });
+      const access = (token.json() as { access_token: string }).access_token;
+      const call: Call = {
+        method: 'put',
+        url: `${base}/users/alice/password`,
+        headers: bearer(access),
+        json: { currentPassword: 'wrong', password: 'New-Passw0rd-1' },
+      };
+      expect((await send(app, call)).status).toBe(400);
+      const limited = await send(app, call);
+      expect(limited.status).toBe(429);
+      expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+    },
+  );
 });
 
 describe('answers a server under load gives', () => {

@@ -97,7 +97,7 @@ export function testIdentity(options: TestIdentityOptions = {}): TestIdentity {
   app.use(requestId);
   app.use(identity.oauthRouter);
   app.use(identity.authenticate);
-  app.use('/kapis/iam.kapi.io/v1beta1', identity.accountRouter);
+  app.use(identity.accountRouter);
   app.get('/whoami', (req, res) => {
     res.json(req.user);
   });

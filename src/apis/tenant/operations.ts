@@ -63,7 +63,7 @@ const listResponses = (body: z.ZodType) => ({
 });
 
 export const listWorkspaceTemplates = defineOperation({
-  operationId: 'listWorkspaceTemplates',
+  operationId: 'listTenantWorkspaceTemplates',
   method: 'get',
   path: `${TENANT_V1ALPHA3_BASE}/workspacetemplates`,
   tags: ['tenant'],
@@ -99,7 +99,7 @@ export const listWorkspaces = defineOperation({
 });
 
 export const readWorkspaceTemplate = defineOperation({
-  operationId: 'readWorkspaceTemplate',
+  operationId: 'readTenantWorkspaceTemplate',
   method: 'get',
   path: `${TENANT_V1ALPHA3_BASE}/workspacetemplates/{workspace}`,
   tags: ['tenant'],

@@ -334,7 +334,20 @@ export const deletePlatformUser = defineOperation({
   security: 'bearer',
   pathParameters: named,
   responses: {
-    200: { description: 'Deleted: a Status of Success.', body: StatusSchema },
+    200: {
+      description: 'Deleted: a Status of Success, as kube-apiserver answers a deletion it finished.',
+      body: apiComponent(
+        'DeletedStatus',
+        z.object({
+          kind: z.literal('Status'),
+          apiVersion: z.literal('v1'),
+          metadata: z.object({}),
+          status: z.literal('Success'),
+          message: z.string(),
+          details: z.object({ name: z.string(), group: z.string(), kind: z.string(), uid: z.string().optional() }),
+        }),
+      ),
+    },
     403: forbidden,
     404: { description: 'No user of that name.', body: StatusSchema },
     ...statusResponses,
@@ -344,7 +357,7 @@ export const deletePlatformUser = defineOperation({
 const globalRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('globalroles') as KindDefinition);
 
 export const listGlobalRoles = defineOperation({
-  operationId: 'listGlobalRoles',
+  operationId: 'listPlatformGlobalRoles',
   method: 'get',
   path: `${IAM_V1ALPHA2_BASE}/globalroles`,
   tags: ['iam'],
@@ -364,7 +377,7 @@ export const listGlobalRoles = defineOperation({
 });
 
 export const readGlobalRole = defineOperation({
-  operationId: 'readGlobalRole',
+  operationId: 'readPlatformGlobalRole',
   method: 'get',
   path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
   tags: ['iam'],

@@ -224,6 +224,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
         apiVersion: 'v1',
         metadata: {},
         status: 'Success',
+        message: `users.iam.kapi.io "${name}" deleted`,
         details: { ...userDetails(name), ...(uid ? { uid } : {}) },
       });
     }),
