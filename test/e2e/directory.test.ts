@@ -134,6 +134,10 @@ afterAll(async () => {
     for (const user of linked.items) {
       await deleteIgnoringMissing(e2e.admin, `${USERS}/${user.metadata.name}`);
       await deleteIgnoringMissing(e2e.admin, `/apis/iam.kapi.io/v1beta1/loginhistories/${user.metadata.name}`);
+      await deleteIgnoringMissing(
+        e2e.admin,
+        `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${user.metadata.name}-platform-regular`,
+      );
     }
   }
   await config?.restore([e2e.kapiUrl]).catch(() => undefined);
@@ -154,6 +158,15 @@ describe('directory logins', () => {
     expect(user.metadata.annotations).toMatchObject({ 'iam.kapi.io/upstream-user-id': danaDN });
     expect(user.spec.password).toBeUndefined();
     expect(user.spec.email).toBe(`${dana}@corp.e2e.test`);
+    // a new user with no role is platform-regular (SPEC §17): its binding is there before the login is answered
+    const binding = await e2e.admin.request<{
+      metadata: { labels: Record<string, string> };
+      roleRef: { name: string };
+    }>({
+      path: `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${dana}-platform-regular`,
+    });
+    expect(binding.roleRef.name).toBe('platform-regular');
+    expect(binding.metadata.labels).toMatchObject({ 'iam.kapi.io/user-ref': dana });
   });
 
   it('when the directory user runs kubectl through kapi, then the directory group’s RoleBinding applies', async () => {
