@@ -297,6 +297,124 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     expect(causedByKapi()).toEqual([]);
   }, 60_000);
 
+  describe('Access Control: users administered in the console', () => {
+    const DAVE_PASSWORD = 'Dave-Console-Passw0rd!';
+    let dave: string;
+    let davesChromium: Chromium | undefined;
+    let davesPage: Page;
+    afterAll(async () => {
+      await davesChromium?.close();
+    });
+
+    /** Picks `role` in the user form's platform-role select. */
+    async function pickRole(role: string): Promise<void> {
+      await page.locator(`input[name="metadata.annotations['iam.kapi.io/globalrole']"]`).locator('xpath=..').click();
+      await page.locator('.select-option', { hasText: role }).click();
+    }
+
+    it('then the administrator creates dave as platform-regular in the form; dave signs in and has no platform menus', async () => {
+      dave = e2e.name('dave');
+      cleanup.push(
+        `/apis/iam.kapi.io/v1beta1/users/${dave}`,
+        `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${dave}-platform-regular`,
+        `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${dave}-platform-admin`,
+      );
+      await open('/access/accounts');
+      await page.getByText('Create', { exact: true }).first().click();
+      await page.locator('input[name="metadata.name"]').fill(dave);
+      await page.locator('input[name="spec.email"]').fill(`${dave}@example.com`);
+      await pickRole('platform-regular');
+      await page.locator('input[name="spec.password"]').fill(DAVE_PASSWORD);
+      await page.getByRole('button', { name: 'OK' }).click();
+      await search(dave);
+      await waitForText(dave, 'platform-regular', 'Active');
+
+      davesChromium = await startChromium();
+      davesPage = await davesChromium.context.newPage();
+      davesPage.on('response', (response) => {
+        const url = new URL(response.url());
+        if (response.status() >= 400 && /^\/(api|apis|kapis)\//.test(url.pathname))
+          failures.push(`dave: ${response.status()} ${response.request().method()} ${url.pathname}${url.search}`);
+      });
+      await davesPage.goto(`${consoleUrl}/login`);
+      await davesPage.fill('input[name="username"]', dave);
+      await davesPage.fill('input[name="password"]', DAVE_PASSWORD);
+      await davesPage.click('button[type="submit"]');
+      await davesPage.waitForURL(/\/dashboard$/);
+      let body = '';
+      await waitFor(async () => {
+        body = (await davesPage.textContent('body')) ?? '';
+        return body.includes('platform-regular') && body.includes('Workbench');
+      });
+      // the platform's menus (Access Control among them) come from platform-admin's templates: not dave's
+      expect(body).not.toContain('Platform');
+      await collectNotices();
+      expect(causedByKapi()).toEqual([]);
+    }, 90_000);
+
+    it('then the administrator makes dave platform-admin in the Edit form, and dave’s next page shows it', async () => {
+      await open('/access/accounts');
+      await search(dave);
+      const row = page.locator('tr', { hasText: dave }).first();
+      await waitForText(dave);
+      await row.locator('button.is-trigger').click();
+      await row.locator('[data-test="table-item-edit"]').click();
+      await pickRole('platform-admin');
+      await page.getByRole('button', { name: 'OK' }).click();
+      await waitForText('platform-admin');
+      await davesPage.reload();
+      await waitFor(async () => {
+        const body = (await davesPage.textContent('body')) ?? '';
+        return body.includes('platform-admin') && body.includes('Platform');
+      });
+      await collectNotices();
+      expect(causedByKapi()).toEqual([]);
+    }, 90_000);
+
+    it('then the Users list pages, sorts (newest first) and filters, and a user’s detail shows its login history', async () => {
+      const caller = new KapiCaller();
+      const token = (await caller.login(e2e.kapiUrl, admin, PASSWORD)).access_token;
+      const make = async (name: string) => {
+        cleanup.push(
+          `/apis/iam.kapi.io/v1beta1/users/${name}`,
+          `/apis/iam.kapi.io/v1alpha2/globalrolebindings/${name}-platform-regular`,
+        );
+        const made = await fetch(`${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/users`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ metadata: { name }, spec: { email: `${name}@example.com`, password: DAVE_PASSWORD } }),
+        });
+        expect(made.status).toBe(201);
+      };
+      // two generations a second apart (creation times are whole seconds): the newer ones come first
+      const older = Array.from({ length: 5 }, (_, i) => e2e.name(`pg-old-${i}`));
+      const newer = Array.from({ length: 6 }, (_, i) => e2e.name(`pg-new-${i}`));
+      for (const name of older) await make(name);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      for (const name of newer) await make(name);
+      await open('/access/accounts');
+      await search(e2e.name('pg-'));
+      await waitForText('1 / 2');
+      const names = () =>
+        page
+          .locator('tr.table-row a[href^="/access/accounts/"]')
+          .evaluateAll((links) => links.map((a) => a.textContent));
+      await waitFor(async () => (await names()).length === 10);
+      const first = await names();
+      expect(first.slice(0, 6).sort()).toEqual([...newer].sort());
+      expect(first.slice(6).every((name) => older.includes(name as string))).toBe(true);
+      await page.locator('button:has(svg.kubed-icon-next)').last().click();
+      await waitForText('2 / 2');
+      await waitFor(async () => (await names()).length === 1);
+      expect([...first, ...(await names())].sort()).toEqual([...older, ...newer].sort());
+
+      await open(`/access/accounts/${dave}`, 'Login History');
+      await waitForText('Successful', '127.0.0.1', 'tokens issued');
+      await collectNotices();
+      expect(causedByKapi()).toEqual([]);
+    }, 120_000);
+  });
+
   it('then a ConfigMap made through kapi with kubectl shows in the open table without a reload', async () => {
     await open('/clusters/default/configmaps');
     await search('made-while-open');

@@ -14,5 +14,7 @@ export function platformUser(stored: Raw, globalRole: string | undefined): Raw {
   if (globalRole) annotations[GLOBAL_ROLE_ANNOTATION] = globalRole;
   const shownMetadata = { ...metadata, annotations };
   if (Object.keys(annotations).length === 0) delete shownMetadata.annotations;
-  return { ...stored, apiVersion: 'iam.kapi.io/v1alpha2', kind: 'User', metadata: shownMetadata };
+  // a User with no state is Active (the CRD says so); KubeSphere's console shows a missing one as "Pending"
+  const status = stored?.status?.state ? stored.status : { ...stored?.status, state: 'Active' };
+  return { ...stored, apiVersion: 'iam.kapi.io/v1alpha2', kind: 'User', metadata: shownMetadata, status };
 }
