@@ -25,6 +25,7 @@ import { nodePageScenario } from './scenarios/node-page.js';
 import { tokenScenario } from './scenarios/token-issue.js';
 import { watchScenario } from './scenarios/watch-relay.js';
 import { accountsScenario } from './scenarios/accounts.js';
+import { usersScenario } from './scenarios/users.js';
 import { listingScale, listingsScenario } from './scenarios/listings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -57,6 +58,8 @@ const SCENARIOS: ScenarioEntry[] = [
   { key: 'logging', scenario: loggingScenario, needsToken: true, sandboxOnly: true },
   // Patches a node: the sandbox or the bench's own kit, never a BENCH_KUBECONFIG cluster.
   { key: 'watch', scenario: watchScenario, needsToken: true, real: true },
+  // 10,000 Users made at the backend and deleted again: the console's Users page over them.
+  { key: 'users', scenario: usersScenario, needsToken: true, real: true },
   // Its own peak (VmHWM started over); after the watches have closed.
   { key: 'hostile', scenario: hostileScenario, needsToken: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },

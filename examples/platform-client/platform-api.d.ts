@@ -1912,26 +1912,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/kapis/iam.kapi.io/v1alpha2/users/{name}/globalroles": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The role templates of a user’s platform role (the console’s platform menus)
-         * @description A bare array, as KubeSphere answers it: the GlobalRoles named by the annotation `iam.kapi.io/aggregation-roles` of the user’s GlobalRole, in order; empty when the user has no platform role. Users read their own; another’s needs `get users/globalroles` (that name) in API group `iam.kapi.io`.
-         */
-        get: operations["listUserGlobalRoleTemplates"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/kapis/iam.kapi.io/v1alpha2/clustermembers": {
         parameters: {
             query?: never;
@@ -1944,6 +1924,54 @@ export interface paths {
          * @description The users named by kapi’s cluster memberships (ClusterRoleBindings labelled `iam.kapi.io/user-ref`), each with its role in the annotation `iam.kapi.io/clusterrole`; `clusterrole=<role>` keeps that role’s members. The listing’s parameters of users apply. Needs `list clustermembers` in API group `iam.kapi.io`.
          */
         get: operations["listClusterMembers"];
+        put?: never;
+        /**
+         * Invite users to the cluster, each with a cluster role
+         * @description Needs `create clustermembers` in API group `iam.kapi.io`. A membership is a ClusterRoleBinding `<user>-<role>` labelled `iam.kapi.io/user-ref=<user>`, written by kapi once the caller passed RBAC’s rule against escalation (it may `bind` that ClusterRole, or holds every right it grants); a user’s other cluster memberships end.
+         */
+        post: operations["createClusterMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/clustermembers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a cluster member’s role
+         * @description Needs `update clustermembers` (that name) in API group `iam.kapi.io`. A membership is a ClusterRoleBinding `<user>-<role>` labelled `iam.kapi.io/user-ref=<user>`, written by kapi once the caller passed RBAC’s rule against escalation (it may `bind` that ClusterRole, or holds every right it grants); a user’s other cluster memberships end.
+         */
+        put: operations["updateClusterMember"];
+        post?: never;
+        /**
+         * Remove a user from the cluster’s members
+         * @description Needs `delete clustermembers` (that name) in API group `iam.kapi.io`. Deletes the user’s memberships (ClusterRoleBindings labelled `iam.kapi.io/user-ref=<user>`; a platform role’s realization is not one).
+         */
+        delete: operations["deleteClusterMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/users/{name}/globalroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The role templates of a user’s platform role (the console’s platform menus)
+         * @description A bare array, as KubeSphere answers it: the GlobalRoles named by the annotation `iam.kapi.io/aggregation-roles` of the user’s GlobalRole, in order; empty when the user has no platform role. Users read their own; another’s needs `get users/globalroles` (that name) in API group `iam.kapi.io`.
+         */
+        get: operations["listUserGlobalRoleTemplates"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2151,6 +2179,12 @@ export interface components {
              * @enum {string}
              */
             response_mode?: "query";
+        };
+        ClusterMember: {
+            /** @description The user. */
+            username: string;
+            /** @description The ClusterRole the user holds as a member. */
+            roleRef: string;
         };
         /** @description A rbac.authorization.k8s.io/v1 ClusterRole as kube-apiserver serves it (`metadata.managedFields` left out). */
         ClusterRole: {
@@ -11581,88 +11615,6 @@ export interface operations {
             };
         };
     };
-    listUserGlobalRoleTemplates: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The user’s name. */
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The templates. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": ({
-                        apiVersion: string;
-                        /** @description GlobalRole or ClusterRole. */
-                        kind: string;
-                        /** @description The annotation `iam.kapi.io/role-template-rules` holds the console menus it opens: JSON `{module: action}`. */
-                        metadata: {
-                            name: string;
-                            labels?: {
-                                [key: string]: string;
-                            };
-                            annotations?: {
-                                [key: string]: string;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        rules?: ({
-                            verbs: string[];
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                };
-            };
-            /** @description No bearer token, or one that is invalid, expired or revoked. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-            /** @description No user of that name. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-        };
-    };
     listClusterMembers: {
         parameters: {
             query?: {
@@ -11736,6 +11688,334 @@ export interface operations {
             };
             /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createClusterMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The user. */
+                    username: string;
+                    /** @description The ClusterRole the user holds as a member. */
+                    roleRef: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The members made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The user. */
+                        username: string;
+                        /** @description The ClusterRole the user holds as a member. */
+                        roleRef: string;
+                    }[];
+                };
+            };
+            /** @description The body is not a member (or, for several, 1 to 100 of them), or its username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on clustermembers in `iam.kapi.io`, or the ClusterRole grants a right the caller does not hold and may not bind (the message names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or no such ClusterRole. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateClusterMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterMember"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterMember"];
+                };
+            };
+            /** @description The body is not a member (or, for several, 1 to 100 of them), or its username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on clustermembers in `iam.kapi.io`, or the ClusterRole grants a right the caller does not hold and may not bind (the message names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or no such ClusterRole. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteClusterMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is no cluster member. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listUserGlobalRoleTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        apiVersion: string;
+                        /** @description GlobalRole or ClusterRole. */
+                        kind: string;
+                        /** @description The annotation `iam.kapi.io/role-template-rules` holds the console menus it opens: JSON `{module: action}`. */
+                        metadata: {
+                            name: string;
+                            labels?: {
+                                [key: string]: string;
+                            };
+                            annotations?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        rules?: ({
+                            verbs: string[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No user of that name. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

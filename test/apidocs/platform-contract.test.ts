@@ -595,6 +595,7 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       },
       { apiGroups: ['iam.kapi.io'], resources: ['users/loginrecords'], verbs: ['get'] },
       { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['get', 'list'] },
+      { apiGroups: ['iam.kapi.io'], resources: ['clustermembers'], verbs: ['create', 'update', 'delete'] },
     ]);
     adminHeaders = bearer((await tokens(administrator)).access_token);
     strangerHeaders = bearer((await tokens(stranger)).access_token);
@@ -657,6 +658,42 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await call('delete', `${IAM2}/users/${name}`, {})).status).toBe(401);
     expect((await call('delete', `${IAM2}/users/${name}`, adminHeaders)).status).toBe(200);
     expect((await call('delete', `${IAM2}/users/${name}`, adminHeaders)).status).toBe(404);
+  }, 60_000);
+
+  test('when cluster members are invited, changed and removed, then every answer and refusal matches the document', async () => {
+    const role = e2e.name('contract-user-getter');
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    await e2e.admin.request({
+      method: 'POST',
+      path: `${rbac}/clusterroles`,
+      body: { metadata: { name: role }, rules: [{ apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get'] }] },
+    });
+    cleanup.push(`${rbac}/clusterroles/${role}`, `${rbac}/clusterrolebindings/${stranger}-${role}`);
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const members = `${IAM2}/clustermembers`;
+    const one = { username: stranger, roleRef: role };
+    expect((await call('post', members, adminHeaders, [one])).status).toBe(200);
+    expect((await call('post', members, adminHeaders, [{ username: stranger }])).status).toBe(400);
+    expect((await call('post', members, adminHeaders, [{ ...one, roleRef: 'no-such-role' }])).status).toBe(404);
+    expect((await call('post', members, strangerHeaders, [one])).status).toBe(403);
+    expect((await call('post', members, {}, [one])).status).toBe(401);
+    expect((await call('post', members, adminHeaders, [{ ...one, pad: 'x'.repeat(17 * 1024) }])).status).toBe(413);
+    expect(
+      (await send(e2e.kapiUrl, { method: 'post', url: members, headers: adminHeaders, form: { a: 'b' } })).status,
+    ).toBe(415);
+    const url = `${members}/${stranger}`;
+    expect((await call('put', url, adminHeaders, one)).status).toBe(200);
+    expect((await call('put', url, adminHeaders, { ...one, username: reader })).status).toBe(400);
+    expect((await call('put', url, adminHeaders, { ...one, roleRef: 'no-such-role' })).status).toBe(404);
+    expect((await call('put', url, strangerHeaders, one)).status).toBe(403);
+    expect((await call('put', url, {}, one)).status).toBe(401);
+    expect((await call('put', url, adminHeaders, { ...one, pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
+    expect((await send(e2e.kapiUrl, { method: 'put', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(415);
+    expect((await call('delete', url, strangerHeaders)).status).toBe(403);
+    expect((await call('delete', url, {})).status).toBe(401);
+    expect((await call('delete', url, adminHeaders)).status).toBe(200);
+    expect((await call('delete', url, adminHeaders)).status).toBe(404);
   }, 60_000);
 
   test('when platform roles and login records are read, then every answer matches the document', async () => {
@@ -975,12 +1012,17 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'put', url: `${IAM2}/users/x`, headers: bearer('x'), json: { metadata: { name: 'x' } } },
       { method: 'patch', url: `${IAM2}/users/x`, headers: bearer('x'), json: { spec: {} } },
       { method: 'delete', url: `${IAM2}/users/x`, headers: bearer('x') },
+      { method: 'post', url: `${IAM2}/clustermembers`, headers: bearer('x'), json: [] },
+      { method: 'put', url: `${IAM2}/clustermembers/x`, headers: bearer('x'), json: {} },
+      { method: 'delete', url: `${IAM2}/clustermembers/x`, headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
-      ...[...iamOperations, ...tenantOperations, ...componentOperations].map((operation): Call => ({
-        method: 'get',
-        url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x').replace('{namespace}', 'x'),
-        headers: bearer('x'),
-      })),
+      ...[...iamOperations, ...tenantOperations, ...componentOperations]
+        .filter((operation) => operation.method === 'get')
+        .map((operation): Call => ({
+          method: 'get',
+          url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x').replace('{namespace}', 'x'),
+          headers: bearer('x'),
+        })),
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

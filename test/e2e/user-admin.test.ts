@@ -92,10 +92,11 @@ beforeAll(async () => {
   made.push(await bindGlobalRole(e2e.admin, administrator, 'platform-admin'));
   await waitFor(() => kubeAllows(administrator, 'delete', 'namespaces'));
   adminToken = (await caller.login(e2e.kapiUrl, administrator, PASSWORD)).access_token;
-  // may administer users, and holds nothing else
+  // may administer users and cluster members, and holds nothing else
   manager = await e2e.createUser('user-manager', PASSWORD);
   await e2e.grant(manager, [
     { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+    { apiGroups: ['iam.kapi.io'], resources: ['clustermembers'], verbs: ['create', 'update', 'delete'] },
   ]);
   managerToken = (await caller.login(e2e.kapiUrl, manager, PASSWORD)).access_token;
   dave = e2e.name('dave');
@@ -257,5 +258,82 @@ describe('users administered through kapi', () => {
     expect((await send('GET', `${KAPIS}/users/${dave}`, session)).status).toBe(401);
     expect((await send('DELETE', `${KAPIS}/users/${dave}`, adminToken)).status).toBe(404);
     await waitFor(async () => !(await kubeAllows(dave, 'delete', 'namespaces')));
+  });
+});
+
+describe('cluster members administered through kapi', () => {
+  const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+  let member: string;
+  let namespaceReader: string;
+  let userLister: string;
+  const memberBindings = async (user: string) =>
+    (
+      await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
+        path: `${RBAC}/clusterrolebindings`,
+        query: { labelSelector: `iam.kapi.io/user-ref=${user}` },
+      })
+    ).items.map((item) => item.metadata.name);
+
+  beforeAll(async () => {
+    member = await e2e.createUser('member', PASSWORD);
+    namespaceReader = e2e.name('namespace-reader');
+    userLister = e2e.name('user-lister');
+    for (const [name, rule] of [
+      [namespaceReader, { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
+      [userLister, { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] }],
+    ] as const) {
+      await e2e.admin.request({
+        method: 'POST',
+        path: `${RBAC}/clusterroles`,
+        body: { metadata: { name }, rules: [rule] },
+      });
+      made.push(`${RBAC}/clusterroles/${name}`);
+    }
+    made.push(
+      `${RBAC}/clusterrolebindings/${member}-${namespaceReader}`,
+      `${RBAC}/clusterrolebindings/${member}-${userLister}`,
+    );
+  }, 60_000);
+
+  it('when the administrator invites a user with a cluster role, then the membership is a labelled ClusterRoleBinding in effect at kube-apiserver', async () => {
+    const invited = await send('POST', `${KAPIS}/clustermembers`, adminToken, [
+      { username: member, roleRef: namespaceReader },
+    ]);
+    expect([invited.status, invited.body]).toEqual([200, [{ username: member, roleRef: namespaceReader }]]);
+    expect(await memberBindings(member)).toEqual([`${member}-${namespaceReader}`]);
+    expect(await kubeAllows(member, 'list', 'namespaces')).toBe(true);
+  });
+
+  it.each([
+    ['the role grants what the caller does not hold', () => [{ username: member, roleRef: namespaceReader }], 403],
+    ['the role does not exist', () => [{ username: member, roleRef: 'no-such-cluster-role' }], 404],
+    ['the user does not exist', () => [{ username: e2e.name('nobody'), roleRef: userLister }], 404],
+    ['an entry has no role', () => [{ username: member }], 400],
+  ])('when %s, then inviting is refused with a Status and nothing changes', async (_case, body, code) => {
+    const refused = await send('POST', `${KAPIS}/clustermembers`, managerToken, body());
+    expect(refused.status).toBe(code);
+    expect(refused.body).toMatchObject({ kind: 'Status', code });
+    expect(await memberBindings(member)).toEqual([`${member}-${namespaceReader}`]);
+  });
+
+  it('when a manager changes the member to a role it holds itself, then the old membership goes', async () => {
+    const changed = await send('PUT', `${KAPIS}/clustermembers/${member}`, managerToken, {
+      username: member,
+      roleRef: userLister,
+    });
+    expect(changed.status).toBe(200);
+    expect(await memberBindings(member)).toEqual([`${member}-${userLister}`]);
+    await waitFor(async () => !(await kubeAllows(member, 'list', 'namespaces')));
+    const mismatch = await send('PUT', `${KAPIS}/clustermembers/${member}`, managerToken, {
+      username: 'other',
+      roleRef: userLister,
+    });
+    expect(mismatch.status).toBe(400);
+  });
+
+  it('when the member is removed, then its membership goes, and removing again is 404', async () => {
+    expect((await send('DELETE', `${KAPIS}/clustermembers/${member}`, managerToken)).status).toBe(200);
+    expect(await memberBindings(member)).toEqual([]);
+    expect((await send('DELETE', `${KAPIS}/clustermembers/${member}`, managerToken)).status).toBe(404);
   });
 });

@@ -1,4 +1,5 @@
-import type { ResourceAttributes } from '../../../auth/identity.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
+import { ForbiddenError } from '../../../server/errors.js';
 import type { PolicyRule } from '../../../controllers/platform-rbac/realize.js';
 
 /** A role whose rights take more reviews than this to confirm is refused rather than checked at length. */
@@ -38,4 +39,32 @@ export function describeRight(right: ResourceAttributes): string {
   const resource = right.subresource ? `${right.resource}/${right.subresource}` : right.resource;
   const qualified = right.group ? `${resource}.${right.group}` : resource;
   return `${right.verb} ${qualified}${right.name ? ` "${right.name}"` : ''}`;
+}
+
+/**
+ * RBAC's rule against escalation for a role kapi binds on a caller's behalf (kapi's own credentials may bind
+ * anything): the caller may `bind` the role (`bind`), or holds every right its `rules` grant. `what` names the role
+ * in the refusal.
+ */
+export async function confirmNoEscalation(
+  authorizer: Authorizer,
+  caller: UserInfo,
+  rules: readonly PolicyRule[],
+  bind: ResourceAttributes,
+  what: string,
+): Promise<void> {
+  if ((await authorizer.authorize(caller, bind)).allowed) return;
+  const rights = rightsOf(rules);
+  if (rights.length > MAX_RIGHTS_CHECKED)
+    throw new ForbiddenError(
+      `${what} grants more than ${MAX_RIGHTS_CHECKED} distinct rights: only one who may bind it can give it`,
+    );
+  const decisions = await Promise.all(rights.map((right) => authorizer.authorize(caller, right)));
+  const missing = rights.find((_, i) => !decisions[i]!.allowed);
+  if (missing)
+    throw new ForbiddenError(
+      `user "${caller.username}" cannot give ${what}: it grants ${describeRight(missing)}, which ` +
+        `"${caller.username}" does not hold (nor may bind it)`,
+      { name: bind.name ?? '', group: bind.group ?? '', kind: bind.resource },
+    );
 }

@@ -249,6 +249,18 @@ const UserBodySchema = apiComponent(
     ),
 );
 
+const DeletedStatusSchema = apiComponent(
+  'DeletedStatus',
+  z.object({
+    kind: z.literal('Status'),
+    apiVersion: z.literal('v1'),
+    metadata: z.object({}),
+    status: z.literal('Success'),
+    message: z.string(),
+    details: z.object({ name: z.string(), group: z.string(), kind: z.string(), uid: z.string().optional() }),
+  }),
+);
+
 const userWriteErrors = {
   400: {
     description:
@@ -336,20 +348,85 @@ export const deletePlatformUser = defineOperation({
   responses: {
     200: {
       description: 'Deleted: a Status of Success, as kube-apiserver answers a deletion it finished.',
-      body: apiComponent(
-        'DeletedStatus',
-        z.object({
-          kind: z.literal('Status'),
-          apiVersion: z.literal('v1'),
-          metadata: z.object({}),
-          status: z.literal('Success'),
-          message: z.string(),
-          details: z.object({ name: z.string(), group: z.string(), kind: z.string(), uid: z.string().optional() }),
-        }),
-      ),
+      body: DeletedStatusSchema,
     },
     403: forbidden,
     404: { description: 'No user of that name.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+const ClusterMemberSchema = apiComponent(
+  'ClusterMember',
+  z.object({
+    username: z.string().describe('The user.'),
+    roleRef: z.string().describe('The ClusterRole the user holds as a member.'),
+  }),
+);
+
+const memberWriteErrors = {
+  400: {
+    description: 'The body is not a member (or, for several, 1 to 100 of them), or its username is not the URL’s.',
+    body: StatusSchema,
+  },
+  401: statusResponses[401],
+  403: {
+    description:
+      'The cluster’s RBAC does not allow the caller this on clustermembers in `iam.kapi.io`, or the ClusterRole ' +
+      'grants a right the caller does not hold and may not bind (the message names it).',
+    body: StatusSchema,
+  },
+  404: { description: 'No such user, or no such ClusterRole.', body: StatusSchema },
+  413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+  415: { description: 'The body is not JSON.', body: StatusSchema },
+  503: statusResponses[503],
+};
+
+const memberDescription =
+  'A membership is a ClusterRoleBinding `<user>-<role>` labelled `iam.kapi.io/user-ref=<user>`, written by kapi once ' +
+  'the caller passed RBAC’s rule against escalation (it may `bind` that ClusterRole, or holds every right it grants); ' +
+  'a user’s other cluster memberships end.';
+
+export const createClusterMembers = defineOperation({
+  operationId: 'createClusterMembers',
+  method: 'post',
+  path: `${IAM_V1ALPHA2_BASE}/clustermembers`,
+  tags: ['iam'],
+  summary: 'Invite users to the cluster, each with a cluster role',
+  description: `Needs \`create clustermembers\` in API group \`iam.kapi.io\`. ${memberDescription}`,
+  security: 'bearer',
+  jsonBody: z.array(ClusterMemberSchema),
+  responses: { 200: { description: 'The members made.', body: z.array(ClusterMemberSchema) }, ...memberWriteErrors },
+});
+
+export const updateClusterMember = defineOperation({
+  operationId: 'updateClusterMember',
+  method: 'put',
+  path: `${IAM_V1ALPHA2_BASE}/clustermembers/{name}`,
+  tags: ['iam'],
+  summary: 'Change a cluster member’s role',
+  description: `Needs \`update clustermembers\` (that name) in API group \`iam.kapi.io\`. ${memberDescription}`,
+  security: 'bearer',
+  pathParameters: named,
+  jsonBody: ClusterMemberSchema,
+  responses: { 200: { description: 'The member.', body: ClusterMemberSchema }, ...memberWriteErrors },
+});
+
+export const deleteClusterMember = defineOperation({
+  operationId: 'deleteClusterMember',
+  method: 'delete',
+  path: `${IAM_V1ALPHA2_BASE}/clustermembers/{name}`,
+  tags: ['iam'],
+  summary: 'Remove a user from the cluster’s members',
+  description:
+    'Needs `delete clustermembers` (that name) in API group `iam.kapi.io`. Deletes the user’s memberships ' +
+    '(ClusterRoleBindings labelled `iam.kapi.io/user-ref=<user>`; a platform role’s realization is not one).',
+  security: 'bearer',
+  pathParameters: named,
+  responses: {
+    200: { description: 'Removed: a Status of Success.', body: DeletedStatusSchema },
+    403: forbidden,
+    404: { description: 'The user is no cluster member.', body: StatusSchema },
     ...statusResponses,
   },
 });
@@ -400,6 +477,9 @@ export const iamOperations = [
   deletePlatformUser,
   listGlobalRoles,
   readGlobalRole,
+  createClusterMembers,
+  updateClusterMember,
+  deleteClusterMember,
   listPlatformUsers,
   readPlatformUser,
   listUserGlobalRoleTemplates,

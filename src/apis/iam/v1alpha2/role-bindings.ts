@@ -56,6 +56,48 @@ export class UserRoleBindings {
     this.logger.info('platform role given', { audit: 'globalrole', user, role, replaced: others.length });
   }
 
+  /**
+   * Makes the user a cluster member holding ClusterRole `role` (a ClusterRoleBinding `<user>-<role>` labelled as the
+   * user's, as KubeSphere names it); the user's other cluster memberships go, after it is made.
+   */
+  async makeClusterMember(user: string, role: string): Promise<void> {
+    const name = `${user}-${role}`;
+    try {
+      await this.client.request({
+        method: 'POST',
+        path: `${RBAC_PATH}/clusterrolebindings`,
+        body: {
+          apiVersion: `${RBAC_GROUP}/v1`,
+          kind: 'ClusterRoleBinding',
+          metadata: { name, labels: { [USER_REF_LABEL]: user } },
+          roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role },
+          subjects: [{ apiGroup: RBAC_GROUP, kind: 'User', name: user }],
+        },
+        timeoutMs: TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.code === 409)) throw err;
+    }
+    const others = (await this.labelled(`${RBAC_PATH}/clusterrolebindings`, user)).filter(
+      (item) => !item.realized && item.name !== name,
+    );
+    await Promise.all(
+      others.map((item) => this.remove(`${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(item.name)}`)),
+    );
+    this.logger.info('cluster role given', { audit: 'clustermember', user, role, replaced: others.length });
+  }
+
+  /** Ends the user's cluster memberships; how many there were. */
+  async removeClusterMember(user: string): Promise<number> {
+    const memberships = (await this.labelled(`${RBAC_PATH}/clusterrolebindings`, user)).filter(
+      (item) => !item.realized,
+    );
+    await Promise.all(
+      memberships.map((item) => this.remove(`${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(item.name)}`)),
+    );
+    return memberships.length;
+  }
+
   /** Deletes every binding labelled as the user's: platform role, cluster memberships, project memberships. */
   async removeAll(user: string): Promise<number> {
     const globalBindings = await this.labelled(GLOBAL_ROLE_BINDINGS_PATH, user);

@@ -11,6 +11,7 @@ import {
 } from '../../resources/v1alpha3/listing/resource-listing.js';
 import type { GlobalRoleDirectory } from './global-roles.js';
 import { userAdminRoutes, type UserAdminDeps } from './user-routes.js';
+import { memberAdminRoutes } from './member-routes.js';
 import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
@@ -255,10 +256,14 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       },
     )(req, res, next);
   });
-  if (deps.admin)
+  if (deps.admin) {
     router.use(
       userAdminRoutes({ ...deps.admin, listing: deps.listing, roles: deps.roles, authorizer: deps.authorizer }),
     );
+    router.use(
+      memberAdminRoutes({ listing: deps.listing, authorizer: deps.authorizer, bindings: deps.admin.bindings }),
+    );
+  }
 
   mountOperation(router, '', listNamespaceMemberRoleTemplates, (req: Request, res: Response, next: NextFunction) => {
     const namespace = String(req.params.namespace);

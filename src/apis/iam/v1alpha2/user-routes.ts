@@ -9,10 +9,10 @@ import { ROLE_TEMPLATE_LABEL, rulesOf } from '../../../controllers/platform-rbac
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
 import { KINDS_BY_RESOURCE, userAsAnswered, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
-import { MAX_RIGHTS_CHECKED, describeRight, rightsOf } from './escalation.js';
+import { confirmNoEscalation } from './escalation.js';
 import type { GlobalRoleDirectory } from './global-roles.js';
 import { createPlatformUser, deletePlatformUser, patchPlatformUser, updatePlatformUser } from './operations.js';
 import { platformUser } from './platform-user.js';
@@ -75,26 +75,13 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
         kind: 'globalroles',
       });
     // whom RBAC lets bind the role may give it whatever it grants, as with RBAC's own roles
-    const bind = await deps.authorizer.authorize(caller, {
-      verb: 'bind',
-      group: IAM_GROUP,
-      resource: 'globalroles',
-      name: role,
-    });
-    if (bind.allowed) return;
-    const rights = rightsOf(rulesOf(found.body));
-    if (rights.length > MAX_RIGHTS_CHECKED)
-      throw new ForbiddenError(
-        `platform role "${role}" grants more than ${MAX_RIGHTS_CHECKED} distinct rights: only one who may bind it can give it`,
-      );
-    const decisions = await Promise.all(rights.map((right) => deps.authorizer.authorize(caller, right)));
-    const missing = rights.find((_, i) => !decisions[i]!.allowed);
-    if (missing)
-      throw new ForbiddenError(
-        `user "${caller.username}" cannot give platform role "${role}": it grants ${describeRight(missing)}, which ` +
-          `"${caller.username}" does not hold (nor may bind globalroles "${role}")`,
-        { name: role, group: IAM_GROUP, kind: 'globalroles' },
-      );
+    await confirmNoEscalation(
+      deps.authorizer,
+      caller,
+      rulesOf(found.body),
+      { verb: 'bind', group: IAM_GROUP, resource: 'globalroles', name: role },
+      `platform role "${role}"`,
+    );
   };
 
   const requireFreeEmail = async (email: string, user: string) => {
