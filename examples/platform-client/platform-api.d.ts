@@ -1885,7 +1885,11 @@ export interface paths {
          */
         get: operations["listPlatformGlobalRoles"];
         put?: never;
-        post?: never;
+        /**
+         * Create a platform role
+         * @description Needs `create globalroles` in API group `iam.kapi.io`. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` globalroles. kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.
+         */
+        post: operations["createGlobalRole"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1904,9 +1908,17 @@ export interface paths {
          * @description Needs `get globalroles` (that name) in API group `iam.kapi.io`.
          */
         get: operations["readPlatformGlobalRole"];
-        put?: never;
+        /**
+         * Change a platform role’s templates, rules, description
+         * @description Needs `update globalroles` (that name) in API group `iam.kapi.io`. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` globalroles. kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.
+         */
+        put: operations["updateGlobalRole"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a platform role no one holds
+         * @description Needs `delete globalroles` (that name) in API group `iam.kapi.io`. A role some user still holds is not deleted (409): give them another first. Its realized ClusterRole goes with it.
+         */
+        delete: operations["deleteGlobalRole"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2480,6 +2492,27 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A GlobalRole as KubeSphere 3.4’s console sends it. */
+        GlobalRoleBody: {
+            metadata: {
+                /** @description The role’s name. */
+                name: string;
+                /** @description `iam.kapi.io/aggregation-roles`: a JSON array of role templates the role is made of (its rules are theirs); `kapi.io/description`, `kapi.io/alias-name`. */
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description RBAC rules, for a role made of no templates. */
+            rules?: ({
+                verbs: string[];
+            } & {
+                [key: string]: unknown;
+            })[];
         } & {
             [key: string]: unknown;
         };
@@ -11556,6 +11589,102 @@ export interface operations {
             };
         };
     };
+    createGlobalRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GlobalRoleBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a GlobalRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a right the caller does not hold (and it may not `escalate` globalroles): the message names it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such platform role, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A role of that name exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     readPlatformGlobalRole: {
         parameters: {
             query?: never;
@@ -11597,6 +11726,164 @@ export interface operations {
             };
             /** @description No GlobalRole of that name. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateGlobalRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GlobalRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GlobalRoleBody"];
+            };
+        };
+        responses: {
+            /** @description The role after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a GlobalRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a right the caller does not hold (and it may not `escalate` globalroles): the message names it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such platform role, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteGlobalRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GlobalRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No platform role of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Users still hold the role. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

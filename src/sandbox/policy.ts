@@ -156,6 +156,7 @@ export function defaultRules(): PolicyRule[] {
     { users: kapi, verbs: ['create', 'patch', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['users'] },
     // the users' administration: a user's platform role, and a deleted user's bindings
     { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['globalrolebindings'] },
+    { users: kapi, verbs: ['create', 'patch', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['globalroles'] },
     { users: kapi, verbs: ['delete'], apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'] },
     {
       users: kapi,

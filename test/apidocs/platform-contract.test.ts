@@ -596,6 +596,7 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       { apiGroups: ['iam.kapi.io'], resources: ['users/loginrecords'], verbs: ['get'] },
       { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['get', 'list'] },
       { apiGroups: ['iam.kapi.io'], resources: ['clustermembers'], verbs: ['create', 'update', 'delete'] },
+      { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['create', 'update', 'delete'] },
     ]);
     adminHeaders = bearer((await tokens(administrator)).access_token);
     strangerHeaders = bearer((await tokens(stranger)).access_token);
@@ -690,6 +691,58 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await call('put', url, {}, one)).status).toBe(401);
     expect((await call('put', url, adminHeaders, { ...one, pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
     expect((await send(e2e.kapiUrl, { method: 'put', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(415);
+    expect((await call('delete', url, strangerHeaders)).status).toBe(403);
+    expect((await call('delete', url, {})).status).toBe(401);
+    expect((await call('delete', url, adminHeaders)).status).toBe(200);
+    expect((await call('delete', url, adminHeaders)).status).toBe(404);
+  }, 60_000);
+
+  test('when platform roles are made, changed and deleted, then every answer and refusal matches the document', async () => {
+    const name = e2e.name('contract-role');
+    cleanup.push(`/apis/iam.kapi.io/v1alpha2/globalroles/${name}`);
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const role = (templates: string[] = [], roleName = name) => ({
+      metadata: { name: roleName, annotations: { 'iam.kapi.io/aggregation-roles': JSON.stringify(templates) } },
+    });
+    const roles = `${IAM2}/globalroles`;
+    expect((await call('post', roles, adminHeaders, role())).status).toBe(201);
+    expect((await call('post', roles, adminHeaders, role())).status).toBe(409);
+    expect((await call('post', roles, adminHeaders, { metadata: { name: 'Not A Name' } })).status).toBe(400);
+    expect((await call('post', roles, adminHeaders, role(['role-template-of-nothing'], e2e.name('x')))).status).toBe(
+      404,
+    );
+    expect((await call('post', roles, strangerHeaders, role([], e2e.name('x')))).status).toBe(403);
+    expect((await call('post', roles, {}, role([], e2e.name('x')))).status).toBe(401);
+    expect(
+      (await call('post', roles, adminHeaders, { ...role([], e2e.name('x')), pad: 'x'.repeat(17 * 1024) })).status,
+    ).toBe(413);
+    expect(
+      (await send(e2e.kapiUrl, { method: 'post', url: roles, headers: adminHeaders, form: { a: 'b' } })).status,
+    ).toBe(415);
+    const url = `${roles}/${name}`;
+    expect((await call('put', url, adminHeaders, role())).status).toBe(200);
+    expect((await call('put', url, adminHeaders, role([], 'another'))).status).toBe(400);
+    expect(
+      (await call('put', `${roles}/${e2e.name('ghost-role')}`, adminHeaders, role([], e2e.name('ghost-role')))).status,
+    ).toBe(404);
+    expect((await call('put', url, strangerHeaders, role())).status).toBe(403);
+    expect((await call('put', url, {}, role())).status).toBe(401);
+    expect((await call('put', url, adminHeaders, { ...role(), pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
+    expect((await send(e2e.kapiUrl, { method: 'put', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(415);
+    // held by a user: not deleted until no one holds it
+    const binding = await bindGlobalRole(e2e.admin, stranger, name);
+    cleanup.push(binding);
+    const roleOfStranger = async () =>
+      (
+        (await call('get', `${IAM2}/users/${stranger}`, adminHeaders)).json() as {
+          metadata: { annotations?: Record<string, string> };
+        }
+      ).metadata.annotations?.['iam.kapi.io/globalrole'];
+    await waitFor(async () => (await roleOfStranger()) === name);
+    expect((await call('delete', url, adminHeaders)).status).toBe(409);
+    await deleteIgnoringMissing(e2e.admin, binding);
+    await waitFor(async () => (await roleOfStranger()) !== name);
     expect((await call('delete', url, strangerHeaders)).status).toBe(403);
     expect((await call('delete', url, {})).status).toBe(401);
     expect((await call('delete', url, adminHeaders)).status).toBe(200);
@@ -1015,6 +1068,9 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: `${IAM2}/clustermembers`, headers: bearer('x'), json: [] },
       { method: 'put', url: `${IAM2}/clustermembers/x`, headers: bearer('x'), json: {} },
       { method: 'delete', url: `${IAM2}/clustermembers/x`, headers: bearer('x') },
+      { method: 'post', url: `${IAM2}/globalroles`, headers: bearer('x'), json: {} },
+      { method: 'put', url: `${IAM2}/globalroles/x`, headers: bearer('x'), json: {} },
+      { method: 'delete', url: `${IAM2}/globalroles/x`, headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
       ...[...iamOperations, ...tenantOperations, ...componentOperations]
         .filter((operation) => operation.method === 'get')

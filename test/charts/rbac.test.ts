@@ -61,6 +61,9 @@ describe('chart RBAC', () => {
     { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'delete' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'delete' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'patch' },
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'delete' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'create' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'loginhistories', verb: 'delete' },
@@ -107,8 +110,8 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'pods/exec', verb: 'create' },
     { apiGroup: '', resource: 'nodes', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'users', verb: 'update' },
-    // GlobalRoles are written by no one but cluster administrators (kapi realizes them, never changes them)
-    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'create' },
+    // platform roles are created, patched and deleted through kapi's API; nothing else is written
+    { apiGroup: 'iam.kapi.io', resource: 'globalroles', verb: 'update' },
     { apiGroup: 'iam.kapi.io', resource: 'globalrolebindings', verb: 'update' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'get' },
     // the listings read through their watches only: no get, no writes

@@ -337,3 +337,125 @@ describe('cluster members administered through kapi', () => {
     expect((await send('DELETE', `${KAPIS}/clustermembers/${member}`, managerToken)).status).toBe(404);
   });
 });
+
+describe('platform roles administered through kapi', () => {
+  let writer: string;
+  let writerToken: string;
+  let role: string;
+  let holder: string;
+  const realized = async (name: string) =>
+    e2e.admin
+      .request<{ rules: { verbs: string[]; resources?: string[] }[] }>({
+        path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/kapi:globalrole:${name}`,
+      })
+      .catch(() => undefined);
+
+  beforeAll(async () => {
+    // may write platform roles, and holds what the view-users template grants, nothing more
+    const template = await e2e.admin.request<{
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    }>({
+      path: `${IAM}/globalroles/role-template-view-users`,
+    });
+    writer = await e2e.createUser('role-writer', PASSWORD);
+    await e2e.grant(writer, [
+      ...template.rules,
+      { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['create', 'update', 'delete'] },
+    ]);
+    writerToken = (await caller.login(e2e.kapiUrl, writer, PASSWORD)).access_token;
+    role = e2e.name('user-viewer');
+    holder = await e2e.createUser('role-holder', PASSWORD);
+    made.push(`${IAM}/globalroles/${role}`, `${IAM}/globalrolebindings/${holder}-${role}`);
+  }, 60_000);
+
+  const body = (templates: string[], name = role) => ({
+    apiVersion: 'iam.kapi.io/v1alpha2',
+    kind: 'GlobalRole',
+    metadata: {
+      name,
+      annotations: { 'iam.kapi.io/aggregation-roles': JSON.stringify(templates), 'kapi.io/description': 'e2e' },
+    },
+  });
+
+  it('when a role writer makes a role of a template whose rights it holds, then the role has the template’s rules and is realized', async () => {
+    const created = await send('POST', `${KAPIS}/globalroles`, writerToken, body(['role-template-view-users']));
+    expect(created.status).toBe(201);
+    const template = await e2e.admin.request<{ rules: unknown[] }>({
+      path: `${IAM}/globalroles/role-template-view-users`,
+    });
+    expect(created.body.rules).toEqual(template.rules);
+    expect(created.body.metadata.annotations['kapi.io/creator']).toBe(writer);
+    await waitFor(async () => (await realized(role)) !== undefined);
+    expect((await send('POST', `${KAPIS}/globalroles`, writerToken, body(['role-template-view-users']))).status).toBe(
+      409,
+    );
+  });
+
+  it.each([
+    ['a template grants what the writer does not hold', () => ['role-template-manage-clusters'], 403],
+    ['a template does not exist', () => ['role-template-of-nothing'], 404],
+  ])('when %s, then making the role is refused with a Status', async (_case, templates, code) => {
+    const refused = await send(
+      'POST',
+      `${KAPIS}/globalroles`,
+      writerToken,
+      body(templates(), e2e.name('refused-role')),
+    );
+    expect(refused.status).toBe(code);
+    expect(refused.body).toMatchObject({ kind: 'Status', code });
+  });
+
+  it('when one without the right makes a role, then 403', async () => {
+    expect((await send('POST', `${KAPIS}/globalroles`, managerToken, body([], e2e.name('refused-role')))).status).toBe(
+      403,
+    );
+  });
+
+  it('when the role’s templates change, then its rules and its realization follow; beyond the writer’s rights it is refused', async () => {
+    const widened = await send(
+      'PUT',
+      `${KAPIS}/globalroles/${role}`,
+      writerToken,
+      body(['role-template-view-users', 'role-template-view-clusters']),
+    );
+    expect(widened.status).toBe(403);
+    const narrowed = await send(
+      'PUT',
+      `${KAPIS}/globalroles/${role}`,
+      adminToken,
+      body(['role-template-view-users', 'role-template-view-clusters']),
+    );
+    expect(narrowed.status).toBe(200);
+    expect(JSON.parse(narrowed.body.metadata.annotations['iam.kapi.io/aggregation-roles'])).toHaveLength(2);
+    await waitFor(async () => ((await realized(role))?.rules.length ?? 0) === narrowed.body.rules.length);
+    expect((await send('PUT', `${KAPIS}/globalroles/${role}`, adminToken, body([], 'another'))).status).toBe(400);
+  });
+
+  it('when the role is held, then deleting it is 409; once no one holds it, it goes with its realization', async () => {
+    const given = await send('PUT', `${KAPIS}/users/${holder}`, adminToken, {
+      metadata: { name: holder, annotations: { 'iam.kapi.io/globalrole': role } },
+      spec: { email: `${holder}@e2e.kapi.test` },
+    });
+    expect(given.status).toBe(200);
+    const shows = (wanted: string) => async () =>
+      (await send('GET', `${KAPIS}/users/${holder}`, adminToken)).body?.metadata?.annotations?.[
+        'iam.kapi.io/globalrole'
+      ] === wanted;
+    // the holders are kapi's watch of the bindings: once it shows the role given, the deletion is refused
+    await waitFor(shows(role));
+    expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(409);
+    expect(
+      (
+        await send('PUT', `${KAPIS}/users/${holder}`, adminToken, {
+          metadata: { name: holder, annotations: { 'iam.kapi.io/globalrole': 'platform-regular' } },
+          spec: { email: `${holder}@e2e.kapi.test` },
+        })
+      ).status,
+    ).toBe(200);
+    made.push(`${IAM}/globalrolebindings/${holder}-platform-regular`);
+    await waitFor(shows('platform-regular'));
+    expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(200);
+    await waitFor(async () => (await realized(role)) === undefined);
+    expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(404);
+  });
+});

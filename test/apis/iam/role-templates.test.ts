@@ -104,7 +104,7 @@ describe('platformUser', () => {
     spec: { email: 'bob@example.com' },
   };
 
-  test('when the user has a role, then KubeSphere’s shape carries it, not what the object says', () => {
+  test('when the user has a role, then KubeSphere’s shape carries it, not what the object says, and no state is Active', () => {
     expect(platformUser(stored, 'platform-regular')).toEqual({
       kind: 'User',
       apiVersion: 'iam.kapi.io/v1alpha2',
@@ -113,7 +113,13 @@ describe('platformUser', () => {
         annotations: { 'kapi.io/description': 'd', 'iam.kapi.io/globalrole': 'platform-regular' },
       },
       spec: { email: 'bob@example.com' },
+      status: { state: 'Active' },
     });
+  });
+
+  test('when the user has a state, then it is answered as stored', () => {
+    const disabled = { ...stored, status: { state: 'Disabled', lastLoginTime: '2026-11-28T00:00:00Z' } };
+    expect(platformUser(disabled, undefined).status).toEqual(disabled.status);
   });
 
   test('when the user has none, then no role annotation, and no empty annotations object', () => {

@@ -9,6 +9,7 @@ import {
   userObject,
 } from '../../../src/apis/iam/v1alpha2/user-admin.js';
 import { describeRight, rightsOf } from '../../../src/apis/iam/v1alpha2/escalation.js';
+import { aggregatedRules, globalRoleRequestFrom } from '../../../src/apis/iam/v1alpha2/global-role-admin.js';
 import { ApiError } from '../../../src/server/errors.js';
 
 const POLICY = { minLength: 8 };
@@ -200,5 +201,68 @@ describe('rightsOf (RBAC’s rule against escalation, as reviews)', () => {
 
   test('when a rule names resources with no group, then the core group is asked', () => {
     expect(rightsOf([{ verbs: ['get'], resources: ['pods'] }])).toEqual([{ verb: 'get', group: '', resource: 'pods' }]);
+  });
+});
+
+describe('globalRoleRequestFrom', () => {
+  const role = (annotations: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+    metadata: { name: 'auditor', annotations, ...extra },
+    rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+  });
+
+  test('when the console sends a role made of templates, then the templates are kept once each and the body’s rules are not used', () => {
+    const request = globalRoleRequestFrom(
+      role({
+        'iam.kapi.io/aggregation-roles': '["role-template-view-users","role-template-view-users"]',
+        'kapi.io/description': 'reads users',
+      }),
+    );
+    expect(request).toEqual({
+      name: 'auditor',
+      templates: ['role-template-view-users'],
+      rules: [],
+      annotations: {
+        'kapi.io/description': 'reads users',
+        'iam.kapi.io/aggregation-roles': '["role-template-view-users"]',
+      },
+    });
+  });
+
+  test('when a role names no templates, then its own rules are kept', () => {
+    expect(globalRoleRequestFrom(role({})).rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }]);
+  });
+
+  test('when the templates are the sum of their rules, then the role’s rules are theirs in order', () => {
+    expect(
+      aggregatedRules([
+        { rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['list'] }] },
+        { rules: [{ verbs: [] }, { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get'] }] },
+      ]),
+    ).toEqual([
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list'] },
+      { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['get'] },
+    ]);
+  });
+
+  test.each([
+    ['the body is a list', [], undefined, 'GlobalRole object'],
+    ['the name is not the URL’s', role({}), 'other', 'does not match the name on the URL (other)'],
+    ['the name is no name', { metadata: { name: 'Not A Name' } }, undefined, 'metadata.name'],
+    [
+      'the templates are no JSON array',
+      role({ 'iam.kapi.io/aggregation-roles': 'view-users' }),
+      undefined,
+      'JSON array',
+    ],
+    [
+      'it would be a template',
+      role({}, { labels: { 'iam.kapi.io/role-template': 'true' } }),
+      undefined,
+      'not written through this API',
+    ],
+  ])('when %s, then 400', (_case, body, urlName, words) => {
+    const refused = refusal(() => globalRoleRequestFrom(body, urlName));
+    expect(refused.code).toBe(400);
+    expect(refused.message).toContain(words);
   });
 });

@@ -431,6 +431,106 @@ export const deleteClusterMember = defineOperation({
   },
 });
 
+const GlobalRoleBodySchema = apiComponent(
+  'GlobalRoleBody',
+  z
+    .looseObject({
+      metadata: z.looseObject({
+        name: z.string().describe('The role’s name.'),
+        annotations: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe(
+            '`iam.kapi.io/aggregation-roles`: a JSON array of role templates the role is made of (its rules are ' +
+              'theirs); `kapi.io/description`, `kapi.io/alias-name`.',
+          ),
+      }),
+      rules: z
+        .array(z.looseObject({ verbs: z.array(z.string()) }))
+        .optional()
+        .describe('RBAC rules, for a role made of no templates.'),
+    })
+    .describe('A GlobalRole as KubeSphere 3.4’s console sends it.'),
+);
+
+const roleWriteErrors = {
+  400: {
+    description: 'The body is not a GlobalRole, a field is invalid (the cause names it), or its name is not the URL’s.',
+    body: StatusSchema,
+  },
+  401: statusResponses[401],
+  403: {
+    description:
+      'The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a ' +
+      'right the caller does not hold (and it may not `escalate` globalroles): the message names it.',
+    body: StatusSchema,
+  },
+  404: { description: 'No such platform role, or a template named does not exist.', body: StatusSchema },
+  409: { description: 'A role of that name exists.', body: StatusSchema },
+  413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+  415: { description: 'The body is not JSON.', body: StatusSchema },
+  503: statusResponses[503],
+};
+
+const roleWriteDescription =
+  'A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made ' +
+  'of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them ' +
+  '`escalate` globalroles. kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.';
+
+export const createGlobalRole = defineOperation({
+  operationId: 'createGlobalRole',
+  method: 'post',
+  path: `${IAM_V1ALPHA2_BASE}/globalroles`,
+  tags: ['iam'],
+  summary: 'Create a platform role',
+  description: `Needs \`create globalroles\` in API group \`iam.kapi.io\`. ${roleWriteDescription}`,
+  security: 'bearer',
+  jsonBody: GlobalRoleBodySchema,
+  responses: { 201: { description: 'Created.', body: RoleTemplateSchema }, ...roleWriteErrors },
+});
+
+export const updateGlobalRole = defineOperation({
+  operationId: 'updateGlobalRole',
+  method: 'put',
+  path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
+  tags: ['iam'],
+  summary: 'Change a platform role’s templates, rules, description',
+  description: `Needs \`update globalroles\` (that name) in API group \`iam.kapi.io\`. ${roleWriteDescription}`,
+  security: 'bearer',
+  pathParameters: z.object({ name: z.string().describe('The GlobalRole’s name.') }),
+  jsonBody: GlobalRoleBodySchema,
+  responses: {
+    200: { description: 'The role after the change.', body: RoleTemplateSchema },
+    400: roleWriteErrors[400],
+    401: roleWriteErrors[401],
+    403: roleWriteErrors[403],
+    404: roleWriteErrors[404],
+    413: roleWriteErrors[413],
+    415: roleWriteErrors[415],
+    503: roleWriteErrors[503],
+  },
+});
+
+export const deleteGlobalRole = defineOperation({
+  operationId: 'deleteGlobalRole',
+  method: 'delete',
+  path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
+  tags: ['iam'],
+  summary: 'Delete a platform role no one holds',
+  description:
+    'Needs `delete globalroles` (that name) in API group `iam.kapi.io`. A role some user still holds is not deleted ' +
+    '(409): give them another first. Its realized ClusterRole goes with it.',
+  security: 'bearer',
+  pathParameters: z.object({ name: z.string().describe('The GlobalRole’s name.') }),
+  responses: {
+    200: { description: 'Deleted: a Status of Success.', body: DeletedStatusSchema },
+    403: forbidden,
+    404: { description: 'No platform role of that name.', body: StatusSchema },
+    409: { description: 'Users still hold the role.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
 const globalRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('globalroles') as KindDefinition);
 
 export const listGlobalRoles = defineOperation({
@@ -480,6 +580,9 @@ export const iamOperations = [
   createClusterMembers,
   updateClusterMember,
   deleteClusterMember,
+  createGlobalRole,
+  updateGlobalRole,
+  deleteGlobalRole,
   listPlatformUsers,
   readPlatformUser,
   listUserGlobalRoleTemplates,

@@ -12,6 +12,7 @@ import {
 import type { GlobalRoleDirectory } from './global-roles.js';
 import { userAdminRoutes, type UserAdminDeps } from './user-routes.js';
 import { memberAdminRoutes } from './member-routes.js';
+import { globalRoleAdminRoutes } from './global-role-routes.js';
 import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
@@ -262,6 +263,14 @@ export function iamRoutes(deps: IamRouteDeps): Router {
     );
     router.use(
       memberAdminRoutes({ listing: deps.listing, authorizer: deps.authorizer, bindings: deps.admin.bindings }),
+    );
+    router.use(
+      globalRoleAdminRoutes({
+        roles: deps.roles,
+        authorizer: deps.authorizer,
+        client: deps.admin.client,
+        logger: deps.admin.logger,
+      }),
     );
   }
 

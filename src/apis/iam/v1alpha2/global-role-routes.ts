@@ -1,0 +1,181 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { forbidden } from '../../../auth/authorization/access-guard.js';
+import { jsonBody } from '../../../auth/account/account-routes.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
+import { ROLE_TEMPLATE_LABEL } from '../../../controllers/platform-rbac/realize.js';
+import { KubeApiError, type KubeClient } from '../../../kube/client.js';
+import type { Logger } from '../../../observability/logger.js';
+import { mountOperation } from '../../../openapi/operation.js';
+import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { confirmNoEscalation } from './escalation.js';
+import { aggregatedRules, globalRoleRequestFrom, type GlobalRoleRequest } from './global-role-admin.js';
+import { GLOBAL_ROLES_PATH, type GlobalRoleDirectory } from './global-roles.js';
+import { createGlobalRole, deleteGlobalRole, updateGlobalRole } from './operations.js';
+
+export interface GlobalRoleAdminDeps {
+  roles: GlobalRoleDirectory;
+  authorizer: Authorizer;
+  client: KubeClient;
+  logger: Logger;
+}
+
+const IAM_GROUP = 'iam.kapi.io';
+const TIMEOUT_MS = 10_000;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+const details = (name: string) => ({ name, group: IAM_GROUP, kind: 'globalroles' });
+const notFound = (name: string, what = 'globalroles.iam.kapi.io') =>
+  new NotFoundError(`${what} "${name}" not found`, details(name));
+
+/**
+ * Platform roles administered (SPEC §17, the console's Platform Roles page): create, change, delete. Each is a
+ * SubjectAccessReview of the caller on `globalroles`; a role's rules pass RBAC's rule against escalation (the caller
+ * holds them, or may `escalate` globalroles) before kapi writes it.
+ */
+export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
+  const router = Router();
+
+  const requireRight = async (caller: UserInfo, attributes: ResourceAttributes) => {
+    const decision = await deps.authorizer.authorize(caller, attributes);
+    if (!decision.allowed) throw forbidden(caller.username, attributes, decision.reason);
+  };
+
+  const isTemplate = (name: string) => {
+    const labels = (deps.roles.role(name)?.body.metadata as Raw)?.labels;
+    return labels?.[ROLE_TEMPLATE_LABEL] !== undefined;
+  };
+
+  /** The rules the role will have, once the caller is found to hold them. */
+  const rulesFor = async (caller: UserInfo, request: GlobalRoleRequest) => {
+    const templates = (request.templates ?? []).map((name) => {
+      const template = deps.roles.role(name);
+      if (!template || !isTemplate(name)) throw notFound(name, 'role template');
+      return template.body;
+    });
+    const rules = request.templates ? aggregatedRules(templates) : request.rules;
+    await confirmNoEscalation(
+      deps.authorizer,
+      caller,
+      rules,
+      { verb: 'escalate', group: IAM_GROUP, resource: 'globalroles' },
+      `global role "${request.name}"`,
+    );
+    return rules;
+  };
+
+  const write = async (method: 'POST' | 'PATCH', path: string, body: unknown, name: string): Promise<Raw> => {
+    try {
+      const written = await deps.client.request<Raw>({
+        method,
+        path,
+        body,
+        ...(method === 'PATCH' ? { contentType: 'application/merge-patch+json' } : {}),
+        timeoutMs: TIMEOUT_MS,
+      });
+      const { managedFields: _managed, ...metadata } = written?.metadata ?? {};
+      return { ...written, metadata };
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 409)
+        throw new ApiError(409, 'AlreadyExists', `globalroles.iam.kapi.io "${name}" already exists`, details(name));
+      if (err instanceof KubeApiError && err.code === 404) throw notFound(name);
+      if (err instanceof KubeApiError && (err.code === 400 || err.code === 422))
+        throw new BadRequestError(`kube-apiserver refused the GlobalRole "${name}": ${err.status?.message ?? ''}`);
+      throw err;
+    }
+  };
+
+  const handle =
+    (work: (caller: UserInfo, req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) => {
+      const caller = req.user;
+      if (!caller) return next(new UnauthorizedError());
+      work(caller, req, res).catch(next);
+    };
+
+  mountOperation(
+    router,
+    '',
+    createGlobalRole,
+    jsonBody,
+    handle(async (caller, req, res) => {
+      await requireRight(caller, { verb: 'create', group: IAM_GROUP, resource: 'globalroles' });
+      const request = globalRoleRequestFrom(req.body);
+      const rules = await rulesFor(caller, request);
+      const created = await write(
+        'POST',
+        GLOBAL_ROLES_PATH,
+        {
+          apiVersion: 'iam.kapi.io/v1alpha2',
+          kind: 'GlobalRole',
+          metadata: { name: request.name, annotations: { ...request.annotations, 'kapi.io/creator': caller.username } },
+          rules,
+        },
+        request.name,
+      );
+      deps.logger.info('global role created', { audit: 'globalrole', role: request.name, by: caller.username });
+      res.status(201).json(created);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    updateGlobalRole,
+    jsonBody,
+    handle(async (caller, req, res) => {
+      const name = String(req.params.name);
+      await requireRight(caller, { verb: 'update', group: IAM_GROUP, resource: 'globalroles', name });
+      const request = globalRoleRequestFrom(req.body, name);
+      if (!deps.roles.role(name) || isTemplate(name)) throw notFound(name);
+      const rules = await rulesFor(caller, request);
+      const updated = await write(
+        'PATCH',
+        `${GLOBAL_ROLES_PATH}/${encodeURIComponent(name)}`,
+        { metadata: { annotations: request.annotations }, rules },
+        name,
+      );
+      deps.logger.info('global role changed', { audit: 'globalrole', role: name, by: caller.username });
+      res.json(updated);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    deleteGlobalRole,
+    handle(async (caller, req, res) => {
+      const name = String(req.params.name);
+      await requireRight(caller, { verb: 'delete', group: IAM_GROUP, resource: 'globalroles', name });
+      if (!deps.roles.role(name) || isTemplate(name)) throw notFound(name);
+      const holders = deps.roles.holdersOf(name).size;
+      if (holders > 0)
+        throw new ApiError(
+          409,
+          'Conflict',
+          `globalroles.iam.kapi.io "${name}" is held by ${holders} user(s): give them another role first`,
+          details(name),
+        );
+      try {
+        await deps.client.request({
+          method: 'DELETE',
+          path: `${GLOBAL_ROLES_PATH}/${encodeURIComponent(name)}`,
+          timeoutMs: TIMEOUT_MS,
+        });
+      } catch (err) {
+        if (err instanceof KubeApiError && err.code === 404) throw notFound(name);
+        throw err;
+      }
+      deps.logger.info('global role deleted', { audit: 'globalrole', role: name, by: caller.username });
+      res.json({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        message: `globalroles.iam.kapi.io "${name}" deleted`,
+        details: details(name),
+      });
+    }),
+  );
+  return router;
+}
