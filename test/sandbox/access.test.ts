@@ -71,9 +71,15 @@ describe('policy decisions (pure)', () => {
       true,
     ],
     [
-      'the service account may not delete users',
+      'the service account may delete users (the users administration, after its review of the caller)',
       sa,
       { verb: 'delete', apiGroup: 'iam.kapi.io', resource: 'users', name: 'bob' },
+      true,
+    ],
+    [
+      'the service account may not update users (it patches what it changes)',
+      sa,
+      { verb: 'update', apiGroup: 'iam.kapi.io', resource: 'users', name: 'bob' },
       false,
     ],
     [
