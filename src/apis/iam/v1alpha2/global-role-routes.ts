@@ -1,15 +1,15 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
-import { forbidden } from '../../../auth/authorization/access-guard.js';
+import { Router } from 'express';
 import { jsonBody } from '../../../auth/account/account-routes.js';
+import { deletedStatus, requireRight as requireCallerRight, withCaller } from './caller.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { ROLE_TEMPLATE_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
 import { confirmNoEscalation } from './escalation.js';
 import { aggregatedRules, globalRoleRequestFrom, type GlobalRoleRequest } from './global-role-admin.js';
-import { GLOBAL_ROLES_PATH, type GlobalRoleDirectory } from './global-roles.js';
+import { GLOBAL_ROLE_BINDINGS_PATH, GLOBAL_ROLES_PATH, type GlobalRoleDirectory } from './global-roles.js';
 import { createGlobalRole, deleteGlobalRole, updateGlobalRole } from './operations.js';
 
 export interface GlobalRoleAdminDeps {
@@ -36,10 +36,8 @@ const notFound = (name: string, what = 'globalroles.iam.kapi.io') =>
 export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
   const router = Router();
 
-  const requireRight = async (caller: UserInfo, attributes: ResourceAttributes) => {
-    const decision = await deps.authorizer.authorize(caller, attributes);
-    if (!decision.allowed) throw forbidden(caller.username, attributes, decision.reason);
-  };
+  const requireRight = (caller: UserInfo, attributes: ResourceAttributes) =>
+    requireCallerRight(deps.authorizer, caller, attributes);
 
   const isTemplate = (name: string) => {
     const labels = (deps.roles.role(name)?.body.metadata as Raw)?.labels;
@@ -85,13 +83,7 @@ export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
     }
   };
 
-  const handle =
-    (work: (caller: UserInfo, req: Request, res: Response) => Promise<void>) =>
-    (req: Request, res: Response, next: NextFunction) => {
-      const caller = req.user;
-      if (!caller) return next(new UnauthorizedError());
-      work(caller, req, res).catch(next);
-    };
+  const handle = withCaller;
 
   mountOperation(
     router,
@@ -148,12 +140,20 @@ export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
       const name = String(req.params.name);
       await requireRight(caller, { verb: 'delete', group: IAM_GROUP, resource: 'globalroles', name });
       if (!deps.roles.role(name) || isTemplate(name)) throw notFound(name);
-      const holders = deps.roles.holdersOf(name).size;
+      // the bindings as kube-apiserver has them now, not as kapi's watch last saw them: a binding made a moment ago
+      // (on any replica) still holds the role
+      const bindings = await deps.client.request<{ items?: Raw[] }>({
+        path: GLOBAL_ROLE_BINDINGS_PATH,
+        timeoutMs: TIMEOUT_MS,
+      });
+      const holders = (bindings?.items ?? []).filter(
+        (binding) => binding?.roleRef?.kind === 'GlobalRole' && binding.roleRef.name === name,
+      ).length;
       if (holders > 0)
         throw new ApiError(
           409,
           'Conflict',
-          `globalroles.iam.kapi.io "${name}" is held by ${holders} user(s): give them another role first`,
+          `globalroles.iam.kapi.io "${name}" is given by ${holders} binding(s): give their users another role first`,
           details(name),
         );
       try {
@@ -167,14 +167,7 @@ export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
         throw err;
       }
       deps.logger.info('global role deleted', { audit: 'globalrole', role: name, by: caller.username });
-      res.json({
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Success',
-        message: `globalroles.iam.kapi.io "${name}" deleted`,
-        details: details(name),
-      });
+      res.json(deletedStatus(name, IAM_GROUP, 'globalroles'));
     }),
   );
   return router;

@@ -1,10 +1,10 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
-import { forbidden } from '../../../auth/authorization/access-guard.js';
+import { Router } from 'express';
 import { jsonBody } from '../../../auth/account/account-routes.js';
+import { deletedStatus, requireRight as requireCallerRight, withCaller } from './caller.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { rulesOf } from '../../../controllers/platform-rbac/realize.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { BadRequestError, InvalidParameterError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { BadRequestError, InvalidParameterError, NotFoundError } from '../../../server/errors.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { confirmNoEscalation } from './escalation.js';
@@ -48,10 +48,8 @@ export function memberAdminRoutes(deps: MemberAdminDeps): Router {
   const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
   const clusterRoles = KINDS_BY_RESOURCE.get('clusterroles') as KindDefinition;
 
-  const requireRight = async (caller: UserInfo, attributes: ResourceAttributes) => {
-    const decision = await deps.authorizer.authorize(caller, attributes);
-    if (!decision.allowed) throw forbidden(caller.username, attributes, decision.reason);
-  };
+  const requireRight = (caller: UserInfo, attributes: ResourceAttributes) =>
+    requireCallerRight(deps.authorizer, caller, attributes);
 
   /** The member may be made: the user and the role exist, and the caller may give the role. */
   const requireGivable = async (caller: UserInfo, member: ClusterMember) => {
@@ -77,13 +75,7 @@ export function memberAdminRoutes(deps: MemberAdminDeps): Router {
     );
   };
 
-  const handle =
-    (work: (caller: UserInfo, req: Request, res: Response) => Promise<void>) =>
-    (req: Request, res: Response, next: NextFunction) => {
-      const caller = req.user;
-      if (!caller) return next(new UnauthorizedError());
-      work(caller, req, res).catch(next);
-    };
+  const handle = withCaller;
 
   mountOperation(
     router,
@@ -133,14 +125,7 @@ export function memberAdminRoutes(deps: MemberAdminDeps): Router {
           group: IAM_GROUP,
           kind: 'clustermembers',
         });
-      res.json({
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Success',
-        message: `clustermembers.iam.kapi.io "${name}" deleted`,
-        details: { name, group: IAM_GROUP, kind: 'clustermembers' },
-      });
+      res.json(deletedStatus(name, IAM_GROUP, 'clustermembers'));
     }),
   );
   return router;

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { forbidden } from '../../../auth/authorization/access-guard.js';
 import { jsonBody } from '../../../auth/account/account-routes.js';
+import { deletedStatus, requireRight as requireCallerRight, withCaller } from './caller.js';
 import { hashPassword } from '../../../auth/account/password-change.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { USERS_PATH } from '../../../auth/users/user-record.js';
@@ -9,7 +9,7 @@ import { ROLE_TEMPLATE_LABEL, rulesOf } from '../../../controllers/platform-rbac
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
 import { KINDS_BY_RESOURCE, userAsAnswered, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { confirmNoEscalation } from './escalation.js';
@@ -59,10 +59,8 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
   const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
   const clock = deps.clock ?? Date.now;
 
-  const requireRight = async (caller: UserInfo, attributes: ResourceAttributes) => {
-    const decision = await deps.authorizer.authorize(caller, attributes);
-    if (!decision.allowed) throw forbidden(caller.username, attributes, decision.reason);
-  };
+  const requireRight = (caller: UserInfo, attributes: ResourceAttributes) =>
+    requireCallerRight(deps.authorizer, caller, attributes);
 
   /** The platform role `role`, if the caller may give it: it exists, is no template, and grants nothing more. */
   const requireGivable = async (caller: UserInfo, role: string) => {
@@ -108,13 +106,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
     return platformUser(userAsAnswered({ ...stored, metadata }), role);
   };
 
-  const handle =
-    (work: (caller: UserInfo, req: Request, res: Response) => Promise<void>) =>
-    (req: Request, res: Response, next: NextFunction) => {
-      const caller = req.user;
-      if (!caller) return next(new UnauthorizedError());
-      work(caller, req, res).catch(next);
-    };
+  const handle = withCaller;
 
   mountOperation(
     router,
@@ -206,14 +198,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
       const bindings = await deps.bindings.removeAll(name);
       const sessions = await deps.endSessions(name);
       deps.logger.info('user deleted', { audit: 'user', user: name, by: caller.username, bindings, sessions });
-      res.json({
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Success',
-        message: `users.iam.kapi.io "${name}" deleted`,
-        details: { ...userDetails(name), ...(uid ? { uid } : {}) },
-      });
+      res.json(deletedStatus(name, IAM_GROUP, 'users', uid));
     }),
   );
   return router;
