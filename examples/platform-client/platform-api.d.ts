@@ -2065,7 +2065,11 @@ export interface paths {
          */
         get: operations["listTenantWorkspaceTemplates"];
         put?: never;
-        post?: never;
+        /**
+         * Create a workspace with its manager
+         * @description Needs `create workspacetemplates` in API group `tenant.kapi.io`. The manager is the caller unless `spec.template.spec.manager` names another user. Naming another user than oneself as its manager needs `bind workspacetemplates` (that name) in API group `tenant.kapi.io` (KubeSphere PR #6385: otherwise anyone who may make a workspace could give one to anyone).
+         */
+        post: operations["createWorkspaceTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2086,10 +2090,18 @@ export interface paths {
         get: operations["readTenantWorkspaceTemplate"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a workspace; its projects stay unless asked
+         * @description Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule).
+         */
+        delete: operations["deleteWorkspaceTemplate"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a workspace’s description, alias or manager
+         * @description Needs `patch workspacetemplates` (that name) in API group `tenant.kapi.io`. The body is the console’s JSON patch (`add` or `replace` of `/metadata/annotations` and `/spec`) or a merge patch of the same fields. Naming another user than oneself as its manager needs `bind workspacetemplates` (that name) in API group `tenant.kapi.io` (KubeSphere PR #6385: otherwise anyone who may make a workspace could give one to anyone).
+         */
+        patch: operations["patchWorkspaceTemplate"];
         trace?: never;
     };
     "/kapis/tenant.kapi.io/v1alpha3/workspaces": {
@@ -12632,6 +12644,102 @@ export interface operations {
             };
         };
     };
+    createWorkspaceTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceTemplateObject"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceTemplateObject"];
+                };
+            };
+            /** @description The body is not a workspace (or a patch of one); `details.causes[0].field` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this, or naming that manager (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such user for its manager. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A workspace of that name exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     readTenantWorkspaceTemplate: {
         parameters: {
             query?: never;
@@ -12673,6 +12781,232 @@ export interface operations {
             };
             /** @description No workspace of that name (for a caller who may read any). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteWorkspaceTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        kind: "Status";
+                        /** @enum {string} */
+                        apiVersion: "v1";
+                        metadata: Record<string, never>;
+                        /** @enum {string} */
+                        status: "Success";
+                        message: string;
+                        details: {
+                            name: string;
+                            group: string;
+                            kind: string;
+                        };
+                    };
+                };
+            };
+            /** @description propagationPolicy is not Orphan, Background or Foreground. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not delete the workspace, or (with Background or Foreground) one of its namespaces. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No workspace of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchWorkspaceTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": ({
+                    op: string;
+                    path: string;
+                } & {
+                    [key: string]: unknown;
+                })[] | ({
+                    /** @enum {string} */
+                    apiVersion: "tenant.kapi.io/v1alpha2";
+                    /** @enum {string} */
+                    kind: "WorkspaceTemplate";
+                    metadata: {
+                        name: string;
+                        labels?: {
+                            [key: string]: string;
+                        };
+                        annotations?: {
+                            [key: string]: string;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    spec: {
+                        template?: {
+                            spec?: {
+                                manager?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                });
+            };
+        };
+        responses: {
+            /** @description The workspace after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceTemplateObject"];
+                };
+            };
+            /** @description The body is not a workspace (or a patch of one); `details.causes[0].field` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this, or naming that manager (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such user for its manager. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

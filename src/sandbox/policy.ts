@@ -116,13 +116,14 @@ export function defaultRules(): PolicyRule[] {
       apiGroups: ['rbac.authorization.k8s.io'],
       resources: ['clusterroles', 'clusterrolebindings'],
     },
-    // system-workspace holds the system namespaces: kapi labels those, and no other
+    // the workspace label of namespaces: system-workspace's, and a deleted workspace's namespaces leaving it
+    { users: kapi, verbs: ['patch'], apiGroups: [''], resources: ['namespaces'] },
+    // workspaces written through kapi's API
     {
       users: kapi,
-      verbs: ['patch'],
-      apiGroups: [''],
-      resources: ['namespaces'],
-      resourceNames: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kapi-system'],
+      verbs: ['get', 'create', 'patch', 'delete'],
+      apiGroups: ['tenant.kapi.io'],
+      resources: ['workspacetemplates'],
     },
     // The listings' on-demand caches, as the chart's ClusterRole: list and watch, secrets excepted.
     ...LISTED_KINDS.map(([group, resources]) => ({

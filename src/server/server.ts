@@ -23,6 +23,7 @@ import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
 import { UserRoleBindings } from '../apis/iam/v1alpha2/role-bindings.js';
 import { DEFAULT_PLATFORM_ROLE } from '../apis/iam/v1alpha2/user-admin.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
+import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
@@ -290,6 +291,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         },
       }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
+      workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: options.configuration.namespace }),
     ],
     account: identity.accountRouter,

@@ -597,6 +597,11 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['get', 'list'] },
       { apiGroups: ['iam.kapi.io'], resources: ['clustermembers'], verbs: ['create', 'update', 'delete'] },
       { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['create', 'update', 'delete'] },
+      {
+        apiGroups: ['tenant.kapi.io'],
+        resources: ['workspacetemplates'],
+        verbs: ['create', 'patch', 'delete', 'bind'],
+      },
     ]);
     adminHeaders = bearer((await tokens(administrator)).access_token);
     strangerHeaders = bearer((await tokens(stranger)).access_token);
@@ -745,6 +750,49 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     await waitFor(async () => (await roleOfStranger()) !== name);
     expect((await call('delete', url, strangerHeaders)).status).toBe(403);
     expect((await call('delete', url, {})).status).toBe(401);
+    expect((await call('delete', url, adminHeaders)).status).toBe(200);
+    expect((await call('delete', url, adminHeaders)).status).toBe(404);
+  }, 60_000);
+
+  test('when workspaces are made, changed and deleted, then every answer and refusal matches the document', async () => {
+    const name = e2e.name('contract-ws');
+    const templates = '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates';
+    cleanup.push(`/apis/tenant.kapi.io/v1alpha2/workspacetemplates/${name}`);
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const ws = (wsName = name, manager?: string) => ({
+      metadata: { name: wsName },
+      spec: { template: { spec: manager ? { manager } : {} } },
+    });
+    const large = { ...ws(), pad: 'x'.repeat(17 * 1024) };
+    expect((await call('post', templates, adminHeaders, ws())).status).toBe(201);
+    expect((await call('post', templates, adminHeaders, ws())).status).toBe(409);
+    expect((await call('post', templates, adminHeaders, ws('no.dots'))).status).toBe(400);
+    expect((await call('post', templates, adminHeaders, ws(e2e.name('x'), e2e.name('nobody')))).status).toBe(404);
+    expect((await call('post', templates, strangerHeaders, ws(e2e.name('x')))).status).toBe(403);
+    expect((await call('post', templates, {}, ws(e2e.name('x')))).status).toBe(401);
+    expect((await call('post', templates, adminHeaders, large)).status).toBe(413);
+    expect(
+      (await send(e2e.kapiUrl, { method: 'post', url: templates, headers: adminHeaders, form: { a: 'b' } })).status,
+    ).toBe(415);
+    const url = `${templates}/${name}`;
+    const edit = [{ op: 'add', path: '/metadata/annotations', value: { 'kapi.io/description': 'contract' } }];
+    expect((await call('patch', url, adminHeaders, edit)).status).toBe(200);
+    expect((await call('patch', url, adminHeaders, [{ op: 'remove', path: '/spec' }])).status).toBe(400);
+    expect((await call('patch', `${templates}/${e2e.name('ghost-ws')}`, adminHeaders, edit)).status).toBe(404);
+    expect((await call('patch', url, strangerHeaders, edit)).status).toBe(403);
+    expect((await call('patch', url, {}, edit)).status).toBe(401);
+    expect((await call('patch', url, adminHeaders, large)).status).toBe(413);
+    expect((await send(e2e.kapiUrl, { method: 'patch', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(
+      415,
+    );
+    expect((await call('delete', url, adminHeaders, { propagationPolicy: 'Everything' })).status).toBe(400);
+    expect((await call('delete', url, strangerHeaders)).status).toBe(403);
+    expect((await call('delete', url, {})).status).toBe(401);
+    expect((await call('delete', url, adminHeaders, large)).status).toBe(413);
+    expect((await send(e2e.kapiUrl, { method: 'delete', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(
+      415,
+    );
     expect((await call('delete', url, adminHeaders)).status).toBe(200);
     expect((await call('delete', url, adminHeaders)).status).toBe(404);
   }, 60_000);
@@ -1071,6 +1119,9 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'post', url: `${IAM2}/globalroles`, headers: bearer('x'), json: {} },
       { method: 'put', url: `${IAM2}/globalroles/x`, headers: bearer('x'), json: {} },
       { method: 'delete', url: `${IAM2}/globalroles/x`, headers: bearer('x') },
+      { method: 'post', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates', headers: bearer('x'), json: {} },
+      { method: 'patch', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x'), json: {} },
+      { method: 'delete', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
       ...[...iamOperations, ...tenantOperations, ...componentOperations]
         .filter((operation) => operation.method === 'get')

@@ -47,6 +47,13 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'nodes', verb: 'watch' },
     { apiGroup: '', resource: 'pods', verb: 'watch' },
     { apiGroup: '', resource: 'namespaces', verb: 'list' },
+    // the workspace label of namespaces (system-workspace; a deleted workspace's namespaces leave it)
+    { apiGroup: '', resource: 'namespaces', verb: 'patch' },
+    ...['get', 'create', 'patch', 'delete'].map((verb) => ({
+      apiGroup: 'tenant.kapi.io',
+      resource: 'workspacetemplates',
+      verb,
+    })),
     { apiGroup: '', resource: 'pods/log', verb: 'get' },
     { apiGroup: '', resource: 'users', verb: 'impersonate' },
     { apiGroup: '', resource: 'groups', verb: 'impersonate' },

@@ -117,9 +117,104 @@ export const readWorkspaceTemplate = defineOperation({
   },
 });
 
+const workspaceName = z.object({ workspace: z.string().describe('The workspace’s name.') });
+const managerRule =
+  'Naming another user than oneself as its manager needs `bind workspacetemplates` (that name) in API group ' +
+  '`tenant.kapi.io` (KubeSphere PR #6385: otherwise anyone who may make a workspace could give one to anyone).';
+const writeErrors = {
+  400: {
+    description: 'The body is not a workspace (or a patch of one); `details.causes[0].field` names the field.',
+    body: StatusSchema,
+  },
+  401: statusResponses[401],
+  403: {
+    description: 'The cluster’s RBAC does not allow the caller this, or naming that manager (SubjectAccessReview).',
+    body: StatusSchema,
+  },
+  404: { description: 'No such workspace, or no such user for its manager.', body: StatusSchema },
+  413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+  415: { description: 'The body is not JSON.', body: StatusSchema },
+  503: statusResponses[503],
+};
+
+export const createWorkspaceTemplate = defineOperation({
+  operationId: 'createWorkspaceTemplate',
+  method: 'post',
+  path: `${TENANT_V1ALPHA3_BASE}/workspacetemplates`,
+  tags: ['tenant'],
+  summary: 'Create a workspace with its manager',
+  description:
+    'Needs `create workspacetemplates` in API group `tenant.kapi.io`. The manager is the caller unless ' +
+    `\`spec.template.spec.manager\` names another user. ${managerRule}`,
+  security: 'bearer',
+  jsonBody: WorkspaceTemplateSchema,
+  responses: {
+    201: { description: 'Created.', body: WorkspaceTemplateSchema },
+    ...writeErrors,
+    409: { description: 'A workspace of that name exists.', body: StatusSchema },
+  },
+});
+
+export const patchWorkspaceTemplate = defineOperation({
+  operationId: 'patchWorkspaceTemplate',
+  method: 'patch',
+  path: `${TENANT_V1ALPHA3_BASE}/workspacetemplates/{workspace}`,
+  tags: ['tenant'],
+  summary: 'Change a workspace’s description, alias or manager',
+  description:
+    'Needs `patch workspacetemplates` (that name) in API group `tenant.kapi.io`. The body is the console’s JSON patch ' +
+    '(`add` or `replace` of `/metadata/annotations` and `/spec`) or a merge patch of the same fields. ' +
+    managerRule,
+  security: 'bearer',
+  pathParameters: workspaceName,
+  jsonBody: z.union([z.array(z.looseObject({ op: z.string(), path: z.string() })), WorkspaceTemplateSchema]),
+  responses: { 200: { description: 'The workspace after the change.', body: WorkspaceTemplateSchema }, ...writeErrors },
+});
+
+export const deleteWorkspaceTemplate = defineOperation({
+  operationId: 'deleteWorkspaceTemplate',
+  method: 'delete',
+  path: `${TENANT_V1ALPHA3_BASE}/workspacetemplates/{workspace}`,
+  tags: ['tenant'],
+  summary: 'Delete a workspace; its projects stay unless asked',
+  description:
+    'Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the ' +
+    'workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit ' +
+    'them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted ' +
+    'as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule).',
+  security: 'bearer',
+  pathParameters: workspaceName,
+  responses: {
+    200: {
+      description: 'Deleted: a Status of Success.',
+      body: z.object({
+        kind: z.literal('Status'),
+        apiVersion: z.literal('v1'),
+        metadata: z.object({}),
+        status: z.literal('Success'),
+        message: z.string(),
+        details: z.object({ name: z.string(), group: z.string(), kind: z.string() }),
+      }),
+    },
+    400: { description: 'propagationPolicy is not Orphan, Background or Foreground.', body: StatusSchema },
+    401: statusResponses[401],
+    403: {
+      description: 'The caller may not delete the workspace, or (with Background or Foreground) one of its namespaces.',
+      body: StatusSchema,
+    },
+    404: { description: 'No workspace of that name.', body: StatusSchema },
+    413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+    415: { description: 'The body is not JSON.', body: StatusSchema },
+    503: statusResponses[503],
+  },
+});
+
 export const tenantOperations = [
   listWorkspaceTemplates,
   readWorkspaceTemplate,
+  createWorkspaceTemplate,
+  patchWorkspaceTemplate,
+  deleteWorkspaceTemplate,
   listWorkspaces,
   listWorkspaceTemplatesV1alpha2,
 ] as const;

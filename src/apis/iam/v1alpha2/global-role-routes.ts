@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { jsonBody } from '../../../auth/account/account-routes.js';
-import { deletedStatus, requireRight as requireCallerRight, withCaller } from './caller.js';
+import { deletedStatus, requireRight as requireCallerRight, withCaller } from '../../caller.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { ROLE_TEMPLATE_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';

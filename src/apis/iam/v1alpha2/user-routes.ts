@@ -1,6 +1,6 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { jsonBody } from '../../../auth/account/account-routes.js';
-import { deletedStatus, requireRight as requireCallerRight, withCaller } from './caller.js';
+import { deletedStatus, patchBody, requireRight as requireCallerRight, withCaller } from '../../caller.js';
 import { hashPassword } from '../../../auth/account/password-change.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { USERS_PATH } from '../../../auth/users/user-record.js';
@@ -173,7 +173,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
       res.json(answered(stored, newRole ?? currentRole));
     });
   mountOperation(router, '', updatePlatformUser, jsonBody, edit('replace'));
-  mountOperation(router, '', patchPlatformUser, mergePatchBody, edit('merge'));
+  mountOperation(router, '', patchPlatformUser, patchBody, edit('merge'));
 
   mountOperation(
     router,
@@ -247,11 +247,4 @@ function refusedByCluster(err: unknown, name: string): unknown {
     );
   }
   return err;
-}
-
-/** A merge patch body: application/merge-patch+json (the console's) or application/json. */
-function mergePatchBody(req: Request, res: Response, next: NextFunction): void {
-  const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/merge-patch+json') req.headers['content-type'] = 'application/json';
-  jsonBody(req, res, next);
 }

@@ -19,7 +19,7 @@ import {
 import { KubeApiError, type KubeClient } from '../../../../kube/client.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../../../../kube/label-selector.js';
 import type { Reflector } from '../../../../kube/reflector.js';
-import { impersonationHeaders } from '../../../../proxy/forward-headers.js';
+import { callerHeaders } from '../../../caller.js';
 import { ApiError, NotFoundError, ServiceUnavailableError, credentialsRefused } from '../../../../server/errors.js';
 import { KINDS_BY_RESOURCE, kubePath, type KindDefinition } from '../kinds/kind-table.js';
 import { bodyHeader, objectRecord, tableShape } from '../kinds/object-record.js';
@@ -356,15 +356,8 @@ export class ResourceListing {
     user: UserInfo,
     request: { path: string; query?: Record<string, string | number | undefined> },
   ): Promise<T> {
-    const pairs = impersonationHeaders(user);
-    if (!pairs) throw new ApiError(403, 'Forbidden', 'the caller’s identity cannot be sent to kube-apiserver');
-    const headers: Record<string, string | string[]> = {};
-    for (let i = 0; i < pairs.length; i += 2) {
-      const name = pairs[i] as string;
-      const value = pairs[i + 1] as string;
-      const before = headers[name];
-      headers[name] = before === undefined ? value : [...(Array.isArray(before) ? before : [before]), value];
-    }
+    const headers = callerHeaders(user);
+    if (!headers) throw new ApiError(403, 'Forbidden', 'the caller’s identity cannot be sent to kube-apiserver');
     try {
       return await this.deps.client.request<T>({ ...request, headers, timeoutMs: 30_000 });
     } catch (error) {

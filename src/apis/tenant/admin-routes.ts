@@ -1,0 +1,239 @@
+import { Router } from 'express';
+import { jsonBody } from '../../auth/account/account-routes.js';
+import { isObjectName } from '../../auth/kube-names.js';
+import type { Authorizer, UserInfo } from '../../auth/identity.js';
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import type { Logger } from '../../observability/logger.js';
+import { mountOperation } from '../../openapi/operation.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../server/errors.js';
+import { callerHeaders, deletedStatus, optionalJsonBody, patchBody, requireRight, withCaller } from '../caller.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
+import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
+import { createWorkspaceTemplate, deleteWorkspaceTemplate, patchWorkspaceTemplate } from './operations.js';
+import { deletesNamespaces, workspaceEditFrom, workspaceRequestFrom } from './workspace-admin.js';
+
+export interface WorkspaceAdminDeps {
+  listing: ResourceListing;
+  authorizer: Authorizer;
+  /** kapi's own client: it writes WorkspaceTemplates and the namespaces' label once the caller's rights are checked. */
+  client: KubeClient;
+  logger: Logger;
+}
+
+const TENANT_GROUP = 'tenant.kapi.io';
+const TEMPLATES_PATH = '/apis/tenant.kapi.io/v1alpha2/workspacetemplates';
+const TIMEOUT_MS = 10_000;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+const details = (name: string) => ({ name, group: TENANT_GROUP, kind: 'workspacetemplates' });
+const notFound = (name: string) =>
+  new NotFoundError(`workspacetemplates.tenant.kapi.io "${name}" not found`, details(name));
+
+/**
+ * Workspaces administered (SPEC §18, the console's Workspaces page): create, edit, delete, each a SubjectAccessReview
+ * of the caller on `workspacetemplates`; naming another user as manager needs `bind` on it (KubeSphere PR #6385).
+ */
+export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
+  const router = Router();
+  const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
+
+  /** The manager may be named by the caller: itself, or another existing user with the right to. */
+  const requireManager = async (caller: UserInfo, workspace: string, manager: string) => {
+    if (manager === caller.username) return;
+    await requireRight(deps.authorizer, caller, {
+      verb: 'bind',
+      group: TENANT_GROUP,
+      resource: 'workspacetemplates',
+      name: workspace,
+    });
+    if (!(await deps.listing.readCached(users, undefined, manager)))
+      throw new NotFoundError(`users.iam.kapi.io "${manager}" not found`, {
+        name: manager,
+        group: 'iam.kapi.io',
+        kind: 'users',
+      });
+  };
+
+  const write = async (
+    request: { method: string; path: string; body?: unknown; contentType?: string },
+    name: string,
+  ) => {
+    try {
+      const written = await deps.client.request<Raw>({ ...request, timeoutMs: TIMEOUT_MS });
+      const { managedFields: _managed, ...metadata } = written?.metadata ?? {};
+      return { ...written, metadata };
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 409)
+        throw new ApiError(
+          409,
+          'AlreadyExists',
+          `workspacetemplates.tenant.kapi.io "${name}" already exists`,
+          details(name),
+        );
+      if (err instanceof KubeApiError && err.code === 404) throw notFound(name);
+      if (err instanceof KubeApiError && (err.code === 400 || err.code === 422))
+        throw new BadRequestError(`kube-apiserver refused the workspace "${name}": ${err.status?.message ?? ''}`);
+      throw err;
+    }
+  };
+
+  mountOperation(
+    router,
+    '',
+    createWorkspaceTemplate,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      await requireRight(deps.authorizer, caller, {
+        verb: 'create',
+        group: TENANT_GROUP,
+        resource: 'workspacetemplates',
+      });
+      const request = workspaceRequestFrom(req.body);
+      const manager = request.manager ?? caller.username;
+      await requireManager(caller, request.name, manager);
+      const created = await write(
+        {
+          method: 'POST',
+          path: TEMPLATES_PATH,
+          body: {
+            apiVersion: 'tenant.kapi.io/v1alpha2',
+            kind: 'WorkspaceTemplate',
+            metadata: {
+              name: request.name,
+              annotations: { ...request.annotations, 'kapi.io/creator': caller.username },
+            },
+            spec: { template: { spec: { manager } } },
+          },
+        },
+        request.name,
+      );
+      deps.logger.info('workspace created', {
+        audit: 'workspace',
+        workspace: request.name,
+        manager,
+        by: caller.username,
+      });
+      res.status(201).json(created);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    patchWorkspaceTemplate,
+    patchBody,
+    withCaller(async (caller, req, res) => {
+      const name = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, {
+        verb: 'patch',
+        group: TENANT_GROUP,
+        resource: 'workspacetemplates',
+        name,
+      });
+      const edit = workspaceEditFrom(req.body);
+      const stored = await deps.client
+        .request<Raw>({ path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}`, timeoutMs: TIMEOUT_MS })
+        .catch((err: unknown) => {
+          throw err instanceof KubeApiError && err.code === 404 ? notFound(name) : err;
+        });
+      if (edit.manager !== undefined && edit.manager !== stored?.spec?.template?.spec?.manager)
+        await requireManager(caller, name, edit.manager);
+      const patch: Record<string, unknown> = {};
+      if (edit.annotations) patch.metadata = { annotations: edit.annotations };
+      if (edit.manager) patch.spec = { template: { spec: { manager: edit.manager } } };
+      const updated = await write(
+        {
+          method: 'PATCH',
+          path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}`,
+          body: patch,
+          contentType: 'application/merge-patch+json',
+        },
+        name,
+      );
+      res.json(updated);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    deleteWorkspaceTemplate,
+    optionalJsonBody,
+    withCaller(async (caller, req, res) => {
+      const name = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, {
+        verb: 'delete',
+        group: TENANT_GROUP,
+        resource: 'workspacetemplates',
+        name,
+      });
+      // a name no workspace can have would also be no label selector of one
+      if (!isObjectName(name)) throw notFound(name);
+      const removeNamespaces = deletesNamespaces(req.body);
+      await deps.client
+        .request({ path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}`, timeoutMs: TIMEOUT_MS })
+        .catch((err: unknown) => {
+          throw err instanceof KubeApiError && err.code === 404 ? notFound(name) : err;
+        });
+      // as kube-apiserver has them now (a namespace labelled a moment ago is the workspace's too)
+      const listed = await deps.client.request<{ items?: Raw[] }>({
+        path: '/api/v1/namespaces',
+        query: { labelSelector: `${WORKSPACE_LABEL}=${name}` },
+        timeoutMs: TIMEOUT_MS,
+      });
+      const namespaces = (listed?.items ?? []).map((item) => String(item?.metadata?.name));
+      if (removeNamespaces) {
+        // each namespace as the caller: kube-apiserver's RBAC decides, before the workspace goes
+        const headers = callerHeaders(caller);
+        if (!headers) throw new ApiError(403, 'Forbidden', 'the caller’s identity cannot be sent to kube-apiserver');
+        for (const namespace of namespaces) {
+          await deps.client
+            .request({
+              method: 'DELETE',
+              path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`,
+              headers,
+              timeoutMs: TIMEOUT_MS,
+            })
+            .catch((err: unknown) => {
+              if (err instanceof KubeApiError && err.code === 404) return;
+              if (err instanceof KubeApiError && err.code === 403)
+                throw new ApiError(
+                  403,
+                  'Forbidden',
+                  `the caller may not delete namespace "${namespace}" of workspace "${name}"`,
+                );
+              throw err;
+            });
+        }
+      }
+      await write({ method: 'DELETE', path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}` }, name);
+      if (!removeNamespaces) {
+        // kept, out of the workspace: a workspace of that name made later must not inherit them
+        for (const namespace of namespaces) {
+          await deps.client
+            .request({
+              method: 'PATCH',
+              path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`,
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { labels: { [WORKSPACE_LABEL]: null } } },
+              timeoutMs: TIMEOUT_MS,
+            })
+            .catch((err: unknown) => {
+              if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+            });
+        }
+      }
+      deps.logger.info('workspace deleted', {
+        audit: 'workspace',
+        workspace: name,
+        by: caller.username,
+        namespaces: namespaces.length,
+        namespacesDeleted: removeNamespaces,
+      });
+      res.json(deletedStatus(name, TENANT_GROUP, 'workspacetemplates'));
+    }),
+  );
+  return router;
+}
