@@ -76,6 +76,21 @@ async function kubeAllows(user: string, verb: string, resource: string): Promise
   return review.status.allowed === true;
 }
 
+/**
+ * Waits until kapi's watch of Users has what kube-apiserver holds now for `name` (logins are answered from it: a
+ * password or state changed a moment ago counts once the watch has it). Its resourceVersion or a later one.
+ */
+async function kapiSees(name: string): Promise<void> {
+  const stored = await e2e.admin.request<{ metadata: { resourceVersion: string } }>({
+    path: `/apis/iam.kapi.io/v1beta1/users/${name}`,
+  });
+  const wanted = BigInt(stored.metadata.resourceVersion);
+  await waitFor(async () => {
+    const seen = (await send('GET', `${KAPIS}/users/${name}`, adminToken)).body?.metadata?.resourceVersion;
+    return typeof seen === 'string' && BigInt(seen) >= wanted;
+  });
+}
+
 async function labelledBindings(user: string): Promise<string[]> {
   const listed = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
     path: `${IAM}/globalrolebindings`,
@@ -177,7 +192,13 @@ describe('users administered through kapi', () => {
     expect(await labelledBindings(e2e.name('erin'))).toEqual([]);
     const frank = e2e.name('frank');
     expect((await send('POST', `${KAPIS}/users`, managerToken, newUser(frank))).status).toBe(201);
-    const stored = (await send('GET', `${KAPIS}/users/${frank}`, adminToken)).body;
+    // kapi answers users from its watch: frank is there once it has seen him
+    let stored: Answer['body'];
+    await waitFor(async () => {
+      const read = await send('GET', `${KAPIS}/users/${frank}`, adminToken);
+      stored = read.body;
+      return read.status === 200;
+    });
     const promoted = {
       ...stored,
       metadata: {
@@ -215,6 +236,7 @@ describe('users administered through kapi', () => {
     });
     expect(reset.status).toBe(200);
     expect((await send('GET', `${KAPIS}/users/${dave}`, session)).status).toBe(401);
+    await kapiSees(dave);
     const fresh = (await caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd')).access_token;
     const disabled = await send(
       'PATCH',
@@ -226,6 +248,7 @@ describe('users administered through kapi', () => {
     expect(disabled.status).toBe(200);
     expect(disabled.body.status.state).toBe('Disabled');
     expect((await send('GET', `${KAPIS}/users/${dave}`, fresh)).status).toBe(401);
+    await kapiSees(dave);
     await expect(caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd')).rejects.toThrow('login of');
     const enabled = await send(
       'PATCH',
@@ -235,6 +258,7 @@ describe('users administered through kapi', () => {
       'application/merge-patch+json',
     );
     expect(enabled.body.status.state).toBe('Active');
+    await kapiSees(dave);
     await caller.login(e2e.kapiUrl, dave, 'New-Dave-Passw0rd');
   });
 
@@ -276,6 +300,8 @@ describe('cluster members administered through kapi', () => {
 
   beforeAll(async () => {
     member = await e2e.createUser('member', PASSWORD);
+    // a member must be a user kapi's watch has seen
+    await waitFor(async () => (await send('GET', `${KAPIS}/users/${member}`, adminToken)).status === 200);
     namespaceReader = e2e.name('namespace-reader');
     userLister = e2e.name('user-lister');
     for (const [name, rule] of [

@@ -75,6 +75,10 @@ beforeAll(async () => {
   adminToken = (await caller.login(e2e.kapiUrl, administrator, PASSWORD)).access_token;
   provisionerToken = (await caller.login(e2e.kapiUrl, provisioner, PASSWORD)).access_token;
   aliceToken = (await caller.login(e2e.kapiUrl, alice, PASSWORD)).access_token;
+  // a manager must be a user kapi's watch has seen
+  await waitFor(
+    async () => (await send('GET', `/kapis/iam.kapi.io/v1alpha2/users/${alice}`, adminToken)).status === 200,
+  );
 }, 90_000);
 
 afterAll(async () => {
