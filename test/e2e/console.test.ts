@@ -362,6 +362,16 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await pickRole('platform-admin');
       await page.getByRole('button', { name: 'OK' }).click();
       await waitForText('platform-admin');
+      // dave's next page once kapi's watch of the bindings has the new one (the console reads users/{dave} per page)
+      const caller = new KapiCaller();
+      const token = (await caller.login(e2e.kapiUrl, admin, PASSWORD)).access_token;
+      await waitFor(async () => {
+        const read = await caller.get<{ metadata?: { annotations?: Record<string, string> } }>(
+          `${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/users/${dave}`,
+          token,
+        );
+        return read.body.metadata?.annotations?.['iam.kapi.io/globalrole'] === 'platform-admin';
+      });
       await davesPage.reload();
       await waitFor(async () => {
         const body = (await davesPage.textContent('body')) ?? '';
@@ -392,6 +402,14 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       for (const name of older) await make(name);
       await new Promise((resolve) => setTimeout(resolve, 1100));
       for (const name of newer) await make(name);
+      // the page is read once kapi's watch of Users has all eleven
+      await waitFor(async () => {
+        const listed = await caller.get<{ totalItems?: number }>(
+          `${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/users?name=${e2e.name('pg-')}&limit=1`,
+          token,
+        );
+        return listed.body.totalItems === older.length + newer.length;
+      });
       await open('/access/accounts');
       await search(e2e.name('pg-'));
       await waitForText('1 / 2');
