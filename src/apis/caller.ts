@@ -3,7 +3,8 @@ import { forbidden } from '../auth/authorization/access-guard.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../auth/identity.js';
 import { jsonBody } from '../auth/account/account-routes.js';
 import { impersonationHeaders } from '../proxy/forward-headers.js';
-import { UnauthorizedError } from '../server/errors.js';
+import { KubeApiError, type KubeClient, type KubeRequest } from '../kube/client.js';
+import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../server/errors.js';
 
 /** A handler of an authenticated request: `work` gets the caller; what it throws is the answer (a Status). */
 export const withCaller =
@@ -71,3 +72,42 @@ export function optionalJsonBody(req: Request, res: Response, next: NextFunction
   }
   jsonBody(req, res, next);
 }
+
+/** What kapi writes or reads on a caller's behalf, to name it in an answer: `name` of `kind` (plural) in `group`. */
+export interface ObjectRef {
+  name: string;
+  group: string;
+  kind: string;
+}
+
+const refDetails = (ref: ObjectRef) => ({ name: ref.name, group: ref.group, kind: ref.kind });
+
+/**
+ * A request kapi makes with its own credentials once the caller's rights are checked; the object answered without
+ * its managedFields. kube-apiserver's refusals become the caller's Status: 404 NotFound, 409 AlreadyExists, and
+ * 400 naming the refused fields only (kube's message quotes the values, and one may be a password's hash).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function asKapi(client: KubeClient, request: KubeRequest, ref: ObjectRef): Promise<any> {
+  const qualified = `${ref.kind}.${ref.group} "${ref.name}"`;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const answered = await client.request<any>({ timeoutMs: KAPI_REQUEST_TIMEOUT_MS, ...request });
+    if (!answered?.metadata) return answered;
+    const { managedFields: _managed, ...metadata } = answered.metadata;
+    return { ...answered, metadata };
+  } catch (err) {
+    if (!(err instanceof KubeApiError)) throw err;
+    if (err.code === 404) throw new NotFoundError(`${qualified} not found`, refDetails(ref));
+    if (err.code === 409) throw new ApiError(409, 'AlreadyExists', `${qualified} already exists`, refDetails(ref));
+    if (err.code === 400 || err.code === 422) {
+      const fields = (err.status?.details?.causes ?? []).flatMap((cause) => (cause.field ? [cause.field] : []));
+      throw new BadRequestError(
+        `kube-apiserver refused ${qualified}${fields.length > 0 ? ` (${fields.join(', ')})` : ''}`,
+      );
+    }
+    throw err;
+  }
+}
+
+const KAPI_REQUEST_TIMEOUT_MS = 10_000;

@@ -6,8 +6,16 @@ import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
-import { ApiError, BadRequestError, NotFoundError } from '../../server/errors.js';
-import { callerHeaders, deletedStatus, optionalJsonBody, patchBody, requireRight, withCaller } from '../caller.js';
+import { ApiError, NotFoundError } from '../../server/errors.js';
+import {
+  asKapi,
+  callerHeaders,
+  deletedStatus,
+  optionalJsonBody,
+  patchBody,
+  requireRight,
+  withCaller,
+} from '../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
 import { createWorkspaceTemplate, deleteWorkspaceTemplate, patchWorkspaceTemplate } from './operations.js';
@@ -56,28 +64,10 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
       });
   };
 
-  const write = async (
-    request: { method: string; path: string; body?: unknown; contentType?: string },
-    name: string,
-  ) => {
-    try {
-      const written = await deps.client.request<Raw>({ ...request, timeoutMs: TIMEOUT_MS });
-      const { managedFields: _managed, ...metadata } = written?.metadata ?? {};
-      return { ...written, metadata };
-    } catch (err) {
-      if (err instanceof KubeApiError && err.code === 409)
-        throw new ApiError(
-          409,
-          'AlreadyExists',
-          `workspacetemplates.tenant.kapi.io "${name}" already exists`,
-          details(name),
-        );
-      if (err instanceof KubeApiError && err.code === 404) throw notFound(name);
-      if (err instanceof KubeApiError && (err.code === 400 || err.code === 422))
-        throw new BadRequestError(`kube-apiserver refused the workspace "${name}": ${err.status?.message ?? ''}`);
-      throw err;
-    }
-  };
+  const write = (request: { method: string; path: string; body?: unknown; contentType?: string }, name: string) =>
+    asKapi(deps.client, request, details(name));
+  const readTemplate = (name: string) =>
+    asKapi(deps.client, { path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}` }, details(name));
 
   mountOperation(
     router,
@@ -133,11 +123,7 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
         name,
       });
       const edit = workspaceEditFrom(req.body);
-      const stored = await deps.client
-        .request<Raw>({ path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}`, timeoutMs: TIMEOUT_MS })
-        .catch((err: unknown) => {
-          throw err instanceof KubeApiError && err.code === 404 ? notFound(name) : err;
-        });
+      const stored = await readTemplate(name);
       if (edit.manager !== undefined && edit.manager !== stored?.spec?.template?.spec?.manager)
         await requireManager(caller, name, edit.manager);
       const patch: Record<string, unknown> = {};
@@ -172,11 +158,7 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
       // a name no workspace can have would also be no label selector of one
       if (!isObjectName(name)) throw notFound(name);
       const removeNamespaces = deletesNamespaces(req.body);
-      await deps.client
-        .request({ path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}`, timeoutMs: TIMEOUT_MS })
-        .catch((err: unknown) => {
-          throw err instanceof KubeApiError && err.code === 404 ? notFound(name) : err;
-        });
+      await readTemplate(name);
       // as kube-apiserver has them now (a namespace labelled a moment ago is the workspace's too)
       const listed = await deps.client.request<{ items?: Raw[] }>({
         path: '/api/v1/namespaces',

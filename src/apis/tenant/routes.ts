@@ -1,8 +1,9 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router } from 'express';
+import { withCaller } from '../caller.js';
 import { forbidden } from '../../auth/authorization/access-guard.js';
 import type { Authorizer, UserInfo } from '../../auth/identity.js';
 import { mountOperation } from '../../openapi/operation.js';
-import { NotFoundError, UnauthorizedError } from '../../server/errors.js';
+import { NotFoundError } from '../../server/errors.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import { parseListedItem, writeListing, type ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
 import {
@@ -27,12 +28,7 @@ const templates = KINDS_BY_RESOURCE.get('workspacetemplates') as KindDefinition;
  */
 export function tenantRoutes(deps: TenantRouteDeps): Router {
   const router = Router();
-  const wrap =
-    (handler: (user: UserInfo, req: Request, res: Response) => Promise<void>) =>
-    (req: Request, res: Response, next: NextFunction) => {
-      if (!req.user) return next(new UnauthorizedError());
-      handler(req.user, req, res).catch(next);
-    };
+  const wrap = withCaller;
   const allowed = async (user: UserInfo, verb: 'list' | 'get', name?: string) =>
     (
       await deps.authorizer.authorize(user, {

@@ -1,12 +1,12 @@
 import { Router } from 'express';
 import { jsonBody } from '../../../auth/account/account-routes.js';
-import { deletedStatus, requireRight as requireCallerRight, withCaller } from '../../caller.js';
+import { asKapi, deletedStatus, requireRight as requireCallerRight, withCaller } from '../../caller.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
 import { ROLE_TEMPLATE_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
+import { ApiError, NotFoundError } from '../../../server/errors.js';
 import { confirmNoEscalation } from './escalation.js';
 import { aggregatedRules, globalRoleRequestFrom, type GlobalRoleRequest } from './global-role-admin.js';
 import { GLOBAL_ROLE_BINDINGS_PATH, GLOBAL_ROLES_PATH, type GlobalRoleDirectory } from './global-roles.js';
@@ -62,26 +62,12 @@ export function globalRoleAdminRoutes(deps: GlobalRoleAdminDeps): Router {
     return rules;
   };
 
-  const write = async (method: 'POST' | 'PATCH', path: string, body: unknown, name: string): Promise<Raw> => {
-    try {
-      const written = await deps.client.request<Raw>({
-        method,
-        path,
-        body,
-        ...(method === 'PATCH' ? { contentType: 'application/merge-patch+json' } : {}),
-        timeoutMs: TIMEOUT_MS,
-      });
-      const { managedFields: _managed, ...metadata } = written?.metadata ?? {};
-      return { ...written, metadata };
-    } catch (err) {
-      if (err instanceof KubeApiError && err.code === 409)
-        throw new ApiError(409, 'AlreadyExists', `globalroles.iam.kapi.io "${name}" already exists`, details(name));
-      if (err instanceof KubeApiError && err.code === 404) throw notFound(name);
-      if (err instanceof KubeApiError && (err.code === 400 || err.code === 422))
-        throw new BadRequestError(`kube-apiserver refused the GlobalRole "${name}": ${err.status?.message ?? ''}`);
-      throw err;
-    }
-  };
+  const write = (method: 'POST' | 'PATCH', path: string, body: unknown, name: string) =>
+    asKapi(
+      deps.client,
+      { method, path, body, ...(method === 'PATCH' ? { contentType: 'application/merge-patch+json' } : {}) },
+      details(name),
+    );
 
   const handle = withCaller;
 
