@@ -1568,6 +1568,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha3/workspacerolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List WorkspaceRoleBindings, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list workspacerolebindings` in the cluster’s RBAC. kapi’s own kind: workspace memberships (SPEC §18); `workspace`, `subject` and `workspacerole` are kapi’s filters.
+         */
+        get: operations["listWorkspaceRoleBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/workspacerolebindings/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one WorkspaceRoleBinding
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get workspacerolebindings` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readWorkspaceRoleBinding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha3/events": {
         parameters: {
             query?: never;
@@ -2052,6 +2092,190 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspaceroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace’s roles (or, with `label=iam.kapi.io/role-template=true`, the role templates)
+         * @description Needs `list workspacetemplates/workspaceroles` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide. Parameters: `name` (contains), `label` and `annotation` (`key` or `key=value`), `limit`, `page`.
+         */
+        get: operations["listWorkspaceRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspaceroles/{role}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a workspace role
+         * @description Needs `get workspacetemplates/workspaceroles` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide.
+         */
+        get: operations["readWorkspaceRole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspacemembers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace’s members, each with its role
+         * @description Needs `list workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide. Members are the workspace’s manager (its admin) and the users its WorkspaceRoleBindings name; each User carries `iam.kapi.io/workspacerole`. The users listing’s parameters apply.
+         */
+        get: operations["listWorkspaceMembers"];
+        put?: never;
+        /**
+         * Invite users to a workspace, each with a workspace role
+         * @description Needs `create workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide. A membership is a WorkspaceRoleBinding `<user>-<role>` labelled `kapi.io/workspace` and `iam.kapi.io/user-ref`; a member has one role in a workspace (its others end). The rights follow once kapi’s controller has realized it.
+         */
+        post: operations["createWorkspaceMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspacemembers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a workspace member with its role
+         * @description Needs `get workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide.
+         */
+        get: operations["readWorkspaceMember"];
+        /**
+         * Change a workspace member’s role
+         * @description Needs `update workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide. A membership is a WorkspaceRoleBinding `<user>-<role>` labelled `kapi.io/workspace` and `iam.kapi.io/user-ref`; a member has one role in a workspace (its others end). The rights follow once kapi’s controller has realized it.
+         */
+        put: operations["updateWorkspaceMember"];
+        post?: never;
+        /**
+         * Remove a user from a workspace
+         * @description Needs `delete workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide. Deletes the user’s WorkspaceRoleBindings of the workspace; its rights there end once kapi’s controller has acted.
+         */
+        delete: operations["deleteWorkspaceMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspacemembers/{name}/workspaceroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The role templates of a user’s workspace role (the console’s workspace menus)
+         * @description A bare array, empty when the user is no member. Users read their own; another’s needs `get workspacetemplates/workspacemembers` (the workspace’s name) in API group `tenant.kapi.io`, which kapi realizes for the workspace’s members by their role, or the same right cluster-wide.
+         */
+        get: operations["listWorkspaceMemberRoleTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project’s roles (or, with `label=iam.kapi.io/role-template=true`, the role templates)
+         * @description Needs `list roles` in API group `iam.kapi.io` in the namespace. The roles are `admin`, `operator` and `viewer` (realized as the ClusterRoles `kapi:namespace-role:<role>`). Parameters as for workspace roles.
+         */
+        get: operations["listNamespaceRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project’s members, each with its role
+         * @description Needs `list members` in API group `iam.kapi.io` in the namespace (project admins and viewers hold it there, as do the admins and viewers of its workspace). Members are the users of the namespace’s RoleBindings labelled `iam.kapi.io/user-ref`; each User carries `iam.kapi.io/role`. Filter `role=<role>`; the users listing’s parameters apply.
+         */
+        get: operations["listNamespaceMembers"];
+        put?: never;
+        /**
+         * Invite users to a project, each with a project role
+         * @description A membership is a RoleBinding `<user>-<role>` in the namespace to the ClusterRole `kapi:namespace-role:<role>`, labelled `iam.kapi.io/user-ref`, written as the caller; a member has one role in a project (its others end).
+         */
+        post: operations["createNamespaceMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/members/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a project member with its role
+         * @description Needs `get members` in API group `iam.kapi.io` in the namespace (project admins and viewers hold it there, as do the admins and viewers of its workspace).
+         */
+        get: operations["readNamespaceMember"];
+        /**
+         * Change a project member’s role
+         * @description A membership is a RoleBinding `<user>-<role>` in the namespace to the ClusterRole `kapi:namespace-role:<role>`, labelled `iam.kapi.io/user-ref`, written as the caller; a member has one role in a project (its others end).
+         */
+        put: operations["updateNamespaceMember"];
+        post?: never;
+        /**
+         * Remove a user from a project
+         * @description Deletes the user’s member RoleBindings of the namespace, as the caller.
+         */
+        delete: operations["deleteNamespaceMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/tenant.kapi.io/v1alpha3/workspacetemplates": {
         parameters: {
             query?: never;
@@ -2061,7 +2285,7 @@ export interface paths {
         };
         /**
          * List the workspaces the caller may see
-         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (until workspace members exist: those it manages). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
+         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (those it manages, or is bound in by a WorkspaceRoleBinding naming it or one of its groups). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
          */
         get: operations["listTenantWorkspaceTemplates"];
         put?: never;
@@ -2085,7 +2309,7 @@ export interface paths {
         };
         /**
          * Read a workspace
-         * @description Its members read it (until workspace members exist: its manager); anyone else needs `get workspacetemplates` (that name) in API group `tenant.kapi.io`.
+         * @description Its members read it (its manager, and users or groups a WorkspaceRoleBinding names); anyone else needs `get workspacetemplates` (that name) in API group `tenant.kapi.io`.
          */
         get: operations["readTenantWorkspaceTemplate"];
         put?: never;
@@ -2113,7 +2337,7 @@ export interface paths {
         };
         /**
          * List the workspaces the caller may see, as Workspaces
-         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (until workspace members exist: those it manages). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
+         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (those it manages, or is bound in by a WorkspaceRoleBinding naming it or one of its groups). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
          */
         get: operations["listWorkspaces"];
         put?: never;
@@ -2133,7 +2357,7 @@ export interface paths {
         };
         /**
          * List the workspaces the caller may see (KubeSphere ≤ 3.2’s route: WorkspaceTemplates)
-         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (until workspace members exist: those it manages). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
+         * @description Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (those it manages, or is bound in by a WorkspaceRoleBinding naming it or one of its groups). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.
          */
         get: operations["listWorkspaceTemplatesV1alpha2"];
         put?: never;
@@ -2142,6 +2366,62 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace’s projects the caller may see
+         * @description Every namespace of the workspace for one who may `list workspacetemplates/namespaces` on it in API group `tenant.kapi.io` (its admins and viewers) or list namespaces cluster-wide; otherwise those where the caller is a project member. Never a 403. The namespaces listing’s parameters apply.
+         */
+        get: operations["listWorkspaceNamespaces"];
+        put?: never;
+        /**
+         * Create a project in a workspace; its creator becomes its admin
+         * @description Needs `create workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins and self-provisioners). The namespace is made with the label `kapi.io/workspace` and the annotation `kapi.io/creator`; the creator gets the project role `admin` (a RoleBinding `<user>-admin`).
+         */
+        post: operations["createWorkspaceNamespace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/namespaces/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a project of a workspace
+         * @description Needs `get workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members).
+         */
+        get: operations["readWorkspaceNamespace"];
+        /**
+         * Change a project’s labels and annotations, or move it to another workspace (as PATCH)
+         * @description Needs `update workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings. The label cannot be removed here.
+         */
+        put: operations["updateWorkspaceNamespace"];
+        post?: never;
+        /**
+         * Delete a project of a workspace
+         * @description With `delete workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io`, kapi deletes it; otherwise it is deleted as the caller, so kube-apiserver’s RBAC decides.
+         */
+        delete: operations["deleteWorkspaceNamespace"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a project’s labels and annotations, or move it to another workspace
+         * @description Needs `patch workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings. The label cannot be removed here.
+         */
+        patch: operations["patchWorkspaceNamespace"];
         trace?: never;
     };
     "/kapis/resources.kapi.io/v1alpha2/components": {
@@ -2659,6 +2939,12 @@ export interface components {
             /** @description Records kept for the user (the items before `limit`). */
             totalItems: number;
         };
+        Member: {
+            /** @description The user. */
+            username: string;
+            /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
+            roleRef: string;
+        };
         /** @description A v1 Namespace as kube-apiserver serves it (`metadata.managedFields` left out). */
         Namespace: {
             /** @enum {string} */
@@ -3117,6 +3403,24 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A built-in workspace or project role, or a role template; `iam.kapi.io/aggregation-roles` names the templates a role is made of. Its rights are realized in RBAC by kapi (SPEC §18), not listed here. */
+        ScopedRole: {
+            apiVersion: string;
+            /** @description WorkspaceRole or Role. */
+            kind: string;
+            metadata: {
+                name: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        ScopedRoleList: {
+            items: components["schemas"]["ScopedRole"][];
+            /** @description Matching items, over all pages. */
+            totalItems: number;
+        };
         /** @description A v1 Secret as kube-apiserver serves it (`metadata.managedFields` left out). */
         Secret: {
             /** @enum {string} */
@@ -3444,6 +3748,62 @@ export interface components {
         WorkspaceList: {
             items: components["schemas"]["Workspace"][];
             /** @description Matching workspaces, over all pages. */
+            totalItems: number;
+        };
+        /** @description A project: a namespace labelled `kapi.io/workspace=<workspace>`. */
+        WorkspaceNamespace: {
+            /** @enum {string} */
+            apiVersion: "v1";
+            /** @enum {string} */
+            kind: "Namespace";
+            metadata: {
+                name: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        WorkspaceNamespaceList: {
+            items: components["schemas"]["WorkspaceNamespace"][];
+            /** @description Matching workspaces, over all pages. */
+            totalItems: number;
+        };
+        /** @description A iam.kapi.io/v1alpha2 WorkspaceRoleBinding as kube-apiserver serves it (`metadata.managedFields` left out). */
+        WorkspaceRoleBinding: {
+            /** @enum {string} */
+            kind: "WorkspaceRoleBinding";
+            /** @enum {string} */
+            apiVersion: "iam.kapi.io/v1alpha2";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of WorkspaceRoleBindings, KubeSphere’s list shape. */
+        WorkspaceRoleBindingList: {
+            /** @description The requested page. */
+            items: components["schemas"]["WorkspaceRoleBinding"][];
+            /** @description How many objects match the filters, over all pages. */
             totalItems: number;
         };
         /** @description A tenant.kapi.io/v1alpha2 WorkspaceTemplate as kube-apiserver serves it (`metadata.managedFields` left out). */
@@ -9945,6 +10305,160 @@ export interface operations {
             };
         };
     };
+    listWorkspaceRoleBindings: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description Exact workspace (the label `kapi.io/workspace`). */
+                workspace?: string;
+                /** @description A subject it binds, as `User:<name>` or `Group:<name>`. */
+                subject?: string;
+                /** @description Exact workspace role (`roleRef.name`). */
+                workspacerole?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceRoleBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on workspacerolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readWorkspaceRoleBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The WorkspaceRoleBinding’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The WorkspaceRoleBinding. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceRoleBinding"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on workspacerolebindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No WorkspaceRoleBinding of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -12566,6 +13080,1112 @@ export interface operations {
             };
         };
     };
+    listWorkspaceRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopedRoleList"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list them (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readWorkspaceRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description `<workspace>-<base>`. */
+                role: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopedRole"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace or role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceMembers: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The user’s `status.state` (absent: Active). */
+                status?: "Active" | "Disabled" | "AuthLimitExceeded";
+                /** @description Exact `spec.email`. */
+                email?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastLoginTime: The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastLoginTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+                /** @description Only members holding this role (`<workspace>-<base>`). */
+                workspacerole?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUserList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list them (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createWorkspaceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The user. */
+                    username: string;
+                    /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
+                    roleRef: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The members made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The user. */
+                        username: string;
+                        /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
+                        roleRef: string;
+                    }[];
+                };
+            };
+            /** @description The body is not 1 to 100 members `{username, roleRef}` (`details.causes[0].field` names the entry), or the username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this, or the role grants a right the caller does not hold (the message names it): no one gives more than they hold, in this workspace or any other. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, user or workspace role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is the workspace’s manager: its admin while it manages it (change the manager instead). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readWorkspaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or the user is not its member. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateWorkspaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Member"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description The body is not 1 to 100 members `{username, roleRef}` (`details.causes[0].field` names the entry), or the username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this, or the role grants a right the caller does not hold (the message names it): no one gives more than they hold, in this workspace or any other. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, user or workspace role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is the workspace’s manager: its admin while it manages it (change the manager instead). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteWorkspaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or the user is not its member by a binding. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is the workspace’s manager: its admin while it manages it (change the manager instead). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceMemberRoleTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        apiVersion: string;
+                        /** @description GlobalRole or ClusterRole. */
+                        kind: string;
+                        /** @description The annotation `iam.kapi.io/role-template-rules` holds the console menus it opens: JSON `{module: action}`. */
+                        metadata: {
+                            name: string;
+                            labels?: {
+                                [key: string]: string;
+                            };
+                            annotations?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        rules?: ({
+                            verbs: string[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read another’s (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopedRoleList"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list them (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceMembers: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The user’s `status.state` (absent: Active). */
+                status?: "Active" | "Disabled" | "AuthLimitExceeded";
+                /** @description Exact `spec.email`. */
+                email?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastLoginTime: The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastLoginTime";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+                /** @description Only members holding this project role. */
+                role?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUserList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list them (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createNamespaceMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The user. */
+                    username: string;
+                    /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
+                    roleRef: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The members made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The user. */
+                        username: string;
+                        /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
+                        roleRef: string;
+                    }[];
+                };
+            };
+            /** @description The body is not 1 to 100 members `{username, roleRef}` (`details.causes[0].field` names the entry), or the username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description kube-apiserver refused the caller the RoleBinding (it is written as the caller, so RBAC’s own rule against escalation applies), or the caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user or project role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformUser"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is not a member of the project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateNamespaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Member"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description The body is not 1 to 100 members `{username, roleRef}` (`details.causes[0].field` names the entry), or the username is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description kube-apiserver refused the caller the RoleBinding (it is written as the caller, so RBAC’s own rule against escalation applies), or the caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user or project role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteNamespaceMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description The user’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description kube-apiserver refused the caller the RoleBinding (it is written as the caller, so RBAC’s own rule against escalation applies), or the caller may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The user is not a member of the project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     listTenantWorkspaceTemplates: {
         parameters: {
             query?: {
@@ -13163,6 +14783,515 @@ export interface operations {
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceNamespaces: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The namespace’s `status.phase`. */
+                status?: "Active" | "Terminating";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching workspaces. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespaceList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createWorkspaceNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceNamespace"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespace"];
+                };
+            };
+            /** @description The body is not a namespace, or its name is not a DNS label. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not create projects in this workspace. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A namespace of that name exists (in another workspace: move it with PATCH instead). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readWorkspaceNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The namespace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespace"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not read it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace in this workspace (one of another workspace is not found here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateWorkspaceNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceNamespace"];
+            };
+        };
+        responses: {
+            /** @description The namespace after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespace"];
+                };
+            };
+            /** @description The body is not a merge patch of `metadata.labels` and `metadata.annotations` only. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not change it, or (a move) may not create projects in the workspace it names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace in this workspace, or no workspace of the name it moves to. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteWorkspaceNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deletion begun: the namespace, Terminating. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespace"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not delete it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace in this workspace (one of another workspace is not found here). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchWorkspaceNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata: {
+                        name?: string;
+                        labels?: {
+                            [key: string]: string;
+                        };
+                        annotations?: {
+                            [key: string]: string;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The namespace after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNamespace"];
+                };
+            };
+            /** @description The body is not a merge patch of `metadata.labels` and `metadata.annotations` only. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not change it, or (a move) may not create projects in the workspace it names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace in this workspace, or no workspace of the name it moves to. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 import { componentOperations } from '../apis/resources/v1alpha2/operations.js';
 import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
+import { memberOperations } from '../apis/iam/v1alpha2/member-operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -36,6 +37,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...accountOperations,
   ...configOperations,
   ...iamOperations,
+  ...memberOperations,
   ...tenantOperations,
   ...componentOperations,
 ];

@@ -27,6 +27,11 @@ export interface ResourceAttributes {
   subresource?: string;
   /** A non-resource URL (`/healthz`, `/metrics`…): the review asks about it, with `verb`, instead of a resource. */
   path?: string;
+  /**
+   * Ask the cluster now, never answer from a decision of the last seconds: a workspace or project membership, which
+   * must end for kapi as soon as kube-apiserver's RBAC has ended it.
+   */
+  fresh?: boolean;
 }
 
 export interface AccessDecision {

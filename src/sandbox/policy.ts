@@ -83,7 +83,7 @@ const LISTED_KINDS: [string, string[]][] = [
   ['storage.k8s.io', ['storageclasses']],
   ['rbac.authorization.k8s.io', ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']],
   ['apiextensions.k8s.io', ['customresourcedefinitions']],
-  ['iam.kapi.io', ['globalroles', 'globalrolebindings']],
+  ['iam.kapi.io', ['globalroles', 'globalrolebindings', 'workspacerolebindings']],
   ['tenant.kapi.io', ['workspacetemplates']],
 ];
 
@@ -117,7 +117,7 @@ export function defaultRules(): PolicyRule[] {
       resources: ['clusterroles', 'clusterrolebindings'],
     },
     // the workspace label of namespaces: system-workspace's, and a deleted workspace's namespaces leaving it
-    { users: kapi, verbs: ['patch'], apiGroups: [''], resources: ['namespaces'] },
+    { users: kapi, verbs: ['patch', 'create', 'delete'], apiGroups: [''], resources: ['namespaces'] },
     // workspaces written through kapi's API
     {
       users: kapi,
@@ -158,7 +158,13 @@ export function defaultRules(): PolicyRule[] {
     // the users' administration: a user's platform role, and a deleted user's bindings
     { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['globalrolebindings'] },
     { users: kapi, verbs: ['create', 'patch', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['globalroles'] },
-    { users: kapi, verbs: ['delete'], apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'] },
+    {
+      users: kapi,
+      verbs: ['create', 'update', 'delete'],
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['rolebindings'],
+    },
+    { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['workspacerolebindings'] },
     {
       users: kapi,
       verbs: ['get', 'list', 'create', 'update', 'delete'],

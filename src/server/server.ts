@@ -24,6 +24,7 @@ import { UserRoleBindings } from '../apis/iam/v1alpha2/role-bindings.js';
 import { DEFAULT_PLATFORM_ROLE } from '../apis/iam/v1alpha2/user-admin.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
+import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
@@ -292,6 +293,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
+      workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
       componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: options.configuration.namespace }),
     ],
     account: identity.accountRouter,

@@ -28,6 +28,7 @@ import { IdentityProviders } from '../../src/auth/providers/registry.js';
 import { configRoutes } from '../../src/apis/config/v1alpha2/routes.js';
 import { iamRoutes } from '../../src/apis/iam/v1alpha2/routes.js';
 import { iamOperations } from '../../src/apis/iam/v1alpha2/operations.js';
+import { memberOperations } from '../../src/apis/iam/v1alpha2/member-operations.js';
 import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js';
 import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
@@ -39,6 +40,8 @@ const FORM = 'application/x-www-form-urlencoded';
 const NODES = '/kapis/resources.kapi.io/v1alpha3/nodes';
 const IAM = '/kapis/iam.kapi.io/v1beta1';
 const IAM2 = '/kapis/iam.kapi.io/v1alpha2';
+const TENANT2 = '/kapis/tenant.kapi.io/v1alpha2';
+const TENANT3 = '/kapis/tenant.kapi.io/v1alpha3';
 const CONFIG = '/kapis/config.kapi.io/v1alpha2';
 const LOGS = ['/kapis/logging.kapi.io/v1alpha2/logs', '/kapis/tenant.kapi.io/v1alpha2/logs'];
 
@@ -501,8 +504,6 @@ describe('the console’s bootstrap: /kapis/version and config.kapi.io/v1alpha2/
 });
 
 describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, members; tenant.kapi.io workspaces', () => {
-  const TENANT2 = '/kapis/tenant.kapi.io/v1alpha2';
-  const TENANT3 = '/kapis/tenant.kapi.io/v1alpha3';
 
   test('when users read themselves, others, members and workspaces, then every answer matches the document', async () => {
     cleanup.push(await bindGlobalRole(e2e.admin, reader, 'platform-regular'));
@@ -796,6 +797,167 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await call('delete', url, adminHeaders)).status).toBe(200);
     expect((await call('delete', url, adminHeaders)).status).toBe(404);
   }, 60_000);
+
+  test('when workspace members, projects and project members are administered, then every answer and refusal matches the document', async () => {
+    const root = await e2e.createUser('contract-tenant', PASSWORD);
+    const member = await e2e.createUser('contract-member', PASSWORD);
+    cleanup.push(await bindGlobalRole(e2e.admin, root, 'platform-admin'));
+    await waitFor(async () => {
+      const review = await e2e.admin.request<{ status: { allowed?: boolean } }>({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: {
+          spec: { user: root, resourceAttributes: { verb: 'create', resource: 'rolebindings', namespace: 'x' } },
+        },
+      });
+      return review.status.allowed === true;
+    });
+    const h = bearer((await tokens(root)).access_token);
+    const s = strangerHeaders;
+    const ws = e2e.name('contract-tws');
+    const ns = e2e.name('contract-tns');
+    const ghost = e2e.name('ghost');
+    cleanup.push(`/apis/tenant.kapi.io/v1alpha2/workspacetemplates/${ws}`, `/api/v1/namespaces/${ns}`);
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const form = (method: Method, url: string) => send(e2e.kapiUrl, { method, url, headers: h, form: { a: 'b' } });
+    const pad = 'x'.repeat(17 * 1024);
+    const expectAll = async (cases: [Method, string, Record<string, string>, unknown, number][]) => {
+      for (const [method, url, headers, json, status] of cases)
+        expect([method, url, (await call(method, url, headers, json)).status]).toEqual([method, url, status]);
+    };
+    const template = { metadata: { name: ws }, spec: { template: { spec: { manager: root } } } };
+    expect((await call('post', `${TENANT3}/workspacetemplates`, h, template)).status).toBe(201);
+    const WS = `${IAM2}/workspaces/${ws}`;
+    await waitFor(async () => (await call('get', `${WS}/workspaceroles`, h)).status === 200);
+    await waitFor(async () => (await call('get', `${IAM2}/users/${member}`, h)).status === 200);
+    const viewer = [{ username: member, roleRef: `${ws}-viewer` }];
+    await expectAll([
+      ['get', `${WS}/workspaceroles?annotation=kapi.io/creator`, h, undefined, 200],
+      ['get', `${WS}/workspaceroles`, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/workspaceroles`, h, undefined, 404],
+      ['get', `${WS}/workspaceroles`, {}, undefined, 401],
+      ['get', `${WS}/workspaceroles/${ws}-viewer`, h, undefined, 200],
+      ['get', `${WS}/workspaceroles/${ws}-viewer`, s, undefined, 403],
+      ['get', `${WS}/workspaceroles/${ws}-nope`, h, undefined, 404],
+      ['get', `${WS}/workspaceroles/${ws}-viewer`, {}, undefined, 401],
+      ['post', `${WS}/workspacemembers`, h, viewer, 200],
+      ['post', `${WS}/workspacemembers`, h, [{ username: member }], 400],
+      ['post', `${WS}/workspacemembers`, s, viewer, 403],
+      ['post', `${WS}/workspacemembers`, h, [{ username: ghost, roleRef: `${ws}-viewer` }], 404],
+      ['post', `${WS}/workspacemembers`, h, [{ username: root, roleRef: `${ws}-viewer` }], 409],
+      ['post', `${WS}/workspacemembers`, h, [{ ...viewer[0], pad }], 413],
+      ['post', `${WS}/workspacemembers`, {}, viewer, 401],
+    ]);
+    expect((await form('post', `${WS}/workspacemembers`)).status).toBe(415);
+    await waitFor(async () => (await call('get', `${WS}/workspacemembers/${member}`, h)).status === 200);
+    const regular = { username: member, roleRef: `${ws}-regular` };
+    const memberUrl = `${WS}/workspacemembers/${member}`;
+    await expectAll([
+      ['get', `${WS}/workspacemembers?sortBy=createTime`, h, undefined, 200],
+      ['get', `${WS}/workspacemembers?sortBy=size`, h, undefined, 400],
+      ['get', `${WS}/workspacemembers`, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/workspacemembers`, h, undefined, 404],
+      ['get', `${WS}/workspacemembers`, {}, undefined, 401],
+      ['get', memberUrl, s, undefined, 403],
+      ['get', `${WS}/workspacemembers/${ghost}`, h, undefined, 404],
+      ['get', memberUrl, {}, undefined, 401],
+      ['put', memberUrl, h, regular, 200],
+      ['put', memberUrl, h, { ...regular, username: root }, 400],
+      ['put', memberUrl, s, regular, 403],
+      ['put', memberUrl, h, { ...regular, roleRef: `${ghost}-viewer` }, 404],
+      ['put', `${WS}/workspacemembers/${root}`, h, { username: root, roleRef: `${ws}-viewer` }, 409],
+      ['put', memberUrl, h, { ...regular, pad }, 413],
+      ['put', memberUrl, {}, regular, 401],
+      ['get', `${memberUrl}/workspaceroles`, h, undefined, 200],
+      ['get', `${memberUrl}/workspaceroles`, s, undefined, 403],
+      ['get', `${memberUrl}/workspaceroles`, {}, undefined, 401],
+      ['delete', memberUrl, s, undefined, 403],
+      ['delete', `${WS}/workspacemembers/${root}`, h, undefined, 409],
+      ['delete', memberUrl, {}, undefined, 401],
+      ['delete', memberUrl, h, undefined, 200],
+      ['delete', memberUrl, h, undefined, 404],
+    ]);
+    expect((await form('put', memberUrl)).status).toBe(415);
+
+    const TNS = `${TENANT2}/workspaces/${ws}/namespaces`;
+    const project = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } };
+    await expectAll([
+      ['post', TNS, h, project, 201],
+      ['post', TNS, h, project, 409],
+      ['post', TNS, h, { metadata: { name: 'Not_A_Label' } }, 400],
+      ['post', TNS, s, project, 403],
+      ['post', `${TENANT2}/workspaces/${ghost}/namespaces`, h, project, 404],
+      ['post', TNS, h, { ...project, pad }, 413],
+      ['post', TNS, {}, project, 401],
+    ]);
+    expect((await form('post', TNS)).status).toBe(415);
+    await waitFor(async () => (await call('get', `${TNS}/${ns}`, h)).status === 200);
+    const annotate = { metadata: { annotations: { 'kapi.io/description': 'contract' } } };
+    const unlabel = { metadata: { labels: { 'kapi.io/workspace': null } } };
+    await expectAll([
+      ['get', `${TNS}?sortBy=createTime`, h, undefined, 200],
+      ['get', `${TNS}?sortBy=size`, h, undefined, 400],
+      ['get', `${TENANT2}/workspaces/${ghost}/namespaces`, h, undefined, 404],
+      ['get', TNS, {}, undefined, 401],
+      ['get', `${TNS}/${ns}`, s, undefined, 403],
+      ['get', `${TNS}/${ghost}`, h, undefined, 404],
+      ['get', `${TNS}/${ns}`, {}, undefined, 401],
+    ]);
+    for (const method of ['patch', 'put'] as const) {
+      await expectAll([
+        [method, `${TNS}/${ns}`, h, annotate, 200],
+        [method, `${TNS}/${ns}`, h, unlabel, 400],
+        [method, `${TNS}/${ns}`, s, annotate, 403],
+        [method, `${TNS}/${ghost}`, h, annotate, 404],
+        [method, `${TNS}/${ns}`, h, { ...annotate, pad }, 413],
+        [method, `${TNS}/${ns}`, {}, annotate, 401],
+      ]);
+      expect((await form(method, `${TNS}/${ns}`)).status).toBe(415);
+    }
+
+    const NSM = `${IAM2}/namespaces/${ns}`;
+    const nsViewer = [{ username: member, roleRef: 'viewer' }];
+    await expectAll([
+      ['get', `${NSM}/roles?annotation=kapi.io/creator`, h, undefined, 200],
+      ['get', `${NSM}/roles`, s, undefined, 403],
+      ['get', `${IAM2}/namespaces/${ghost}/roles`, h, undefined, 404],
+      ['get', `${NSM}/roles`, {}, undefined, 401],
+      ['post', `${NSM}/members`, h, nsViewer, 200],
+      ['post', `${NSM}/members`, h, [], 400],
+      ['post', `${NSM}/members`, s, nsViewer, 403],
+      ['post', `${NSM}/members`, h, [{ username: member, roleRef: 'nope' }], 404],
+      ['post', `${NSM}/members`, h, [{ ...nsViewer[0], pad }], 413],
+      ['post', `${NSM}/members`, {}, nsViewer, 401],
+    ]);
+    expect((await form('post', `${NSM}/members`)).status).toBe(415);
+    await waitFor(async () => (await call('get', `${NSM}/members/${member}`, h)).status === 200);
+    const operator = { username: member, roleRef: 'operator' };
+    await expectAll([
+      ['get', `${NSM}/members?sortBy=createTime`, h, undefined, 200],
+      ['get', `${NSM}/members?sortBy=size`, h, undefined, 400],
+      ['get', `${NSM}/members`, s, undefined, 403],
+      ['get', `${NSM}/members`, {}, undefined, 401],
+      ['get', `${NSM}/members/${member}`, s, undefined, 403],
+      ['get', `${NSM}/members/${ghost}`, h, undefined, 404],
+      ['get', `${NSM}/members/${member}`, {}, undefined, 401],
+      ['put', `${NSM}/members/${member}`, h, operator, 200],
+      ['put', `${NSM}/members/${member}`, h, { ...operator, username: root }, 400],
+      ['put', `${NSM}/members/${member}`, s, operator, 403],
+      ['put', `${NSM}/members/${member}`, h, { ...operator, roleRef: 'nope' }, 404],
+      ['put', `${NSM}/members/${member}`, h, { ...operator, pad }, 413],
+      ['put', `${NSM}/members/${member}`, {}, operator, 401],
+      ['delete', `${NSM}/members/${member}`, s, undefined, 403],
+      ['delete', `${NSM}/members/${ghost}`, h, undefined, 404],
+      ['delete', `${NSM}/members/${member}`, {}, undefined, 401],
+      ['delete', `${NSM}/members/${member}`, h, undefined, 200],
+      ['delete', `${TNS}/${ns}`, s, undefined, 403],
+      ['delete', `${TNS}/${ghost}`, h, undefined, 404],
+      ['delete', `${TNS}/${ns}`, {}, undefined, 401],
+      ['delete', `${TNS}/${ns}`, h, undefined, 200],
+    ]);
+    expect((await form('put', `${NSM}/members/${member}`)).status).toBe(415);
+  }, 90_000);
 
   test('when platform roles and login records are read, then every answer matches the document', async () => {
     const get = (url: string, headers: Record<string, string> = {}) =>
@@ -1123,13 +1285,18 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'patch', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x'), json: {} },
       { method: 'delete', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
-      ...[...iamOperations, ...tenantOperations, ...componentOperations]
-        .filter((operation) => operation.method === 'get')
-        .map((operation): Call => ({
-          method: 'get',
-          url: operation.path.replace('{name}', 'x').replace('{workspace}', 'x').replace('{namespace}', 'x'),
+      ...[...iamOperations, ...memberOperations, ...tenantOperations, ...componentOperations].map(
+        (operation): Call => ({
+          method: operation.method,
+          url: operation.path
+            .replace('{name}', 'x')
+            .replace('{workspace}', 'x')
+            .replace('{namespace}', 'x')
+            .replace('{role}', 'x'),
           headers: bearer('x'),
-        })),
+          ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
+        }),
+      ),
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

@@ -49,6 +49,17 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'namespaces', verb: 'list' },
     // the workspace label of namespaces (system-workspace; a deleted workspace's namespaces leave it)
     { apiGroup: '', resource: 'namespaces', verb: 'patch' },
+    // projects made, moved and deleted through the tenant API (after a review of the caller on the workspace)
+    { apiGroup: '', resource: 'namespaces', verb: 'create' },
+    { apiGroup: '', resource: 'namespaces', verb: 'delete' },
+    // workspace memberships, and workspaces realized in RBAC (RoleBindings in their namespaces)
+    ...['list', 'watch', 'create', 'delete'].map((verb) => ({
+      apiGroup: 'iam.kapi.io',
+      resource: 'workspacerolebindings',
+      verb,
+    })),
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create' },
+    { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'update' },
     ...['get', 'create', 'patch', 'delete'].map((verb) => ({
       apiGroup: 'tenant.kapi.io',
       resource: 'workspacetemplates',
@@ -127,7 +138,7 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'configmaps', verb: 'get' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'bind' },
     { apiGroup: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate' },
-    { apiGroup: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create' },
+    { apiGroup: 'iam.kapi.io', resource: 'workspacerolebindings', verb: 'update' },
   ])('when asked whether the ClusterRole allows $verb $resource, then it does not', (request) => {
     expect(allows(clusterRules, request)).toBe(false);
   });

@@ -94,6 +94,7 @@ describe('CRDs in crds/', () => {
       'iam.kapi.io_loginhistories.yaml',
       'iam.kapi.io_loginsessions.yaml',
       'iam.kapi.io_users.yaml',
+      'iam.kapi.io_workspacerolebindings.yaml',
       'installer.kapi.io_clusterconfigurations.yaml',
       'tenant.kapi.io_workspacetemplates.yaml',
     ]);

@@ -214,12 +214,17 @@ describe('directory logins', () => {
     }
     const user = await e2e.admin.request<UserObject>({ path: `${USERS}/${dana}` });
     expect(user.status?.failedLogins ?? []).toHaveLength(variants.length);
-    const records = await caller.get<{ items: Array<{ result: string }> }>(
-      `${e2e.kapiUrl}/kapis/iam.kapi.io/v1beta1/users/${dana}/loginrecords`,
-      tokens.access_token,
-    );
-    expect(records.status).toBe(200);
-    expect(records.body.items.filter((r) => r.result === 'failure').length).toBeGreaterThanOrEqual(variants.length);
+    // login records are written in batches: wait until kapi answers them, rather than for a time
+    const failures = async () => {
+      const records = await caller.get<{ items: Array<{ result: string }> }>(
+        `${e2e.kapiUrl}/kapis/iam.kapi.io/v1beta1/users/${dana}/loginrecords`,
+        tokens.access_token,
+      );
+      expect(records.status).toBe(200);
+      return records.body.items.filter((r) => r.result === 'failure').length;
+    };
+    await waitFor(async () => (await failures()) >= variants.length);
+    expect(await failures()).toBeGreaterThanOrEqual(variants.length);
   });
 
   it('when the User is locked, then a variant of its name gets 429 with the right password and with a wrong one', async () => {

@@ -134,6 +134,13 @@ export function kindSamples(e2e: E2E, namespace = e2e.runId): KindSample[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${e2e.runId}-clusterroles` },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `${e2e.runId}-nobody` }],
     }),
+    // no workspace label: a membership of no workspace, which kapi's controller neither realizes nor removes
+    cluster('workspacerolebindings', 'iam.kapi.io/v1alpha2', {
+      apiVersion: 'iam.kapi.io/v1alpha2',
+      kind: 'WorkspaceRoleBinding',
+      roleRef: { apiGroup: 'iam.kapi.io', kind: 'WorkspaceRole', name: `${e2e.runId}-viewer` },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `${e2e.runId}-nobody` }],
+    }),
   ];
 }
 
@@ -179,7 +186,7 @@ export const READ_EVERY_KIND = [
     verbs: ['get', 'list'],
   },
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list'] },
-  { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles'], verbs: ['get', 'list'] },
+  { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles', 'workspacerolebindings'], verbs: ['get', 'list'] },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['components'], verbs: ['list'] },
 ];

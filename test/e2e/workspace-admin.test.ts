@@ -156,6 +156,21 @@ describe('workspaces administered through kapi', () => {
       contentType: 'application/merge-patch+json',
       body: { metadata: { labels: { 'kapi.io/workspace': name } } },
     });
+    // alice managed ws-a until the patch above: once kapi's controller has taken her admin rights away, she is refused
+    await waitFor(async () => {
+      const review = await e2e.admin.request<{ status: { allowed?: boolean } }>({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: {
+          spec: {
+            user: alice,
+            groups: ['system:authenticated'],
+            resourceAttributes: { verb: 'delete', group: 'tenant.kapi.io', resource: 'workspacetemplates', name },
+          },
+        },
+      });
+      return review.status.allowed !== true;
+    });
     expect((await send('DELETE', `${TENANT}/workspacetemplates/${name}`, aliceToken)).status).toBe(403);
     const deleted = await send('DELETE', `${TENANT}/workspacetemplates/${name}`, adminToken);
     expect(deleted.body).toMatchObject({ kind: 'Status', status: 'Success' });

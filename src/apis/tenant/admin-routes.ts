@@ -18,6 +18,7 @@ import {
 } from '../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
+import { WORKSPACE_ROLE_BINDINGS_PATH } from '../iam/v1alpha2/role-bindings.js';
 import { createWorkspaceTemplate, deleteWorkspaceTemplate, patchWorkspaceTemplate } from './operations.js';
 import { deletesNamespaces, workspaceEditFrom, workspaceRequestFrom } from './workspace-admin.js';
 
@@ -191,6 +192,23 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
         }
       }
       await write({ method: 'DELETE', path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}` }, name);
+      // its memberships go with it (a replica killed before this leaves them to the controller, which deletes them)
+      const memberships = await deps.client.request<{ items?: Raw[] }>({
+        path: WORKSPACE_ROLE_BINDINGS_PATH,
+        query: { labelSelector: `${WORKSPACE_LABEL}=${name}` },
+        timeoutMs: TIMEOUT_MS,
+      });
+      for (const binding of memberships?.items ?? []) {
+        await deps.client
+          .request({
+            method: 'DELETE',
+            path: `${WORKSPACE_ROLE_BINDINGS_PATH}/${encodeURIComponent(String(binding?.metadata?.name))}`,
+            timeoutMs: TIMEOUT_MS,
+          })
+          .catch((err: unknown) => {
+            if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+          });
+      }
       if (!removeNamespaces) {
         // kept, out of the workspace: a workspace of that name made later must not inherit them
         for (const namespace of namespaces) {

@@ -53,8 +53,8 @@ const page = (item: z.ZodType, id: string) =>
 
 const perCaller =
   'Filtered per caller: every workspace for one whom the cluster’s RBAC allows `list workspacetemplates` in API ' +
-  'group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (until workspace members exist: those ' +
-  'it manages). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.';
+  'group `tenant.kapi.io`; otherwise the workspaces the caller is a member of (those ' +
+  'it manages, or is bound in by a WorkspaceRoleBinding naming it or one of its groups). Never a 403. The listing’s parameters (paging, sorting, `name`, `labelSelector`, …) apply.';
 
 const listResponses = (body: z.ZodType) => ({
   200: { description: 'The page and the number of matching workspaces.', body },
@@ -105,7 +105,7 @@ export const readWorkspaceTemplate = defineOperation({
   tags: ['tenant'],
   summary: 'Read a workspace',
   description:
-    'Its members read it (until workspace members exist: its manager); anyone else needs `get workspacetemplates` ' +
+    'Its members read it (its manager, and users or groups a WorkspaceRoleBinding names); anyone else needs `get workspacetemplates` ' +
     '(that name) in API group `tenant.kapi.io`.',
   security: 'bearer',
   pathParameters: z.object({ workspace: z.string().describe('The workspace’s name.') }),
@@ -209,6 +209,163 @@ export const deleteWorkspaceTemplate = defineOperation({
   },
 });
 
+const NamespaceSchema = apiComponent(
+  'WorkspaceNamespace',
+  z
+    .looseObject({
+      apiVersion: z.literal('v1'),
+      kind: z.literal('Namespace'),
+      metadata: metadataSchema,
+    })
+    .describe('A project: a namespace labelled `kapi.io/workspace=<workspace>`.'),
+);
+const namespaceParameters = z.object({
+  workspace: z.string().describe('The workspace’s name.'),
+  namespace: z.string().describe('The project (namespace).'),
+});
+const projectRight = (verb: string) =>
+  `Needs \`${verb} workspacetemplates/namespaces\` (the workspace’s name) in API group \`tenant.kapi.io\` (its admins; ` +
+  'viewers read), or the same right on the namespace itself (its project members).';
+const notInWorkspace = {
+  description: 'No such namespace in this workspace (one of another workspace is not found here).',
+  body: StatusSchema,
+};
+
+export const listWorkspaceNamespaces = defineOperation({
+  operationId: 'listWorkspaceNamespaces',
+  method: 'get',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces`,
+  tags: ['tenant'],
+  summary: 'List a workspace’s projects the caller may see',
+  description:
+    'Every namespace of the workspace for one who may `list workspacetemplates/namespaces` on it in API group ' +
+    '`tenant.kapi.io` (its admins and viewers) or list namespaces cluster-wide; otherwise those where the caller is a ' +
+    'project member. Never a 403. The namespaces listing’s parameters apply.',
+  security: 'bearer',
+  pathParameters: workspaceName,
+  query: schemaOf(KINDS_BY_RESOURCE.get('namespaces') as KindDefinition),
+  responses: {
+    ...listResponses(page(NamespaceSchema, 'WorkspaceNamespaceList')),
+    404: { description: 'No such workspace.', body: StatusSchema },
+  },
+});
+
+export const createWorkspaceNamespace = defineOperation({
+  operationId: 'createWorkspaceNamespace',
+  method: 'post',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces`,
+  tags: ['tenant'],
+  summary: 'Create a project in a workspace; its creator becomes its admin',
+  description:
+    'Needs `create workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins ' +
+    'and self-provisioners). The namespace is made with the label `kapi.io/workspace` and the annotation ' +
+    '`kapi.io/creator`; the creator gets the project role `admin` (a RoleBinding `<user>-admin`).',
+  security: 'bearer',
+  pathParameters: workspaceName,
+  jsonBody: NamespaceSchema,
+  responses: {
+    201: { description: 'Created.', body: NamespaceSchema },
+    400: { description: 'The body is not a namespace, or its name is not a DNS label.', body: StatusSchema },
+    401: statusResponses[401],
+    403: { description: 'The caller may not create projects in this workspace.', body: StatusSchema },
+    404: { description: 'No such workspace.', body: StatusSchema },
+    409: {
+      description: 'A namespace of that name exists (in another workspace: move it with PATCH instead).',
+      body: StatusSchema,
+    },
+    413: writeErrors[413],
+    415: writeErrors[415],
+    503: statusResponses[503],
+  },
+});
+
+export const readWorkspaceNamespace = defineOperation({
+  operationId: 'readWorkspaceNamespace',
+  method: 'get',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces/{namespace}`,
+  tags: ['tenant'],
+  summary: 'Read a project of a workspace',
+  description: projectRight('get'),
+  security: 'bearer',
+  pathParameters: namespaceParameters,
+  responses: {
+    200: { description: 'The namespace.', body: NamespaceSchema },
+    403: { description: 'The caller may not read it.', body: StatusSchema },
+    404: notInWorkspace,
+    ...statusResponses,
+  },
+});
+
+const editResponses = {
+  200: { description: 'The namespace after the change.', body: NamespaceSchema },
+  400: {
+    description: 'The body is not a merge patch of `metadata.labels` and `metadata.annotations` only.',
+    body: StatusSchema,
+  },
+  401: statusResponses[401],
+  403: {
+    description: 'The caller may not change it, or (a move) may not create projects in the workspace it names.',
+    body: StatusSchema,
+  },
+  404: {
+    description: 'No such namespace in this workspace, or no workspace of the name it moves to.',
+    body: StatusSchema,
+  },
+  413: writeErrors[413],
+  415: writeErrors[415],
+  503: statusResponses[503],
+};
+const editDescription = (verb: string) =>
+  `${projectRight(verb)} Only \`metadata.labels\` and \`metadata.annotations\` change (a merge patch); a \`kapi.io/workspace\` ` +
+  'label naming another workspace **moves** the project there in this one call, which also needs ' +
+  '`create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ ' +
+  'bindings. The label cannot be removed here.';
+
+export const patchWorkspaceNamespace = defineOperation({
+  operationId: 'patchWorkspaceNamespace',
+  method: 'patch',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces/{namespace}`,
+  tags: ['tenant'],
+  summary: 'Change a project’s labels and annotations, or move it to another workspace',
+  description: editDescription('patch'),
+  security: 'bearer',
+  pathParameters: namespaceParameters,
+  jsonBody: z.looseObject({ metadata: metadataSchema.partial() }),
+  responses: editResponses,
+});
+
+export const updateWorkspaceNamespace = defineOperation({
+  operationId: 'updateWorkspaceNamespace',
+  method: 'put',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces/{namespace}`,
+  tags: ['tenant'],
+  summary: 'Change a project’s labels and annotations, or move it to another workspace (as PATCH)',
+  description: editDescription('update'),
+  security: 'bearer',
+  pathParameters: namespaceParameters,
+  jsonBody: NamespaceSchema,
+  responses: editResponses,
+});
+
+export const deleteWorkspaceNamespace = defineOperation({
+  operationId: 'deleteWorkspaceNamespace',
+  method: 'delete',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/namespaces/{namespace}`,
+  tags: ['tenant'],
+  summary: 'Delete a project of a workspace',
+  description:
+    'With `delete workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io`, kapi deletes ' +
+    'it; otherwise it is deleted as the caller, so kube-apiserver’s RBAC decides.',
+  security: 'bearer',
+  pathParameters: namespaceParameters,
+  responses: {
+    200: { description: 'Deletion begun: the namespace, Terminating.', body: NamespaceSchema },
+    403: { description: 'The caller may not delete it.', body: StatusSchema },
+    404: notInWorkspace,
+    ...statusResponses,
+  },
+});
+
 export const tenantOperations = [
   listWorkspaceTemplates,
   readWorkspaceTemplate,
@@ -217,4 +374,10 @@ export const tenantOperations = [
   deleteWorkspaceTemplate,
   listWorkspaces,
   listWorkspaceTemplatesV1alpha2,
+  listWorkspaceNamespaces,
+  createWorkspaceNamespace,
+  readWorkspaceNamespace,
+  patchWorkspaceNamespace,
+  updateWorkspaceNamespace,
+  deleteWorkspaceNamespace,
 ] as const;

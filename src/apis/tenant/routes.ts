@@ -13,6 +13,7 @@ import {
   readWorkspaceTemplate,
 } from './operations.js';
 import { workspaceOf } from './workspaces.js';
+import { TenantMemberships } from './memberships.js';
 
 export interface TenantRouteDeps {
   listing: ResourceListing;
@@ -35,11 +36,12 @@ export function tenantRoutes(deps: TenantRouteDeps): Router {
         verb,
         group: TENANT_GROUP,
         resource: 'workspacetemplates',
-        ...(name && { name }),
+        ...(name && { name, fresh: true }),
       })
     ).allowed;
-  /** The workspaces the caller belongs to: until workspace members exist, the ones it manages. */
-  const own = (user: UserInfo) => deps.listing.cachedNamesWithField(templates, 'manager', user.username);
+  const memberships = new TenantMemberships(deps.listing);
+  /** The workspaces the caller belongs to: managed, or bound in (itself or one of its groups). */
+  const own = (user: UserInfo) => memberships.workspacesOf(user);
   const visible = async (user: UserInfo) => ((await allowed(user, 'list')) ? undefined : await own(user));
 
   const listTemplates = wrap(async (user, req, res) => {

@@ -43,7 +43,7 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
 
   async authorize(user: UserInfo, attributes: ResourceAttributes): Promise<AccessDecision> {
     const key = decisionKey(user, attributes);
-    const cached = this.decisions.get(key);
+    const cached = attributes.fresh ? undefined : this.decisions.get(key);
     if (cached && cached.until > this.clock()) {
       this.options.onCacheLookup?.('hit');
       return cached.decision;
@@ -55,7 +55,7 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
       this.pending.set(key, review);
     }
     const decision = await review;
-    this.decisions.set(key, { decision, until: this.clock() + this.ttlMs });
+    if (!attributes.fresh) this.decisions.set(key, { decision, until: this.clock() + this.ttlMs });
     return decision;
   }
 

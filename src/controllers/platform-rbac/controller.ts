@@ -2,6 +2,8 @@ import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { describeError } from '../../kube/cache-health.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
+import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import { desiredWorkspaceRbac, namespaceMemberBinding, orphanedMemberships } from './workspaces.js';
 import {
   REALIZES_LABEL,
   desiredRbac,
@@ -16,8 +18,19 @@ import {
 type Raw = any;
 
 const RBAC_PATH = '/apis/rbac.authorization.k8s.io/v1';
-const collectionOf = (kind: Realized['kind']) =>
-  `${RBAC_PATH}/${kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}`;
+const collectionOf = (object: Realized) =>
+  object.kind === 'RoleBinding'
+    ? `${RBAC_PATH}/namespaces/${encodeURIComponent(object.namespace ?? '')}/rolebindings`
+    : `${RBAC_PATH}/${object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}`;
+const pathOf = (object: Realized) => `${collectionOf(object)}/${encodeURIComponent(object.name)}`;
+const IAM_PATH = '/apis/iam.kapi.io/v1alpha2';
+/** Writes at once (a membership change in a 50-namespace workspace is 50 RoleBindings: SPEC §18 wants it in 2 s). */
+const WRITE_CONCURRENCY = 8;
+/**
+ * A namespace made through kapi's API carries this annotation (its creator) until the creator's admin binding is
+ * written; a replica killed in between leaves it, and the controller completes the binding.
+ */
+export const CREATOR_PENDING_ANNOTATION = 'tenant.kapi.io/creator-pending';
 /** After a failed write, the next pass comes this much later (then at every change). */
 const RETRY_MS = 5_000;
 /** A pass now and then even with no change seen, as informers resync. */
@@ -32,17 +45,23 @@ export interface PassOutcome {
 }
 
 /**
- * Keeps the platform's roles realized in RBAC (realize.ts) while this replica leads: watches GlobalRoles,
- * GlobalRoleBindings and what kapi realized (ClusterRoles and ClusterRoleBindings labelled `iam.kapi.io/realizes`),
- * and after every change, once all four are read, writes what the plan says. Passes never overlap; a change during
- * one brings another. Its first pass repairs whatever changed while no replica led.
+ * Keeps the platform's roles (realize.ts) and workspaces (workspaces.ts) realized in RBAC while this replica leads:
+ * watches GlobalRoles, GlobalRoleBindings, WorkspaceTemplates, WorkspaceRoleBindings, the namespaces of workspaces and
+ * what kapi realized (ClusterRoles, ClusterRoleBindings and RoleBindings labelled `iam.kapi.io/realizes`), and after
+ * every change, once all are read, writes what the plan says. Passes never overlap; a change during one brings
+ * another. Its first pass repairs whatever changed while no replica led, and completes what a replica killed midway
+ * left: a project's creator binding, the memberships of a deleted workspace.
  */
 export class PlatformRbacController {
   private readonly sources: {
     roles: Reflector<Raw>;
     bindings: Reflector<Raw>;
+    workspaces: Reflector<Raw>;
+    workspaceBindings: Reflector<Raw>;
+    namespaces: Reflector<Raw>;
     clusterRoles: Reflector<Raw>;
     clusterRoleBindings: Reflector<Raw>;
+    roleBindings: Reflector<Raw>;
   };
   private running: Promise<void> | undefined;
   private again = false;
@@ -64,8 +83,12 @@ export class PlatformRbacController {
     this.sources = {
       roles: watch('controller/globalroles', '/apis/iam.kapi.io/v1alpha2/globalroles'),
       bindings: watch('controller/globalrolebindings', '/apis/iam.kapi.io/v1alpha2/globalrolebindings'),
+      workspaces: watch('controller/workspacetemplates', '/apis/tenant.kapi.io/v1alpha2/workspacetemplates'),
+      workspaceBindings: watch('controller/workspacerolebindings', `${IAM_PATH}/workspacerolebindings`),
+      namespaces: watch('controller/namespaces', '/api/v1/namespaces', WORKSPACE_LABEL),
       clusterRoles: watch('controller/clusterroles', `${RBAC_PATH}/clusterroles`, REALIZES_LABEL),
       clusterRoleBindings: watch('controller/clusterrolebindings', `${RBAC_PATH}/clusterrolebindings`, REALIZES_LABEL),
+      roleBindings: watch('controller/rolebindings', `${RBAC_PATH}/rolebindings`, REALIZES_LABEL),
     };
     for (const source of Object.values(this.sources)) {
       for (const event of ['added', 'modified', 'deleted'] as const) source.on(event, () => this.trigger());
@@ -114,12 +137,21 @@ export class PlatformRbacController {
     this.again = false;
     let outcome: PassOutcome = { created: 0, updated: 0, deleted: 0, failed: 1 };
     try {
-      const desired = desiredRbac(this.sources.roles.list(), this.sources.bindings.list());
+      const { roles, bindings, workspaces, workspaceBindings, namespaces } = this.sources;
+      const desired = [
+        ...desiredRbac(roles.list(), bindings.list()),
+        ...desiredWorkspaceRbac(workspaces.list(), workspaceBindings.list(), namespaces.list()),
+      ];
       const existing = [
         ...this.sources.clusterRoles.list().map((raw) => realizedFrom(raw, 'ClusterRole')),
         ...this.sources.clusterRoleBindings.list().map((raw) => realizedFrom(raw, 'ClusterRoleBinding')),
+        ...this.sources.roleBindings.list().map((raw) => realizedFrom(raw, 'RoleBinding')),
       ];
       outcome = await this.apply(plan(desired, existing));
+      const completed = await this.complete();
+      outcome.deleted += completed.deleted;
+      outcome.created += completed.created;
+      outcome.failed += completed.failed;
     } catch (error) {
       // never expected (the plan is pure, each write catches its own); a pass that threw is tried again later
       this.log.error('a pass of the platform roles controller failed', { error: describeError(error) });
@@ -138,13 +170,13 @@ export class PlatformRbacController {
     try {
       await this.client.request({
         method: 'POST',
-        path: collectionOf(object.kind),
+        path: collectionOf(object),
         body: manifestOf(object),
         timeoutMs: 10_000,
       });
     } catch (error) {
       if (!(error instanceof KubeApiError && error.code === 409)) throw error;
-      const path = `${collectionOf(object.kind)}/${encodeURIComponent(object.name)}`;
+      const path = pathOf(object);
       const existing = await this.client.request<{ metadata?: { resourceVersion?: string } }>({
         path,
         timeoutMs: 10_000,
@@ -159,6 +191,56 @@ export class PlatformRbacController {
         timeoutMs: 10_000,
       });
     }
+  }
+
+  /**
+   * What a replica killed between two writes of kapi's API left half-done: memberships of a workspace deleted (the
+   * API deletes them after the workspace) are deleted; a project made (the API writes its creator's admin binding,
+   * then takes the annotation off) gets its creator's binding.
+   */
+  private async complete(): Promise<{ created: number; deleted: number; failed: number }> {
+    const done = { created: 0, deleted: 0, failed: 0 };
+    const tolerate = (error: unknown) => {
+      if (error instanceof KubeApiError && (error.code === 404 || error.code === 409)) return;
+      done.failed += 1;
+      this.log.warn('could not complete a workspace change', { error: describeError(error) });
+    };
+    for (const binding of orphanedMemberships(this.sources.workspaces.list(), this.sources.workspaceBindings.list())) {
+      await this.client
+        .request({
+          method: 'DELETE',
+          path: `${IAM_PATH}/workspacerolebindings/${encodeURIComponent(binding.metadata.name)}`,
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: binding.metadata.uid } },
+          timeoutMs: 10_000,
+        })
+        .then(() => (done.deleted += 1), tolerate);
+    }
+    for (const ns of this.sources.namespaces.list()) {
+      const creator = ns?.metadata?.annotations?.[CREATOR_PENDING_ANNOTATION];
+      if (typeof creator !== 'string' || ns.metadata.deletionTimestamp) continue;
+      const name = ns.metadata.name as string;
+      try {
+        await this.client
+          .request({
+            method: 'POST',
+            path: `${RBAC_PATH}/namespaces/${encodeURIComponent(name)}/rolebindings`,
+            body: namespaceMemberBinding(name, creator, 'admin'),
+            timeoutMs: 10_000,
+          })
+          .catch(tolerate);
+        await this.client.request({
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${encodeURIComponent(name)}`,
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { annotations: { [CREATOR_PENDING_ANNOTATION]: null } } },
+          timeoutMs: 10_000,
+        });
+        done.created += 1;
+      } catch (error) {
+        tolerate(error);
+      }
+    }
+    return done;
   }
 
   private async apply(todo: RbacPlan): Promise<PassOutcome> {
@@ -181,39 +263,46 @@ export class PlatformRbacController {
         });
       }
     };
-    const found = (object: Realized) =>
-      (object.kind === 'ClusterRole' ? this.sources.clusterRoles : this.sources.clusterRoleBindings).get(object.name);
-    for (const object of todo.delete) {
-      await attempt('deleted', object, () =>
+    const found = (object: Realized) => {
+      const source =
+        object.kind === 'ClusterRole'
+          ? this.sources.clusterRoles
+          : object.kind === 'ClusterRoleBinding'
+            ? this.sources.clusterRoleBindings
+            : this.sources.roleBindings;
+      return source.get(object.namespace ? `${object.namespace}/${object.name}` : object.name);
+    };
+    // deletions first (a binding whose role changed is deleted and made again), then the rest, a few at a time
+    await inBatches(todo.delete, (object) =>
+      attempt('deleted', object, () =>
         this.client.request({
           method: 'DELETE',
-          path: `${collectionOf(object.kind)}/${encodeURIComponent(object.name)}`,
+          path: pathOf(object),
           body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: found(object)?.metadata?.uid } },
           timeoutMs: 10_000,
         }),
-      );
-    }
-    for (const object of todo.create) {
-      await attempt('created', object, () =>
-        this.client.request({
-          method: 'POST',
-          path: collectionOf(object.kind),
-          body: manifestOf(object),
-          timeoutMs: 10_000,
-        }),
-      );
-    }
-    for (const object of todo.update) {
-      const resourceVersion = found(object)?.metadata?.resourceVersion;
-      await attempt('updated', object, () =>
+      ),
+    );
+    await inBatches(todo.create, (object) => attempt('created', object, () => this.create(object)));
+    await inBatches(todo.update, (object) =>
+      attempt('updated', object, () =>
         this.client.request({
           method: 'PUT',
-          path: `${collectionOf(object.kind)}/${encodeURIComponent(object.name)}`,
-          body: manifestOf(object, resourceVersion),
+          path: pathOf(object),
+          body: manifestOf(object, found(object)?.metadata?.resourceVersion),
           timeoutMs: 10_000,
         }),
-      );
-    }
+      ),
+    );
     return outcome;
   }
+}
+
+/** Runs `work` over `items`, WRITE_CONCURRENCY at a time. */
+async function inBatches<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, items.length) }, worker));
 }

@@ -45,21 +45,28 @@ export interface OwnerReference {
 export interface RealizedRole {
   kind: 'ClusterRole';
   name: string;
+  namespace?: undefined;
   labels: Record<string, string>;
-  owner: OwnerReference;
+  /** What it stands for; none for the roles every workspace shares (they stand for kapi's own table). */
+  owner?: OwnerReference;
   rules: PolicyRule[];
 }
 
 export interface RealizedBinding {
-  kind: 'ClusterRoleBinding';
+  kind: 'ClusterRoleBinding' | 'RoleBinding';
   name: string;
+  /** A RoleBinding's. */
+  namespace?: string;
   labels: Record<string, string>;
-  owner: OwnerReference;
+  owner?: OwnerReference;
   roleRef: { apiGroup: string; kind: 'ClusterRole'; name: string };
   subjects: Subject[];
 }
 
 export type Realized = RealizedRole | RealizedBinding;
+
+/** The values of REALIZES_LABEL kapi writes, each for one kind of source. */
+export const REALIZED_SOURCES = ['globalrole', 'globalrolebinding', 'workspace', 'scoped-role'] as const;
 
 /** The ClusterRole a GlobalRole is realized as. */
 export const clusterRoleOf = (globalRole: string) => `kapi:globalrole:${globalRole}`;
@@ -132,22 +139,25 @@ export function desiredRbac(globalRoles: readonly Raw[], bindings: readonly Raw[
 /** A realized object as found in the cluster (labelled as kapi's), read into the shape `desiredRbac` makes. */
 export function realizedFrom(raw: Raw, kind: Realized['kind']): Realized {
   const metadata = raw?.metadata ?? {};
-  const owner = (metadata.ownerReferences ?? [])[0] ?? {};
+  const owner = (metadata.ownerReferences ?? [])[0];
   const base = {
     name: String(metadata.name ?? ''),
     labels: { ...(metadata.labels ?? {}) },
-    owner: {
-      apiVersion: owner.apiVersion,
-      kind: owner.kind,
-      name: owner.name,
-      uid: owner.uid,
-      controller: owner.controller === true,
-      blockOwnerDeletion: owner.blockOwnerDeletion === true,
-    },
+    ...(owner && {
+      owner: {
+        apiVersion: owner.apiVersion,
+        kind: owner.kind,
+        name: owner.name,
+        uid: owner.uid,
+        controller: owner.controller === true,
+        blockOwnerDeletion: owner.blockOwnerDeletion === true,
+      },
+    }),
   };
   if (kind === 'ClusterRole') return { kind, ...base, rules: rulesOf(raw) };
   return {
     kind,
+    ...(kind === 'RoleBinding' && { namespace: String(metadata.namespace ?? '') }),
     ...base,
     roleRef: { apiGroup: raw?.roleRef?.apiGroup, kind: 'ClusterRole', name: raw?.roleRef?.name },
     subjects: (raw?.subjects ?? []).map((s: Raw) => ({ kind: s.kind, apiGroup: s.apiGroup, name: s.name })),
@@ -166,10 +176,12 @@ function differs(want: Realized, have: Realized): boolean {
   const labels = Object.entries(want.labels).some(([key, value]) => have.labels[key] !== value);
   if (labels || !same(want.owner, have.owner)) return true;
   if (want.kind === 'ClusterRole' && have.kind === 'ClusterRole') return !same(want.rules, have.rules);
-  if (want.kind === 'ClusterRoleBinding' && have.kind === 'ClusterRoleBinding')
-    return !same(want.subjects, have.subjects);
+  if (want.kind !== 'ClusterRole' && have.kind !== 'ClusterRole') return !same(want.subjects, have.subjects);
   return true;
 }
+
+/** Where an object is, to match what should exist with what does. */
+export const keyOf = (object: Realized) => `${object.kind}/${object.namespace ?? ''}/${object.name}`;
 
 /**
  * What to do so that what exists is what should: create the missing, update the changed, delete the realized objects
@@ -177,19 +189,15 @@ function differs(want: Realized, have: Realized): boolean {
  * deleted and made again (a roleRef cannot change).
  */
 export function plan(desired: readonly Realized[], existing: readonly Realized[]): RbacPlan {
-  const have = new Map(existing.map((object) => [`${object.kind}/${object.name}`, object]));
+  const have = new Map(existing.map((object) => [keyOf(object), object]));
   const result: RbacPlan = { create: [], update: [], delete: [] };
   const wanted = new Set<string>();
   for (const want of desired) {
-    const key = `${want.kind}/${want.name}`;
+    const key = keyOf(want);
     wanted.add(key);
     const found = have.get(key);
     if (!found) result.create.push(want);
-    else if (
-      want.kind === 'ClusterRoleBinding' &&
-      found.kind === 'ClusterRoleBinding' &&
-      !same(want.roleRef, found.roleRef)
-    ) {
+    else if (want.kind !== 'ClusterRole' && found.kind !== 'ClusterRole' && !same(want.roleRef, found.roleRef)) {
       result.delete.push(found);
       result.create.push(want);
     } else if (differs(want, found)) result.update.push(want);
@@ -202,25 +210,41 @@ export function plan(desired: readonly Realized[], existing: readonly Realized[]
 
 /** One of kapi's: its labels, its name and its owner's kind all say so (a copy saved under another name is not). */
 function isRealized(object: Realized): boolean {
-  if (object.labels[MANAGED_BY_LABEL] !== MANAGED_BY || !object.labels[REALIZES_LABEL]) return false;
-  if (object.kind === 'ClusterRole')
-    return object.name.startsWith(clusterRoleOf('')) && object.owner.kind === 'GlobalRole';
-  return object.name.startsWith(clusterRoleBindingOf('')) && object.owner.kind === 'GlobalRoleBinding';
+  if (object.labels[MANAGED_BY_LABEL] !== MANAGED_BY) return false;
+  const source = object.labels[REALIZES_LABEL];
+  const owner = object.owner?.kind;
+  switch (source) {
+    case 'globalrole':
+      return object.kind === 'ClusterRole' && object.name.startsWith(clusterRoleOf('')) && owner === 'GlobalRole';
+    case 'globalrolebinding':
+      return (
+        object.kind === 'ClusterRoleBinding' &&
+        object.name.startsWith(clusterRoleBindingOf('')) &&
+        owner === 'GlobalRoleBinding'
+      );
+    case 'workspace':
+      return object.name.startsWith('kapi:workspace:') && owner === 'WorkspaceTemplate';
+    case 'scoped-role':
+      return object.kind === 'ClusterRole' && object.name.startsWith('kapi:') && owner === undefined;
+    default:
+      return false;
+  }
 }
 
 /** The object to write for a realized one. */
 export function manifestOf(object: Realized, resourceVersion?: string): Record<string, unknown> {
   const metadata = {
     name: object.name,
+    ...(object.namespace && { namespace: object.namespace }),
     labels: object.labels,
-    ownerReferences: [object.owner],
+    ...(object.owner && { ownerReferences: [object.owner] }),
     ...(resourceVersion && { resourceVersion }),
   };
   if (object.kind === 'ClusterRole')
     return { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata, rules: object.rules };
   return {
     apiVersion: `${RBAC}/v1`,
-    kind: 'ClusterRoleBinding',
+    kind: object.kind,
     metadata,
     roleRef: object.roleRef,
     subjects: object.subjects,

@@ -12,7 +12,7 @@ import { IAM_V1ALPHA2_BASE } from '../../../auth/account/operations.js';
 
 export { IAM_V1ALPHA2_BASE };
 
-const usersQuery = schemaOf(KINDS_BY_RESOURCE.get('users') as KindDefinition);
+export const usersQuery = schemaOf(KINDS_BY_RESOURCE.get('users') as KindDefinition);
 const clusterRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('clusterroles') as KindDefinition);
 
 const metadataSchema = z.looseObject({
@@ -51,7 +51,7 @@ export const RoleTemplateSchema = apiComponent(
 );
 
 const named = z.object({ name: z.string().describe('The user’s name.') });
-const forbidden = {
+export const forbidden = {
   description: 'Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview).',
   body: StatusSchema,
 };
@@ -115,12 +115,12 @@ export const listClusterMemberRoleTemplates = defineOperation({
   },
 });
 
-const pageOf = (item: z.ZodType, id: string) =>
+export const pageOf = (item: z.ZodType, id: string) =>
   apiComponent(
     id,
     z.object({ items: z.array(item), totalItems: z.int().min(0).describe('Matching items, over all pages.') }),
   );
-const badParameter = {
+export const badParameter = {
   description: 'A parameter has a bad value; `details.causes[0].field` names it.',
   body: StatusSchema,
 };
@@ -249,7 +249,7 @@ const UserBodySchema = apiComponent(
     ),
 );
 
-const DeletedStatusSchema = apiComponent(
+export const DeletedStatusSchema = apiComponent(
   'DeletedStatus',
   z.object({
     kind: z.literal('Status'),

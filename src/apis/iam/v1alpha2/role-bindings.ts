@@ -7,6 +7,7 @@ import { userRefSelector } from './user-admin.js';
 
 const TIMEOUT_MS = 10_000;
 const RBAC_PATH = `/apis/${RBAC_GROUP}/v1`;
+export const WORKSPACE_ROLE_BINDINGS_PATH = '/apis/iam.kapi.io/v1alpha2/workspacerolebindings';
 
 /** The binding of a user's platform role as kapi names and labels it (`<user>-<role>`, as KubeSphere does). */
 export function globalRoleBindingObject(user: string, role: string): Record<string, unknown> {
@@ -98,7 +99,9 @@ export class UserRoleBindings {
     return memberships.length;
   }
 
-  /** Deletes every binding labelled as the user's: platform role, cluster memberships, project memberships. */
+  /**
+   * Deletes every binding labelled as the user's: platform role, cluster, workspace and project memberships.
+   */
   async removeAll(user: string): Promise<number> {
     const globalBindings = await this.labelled(GLOBAL_ROLE_BINDINGS_PATH, user);
     // a platform role's realization is the controller's to remove (with its binding), not a membership
@@ -106,7 +109,11 @@ export class UserRoleBindings {
       (item) => !item.realized,
     );
     const roleBindings = await this.labelled(`${RBAC_PATH}/rolebindings`, user);
+    const workspaceBindings = await this.labelled(WORKSPACE_ROLE_BINDINGS_PATH, user);
     await Promise.all([
+      ...workspaceBindings.map((item) =>
+        this.remove(`${WORKSPACE_ROLE_BINDINGS_PATH}/${encodeURIComponent(item.name)}`),
+      ),
       ...globalBindings.map((item) => this.remove(`${GLOBAL_ROLE_BINDINGS_PATH}/${encodeURIComponent(item.name)}`)),
       ...clusterBindings.map((item) =>
         this.remove(`${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(item.name)}`),
@@ -117,7 +124,7 @@ export class UserRoleBindings {
         ),
       ),
     ]);
-    return globalBindings.length + clusterBindings.length + roleBindings.length;
+    return globalBindings.length + clusterBindings.length + roleBindings.length + workspaceBindings.length;
   }
 
   private async labelled(

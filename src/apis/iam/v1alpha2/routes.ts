@@ -25,6 +25,9 @@ import {
   readPlatformUser,
 } from './operations.js';
 import { platformUser } from './platform-user.js';
+import { namespaceRoleOf } from '../../tenant/memberships.js';
+import { templatesOfNamespaceRole } from './scoped-roles.js';
+import { tenantMemberRoutes } from './tenant-member-routes.js';
 import { REALIZES_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import {
   CLUSTER_ROLE_ANNOTATION,
@@ -272,6 +275,15 @@ export function iamRoutes(deps: IamRouteDeps): Router {
         logger: deps.admin.logger,
       }),
     );
+    router.use(
+      tenantMemberRoutes({
+        listing: deps.listing,
+        authorizer: deps.authorizer,
+        roles: deps.roles,
+        client: deps.admin.client,
+        logger: deps.admin.logger,
+      }),
+    );
   }
 
   mountOperation(router, '', listNamespaceMemberRoleTemplates, (req: Request, res: Response, next: NextFunction) => {
@@ -299,6 +311,11 @@ export function iamRoutes(deps: IamRouteDeps): Router {
           if (binding.roleKind === 'Role' && !found.has(binding.role))
             found.set(binding.role, await readRole(binding.role));
         }
+        // a member of kapi's project roles (a RoleBinding to kapi:namespace-role:<role>): that role's templates
+        const projectRole = bindings
+          .map((binding) => namespaceRoleOf({ roleRef: { kind: binding.roleKind, name: binding.role } }))
+          .find(Boolean);
+        if (projectRole) return void answer.json(templatesOfNamespaceRole(namespace, projectRole));
         const role = roleOfUser(bindings, name, (roleName) => found.get(roleName) !== undefined);
         answer.json(await templatesRead(role ? found.get(role) : undefined, readRole));
       },

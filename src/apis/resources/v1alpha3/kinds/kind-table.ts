@@ -435,6 +435,38 @@ export const KINDS: readonly KindDefinition[] = [
     notes: '`manager` is kapi’s own filter.',
   }),
   kind({
+    resource: 'workspacerolebindings',
+    group: 'iam.kapi.io',
+    version: 'v1alpha2',
+    kind: 'WorkspaceRoleBinding',
+    namespaced: false,
+    fields: [
+      {
+        parameter: 'workspace',
+        description: 'Exact workspace (the label `kapi.io/workspace`).',
+        of: (raw) => {
+          const workspace = raw?.metadata?.labels?.['kapi.io/workspace'];
+          return typeof workspace === 'string' ? workspace : undefined;
+        },
+      },
+      {
+        parameter: 'subject',
+        description: 'A subject it binds, as `User:<name>` or `Group:<name>`.',
+        of: (raw) =>
+          (Array.isArray(raw?.subjects) ? raw.subjects : [])
+            .filter((s: Raw) => (s?.kind === 'User' || s?.kind === 'Group') && typeof s.name === 'string')
+            .map((s: Raw) => `${s.kind}:${s.name}`),
+      },
+      {
+        parameter: 'workspacerole',
+        description: 'Exact workspace role (`roleRef.name`).',
+        of: (raw) => (typeof raw?.roleRef?.name === 'string' ? raw.roleRef.name : undefined),
+      },
+    ],
+    notes:
+      'kapi’s own kind: workspace memberships (SPEC §18); `workspace`, `subject` and `workspacerole` are kapi’s filters.',
+  }),
+  kind({
     resource: 'events',
     group: '',
     version: 'v1',

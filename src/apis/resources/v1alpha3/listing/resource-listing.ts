@@ -221,6 +221,26 @@ export class ResourceListing {
     return names;
   }
 
+  /** The cached objects, parsed, whose filter field `parameter` is (or includes) one of `values`. */
+  async cachedWithField(
+    definition: KindDefinition,
+    parameter: string,
+    values: ReadonlySet<string>,
+  ): Promise<unknown[]> {
+    const index = definition.fields.findIndex((field) => field.parameter === parameter);
+    if (index < 0) throw new Error(`${definition.resource} has no field ${parameter}`);
+    const { table } = await this.cacheOf(definition);
+    const found: unknown[] = [];
+    for (let slot = 0; slot < table.slotLimit; slot++) {
+      if (!table.has(slot)) continue;
+      const field = table.field(slot, index);
+      const hit =
+        typeof field === 'string' ? values.has(field) : Array.isArray(field) && field.some((v) => values.has(v));
+      if (hit) found.push(JSON.parse(table.body(slot).toString('utf8')));
+    }
+    return found;
+  }
+
   private async cacheOf(definition: KindDefinition): Promise<ListingCache> {
     const kind = this.kinds.get(definition.resource);
     if (!kind) throw new Error(`no cache for ${definition.resource}`);

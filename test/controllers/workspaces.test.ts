@@ -1,0 +1,125 @@
+import { describe, expect, it } from '@jest/globals';
+import { plan, type Realized } from '../../src/controllers/platform-rbac/realize.js';
+import {
+  desiredWorkspaceRbac,
+  membershipsOf,
+  orphanedMemberships,
+} from '../../src/controllers/platform-rbac/workspaces.js';
+
+const template = (name: string, manager?: string) => ({
+  metadata: { name, uid: `uid-${name}` },
+  spec: { template: { spec: manager ? { manager } : {} } },
+});
+const binding = (
+  workspace: string,
+  role: string,
+  subject: { kind: string; name: string },
+  name = `${subject.name}-${role}`,
+) => ({
+  metadata: { name, labels: { 'kapi.io/workspace': workspace } },
+  roleRef: { apiGroup: 'iam.kapi.io', kind: 'WorkspaceRole', name: role },
+  subjects: [{ ...subject, apiGroup: 'rbac.authorization.k8s.io' }],
+});
+const namespace = (name: string, workspace?: string) => ({
+  metadata: { name, ...(workspace && { labels: { 'kapi.io/workspace': workspace } }) },
+});
+const summary = (objects: Realized[]) =>
+  objects
+    .filter((o) => o.owner)
+    .map((o) =>
+      o.kind === 'ClusterRole'
+        ? `${o.kind} ${o.name}`
+        : `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name} -> ${o.roleRef.name} [${o.subjects.map((s) => `${s.kind}:${s.name}`).join(',')}]`,
+    );
+
+describe('workspaces realized in RBAC (pure)', () => {
+  it.each([
+    ['no workspace: only the shared roles', [], [], [], []],
+    [
+      'a manager is its workspace’s admin, in each of its namespaces',
+      [template('ws', 'alice')],
+      [],
+      [namespace('a', 'ws'), namespace('other')],
+      [
+        'ClusterRole kapi:workspace:ws:admin',
+        'ClusterRoleBinding kapi:workspace:ws:admin -> kapi:workspace:ws:admin [User:alice]',
+        'RoleBinding a/kapi:workspace:ws:admin -> kapi:workspace-namespace:admin [User:alice]',
+      ],
+    ],
+    [
+      'viewers and a directory group share one binding per role; regular members have none in namespaces',
+      [template('ws')],
+      [
+        binding('ws', 'ws-viewer', { kind: 'User', name: 'bob' }),
+        binding('ws', 'ws-viewer', { kind: 'Group', name: 'devs' }),
+        binding('ws', 'ws-regular', { kind: 'User', name: 'carol' }),
+      ],
+      [namespace('a', 'ws')],
+      [
+        'ClusterRole kapi:workspace:ws:regular',
+        'ClusterRoleBinding kapi:workspace:ws:regular -> kapi:workspace:ws:regular [User:carol]',
+        'ClusterRole kapi:workspace:ws:viewer',
+        'ClusterRoleBinding kapi:workspace:ws:viewer -> kapi:workspace:ws:viewer [Group:devs,User:bob]',
+        'RoleBinding a/kapi:workspace:ws:viewer -> kapi:workspace-namespace:viewer [Group:devs,User:bob]',
+      ],
+    ],
+    [
+      'a binding of another workspace’s role, of a missing workspace, or of no workspace role gives nothing',
+      [template('ws')],
+      [
+        binding('ws', 'other-admin', { kind: 'User', name: 'eve' }),
+        binding('gone', 'gone-admin', { kind: 'User', name: 'eve' }),
+        binding('ws', 'ws-owner', { kind: 'User', name: 'eve' }),
+      ],
+      [namespace('a', 'ws')],
+      [],
+    ],
+  ])('%s', (_case, templates, bindings, namespaces, expected) => {
+    expect(summary(desiredWorkspaceRbac(templates, bindings, namespaces))).toEqual(expected);
+  });
+
+  it('when a workspace role’s rules are realized, then they name only that workspace', () => {
+    const admin = desiredWorkspaceRbac([template('ws', 'alice')], [], []).find(
+      (o) => o.kind === 'ClusterRole' && o.name === 'kapi:workspace:ws:admin',
+    );
+    expect(admin?.kind === 'ClusterRole' && admin.rules.every((r) => r.resourceNames?.join() === 'ws')).toBe(true);
+  });
+
+  it('when a member is removed, then the plan updates the binding and the namespace’s; when the workspace goes, everything of it is deleted', () => {
+    const before = desiredWorkspaceRbac(
+      [template('ws', 'alice')],
+      [binding('ws', 'ws-viewer', { kind: 'User', name: 'bob' })],
+      [namespace('a', 'ws')],
+    );
+    const removed = plan(desiredWorkspaceRbac([template('ws', 'alice')], [], [namespace('a', 'ws')]), before);
+    expect(removed.create).toEqual([]);
+    expect(removed.delete.map((o) => `${o.kind} ${o.namespace ?? ''} ${o.name}`)).toEqual([
+      'ClusterRole  kapi:workspace:ws:viewer',
+      'ClusterRoleBinding  kapi:workspace:ws:viewer',
+      'RoleBinding a kapi:workspace:ws:viewer',
+    ]);
+    const gone = plan(desiredWorkspaceRbac([], [], [namespace('a', 'ws')]), before);
+    expect(gone.delete.filter((o) => o.owner).length).toBe(before.filter((o) => o.owner).length);
+    expect(gone.update).toEqual([]);
+  });
+
+  it('when a namespace moves, then the old workspace’s RoleBinding goes and the new one’s comes', () => {
+    const templates = [template('ws', 'alice'), template('ws2', 'bob')];
+    const before = desiredWorkspaceRbac(templates, [], [namespace('a', 'ws')]);
+    const after = plan(desiredWorkspaceRbac(templates, [], [namespace('a', 'ws2')]), before);
+    expect(after.delete.map((o) => `${o.namespace}/${o.name}`)).toEqual(['a/kapi:workspace:ws:admin']);
+    expect(after.create.map((o) => `${o.namespace}/${o.name}`)).toEqual(['a/kapi:workspace:ws2:admin']);
+  });
+
+  it('when memberships name a workspace that is gone, then they are the orphans to delete; the manager counts as admin', () => {
+    const bindings = [
+      binding('gone', 'gone-viewer', { kind: 'User', name: 'x' }),
+      binding('ws', 'ws-viewer', { kind: 'User', name: 'y' }),
+    ];
+    expect(orphanedMemberships([template('ws', 'm')], bindings).map((b) => b.metadata.name)).toEqual(['x-gone-viewer']);
+    expect(membershipsOf([template('ws', 'm')], bindings)).toEqual([
+      { workspace: 'ws', base: 'admin', subject: { kind: 'User', name: 'm' } },
+      { workspace: 'ws', base: 'viewer', subject: { kind: 'User', name: 'y' } },
+    ]);
+  });
+});
