@@ -504,7 +504,6 @@ describe('the console’s bootstrap: /kapis/version and config.kapi.io/v1alpha2/
 });
 
 describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, members; tenant.kapi.io workspaces', () => {
-
   test('when users read themselves, others, members and workspaces, then every answer matches the document', async () => {
     cleanup.push(await bindGlobalRole(e2e.admin, reader, 'platform-regular'));
     const mine = bearer((await tokens()).access_token);
