@@ -13203,38 +13203,13 @@ export interface operations {
     listWorkspaceMembers: {
         parameters: {
             query?: {
-                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
-                labelSelector?: string;
-                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
-                label?: string;
-                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
-                annotation?: string;
-                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                /** @description Users whose name contains this. */
                 name?: string;
-                /** @description The same as `name` (KubeSphere’s other name for it). */
-                nameAndAlias?: string;
-                /** @description Exact names, comma-separated; any of them. */
-                names?: string[];
-                /** @description Substring of the `kapi.io/alias-name` annotation. */
-                alias?: string;
-                /** @description The object’s metadata.uid. */
-                uid?: string;
-                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
-                ownerReference?: string;
-                /** @description The kind of one of the object’s owners. */
-                ownerKind?: string;
-                /** @description The user’s `status.state` (absent: Active). */
-                status?: "Active" | "Disabled" | "AuthLimitExceeded";
-                /** @description Exact `spec.email`. */
-                email?: string;
-                /** @description 1-based page number. A page past the end has no items. */
-                page?: number;
-                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
-                limit?: number;
-                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastLoginTime: The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest. */
-                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastLoginTime";
-                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
-                ascending?: boolean;
+                /** @description As for users: `createTime`, `name`, `lastLoginTime`, … */
+                sortBy?: string;
+                ascending?: string;
+                limit?: string;
+                page?: string;
                 /** @description Only members holding this role (`<workspace>-<base>`). */
                 workspacerole?: string;
             };
@@ -13781,38 +13756,13 @@ export interface operations {
     listNamespaceMembers: {
         parameters: {
             query?: {
-                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
-                labelSelector?: string;
-                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
-                label?: string;
-                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
-                annotation?: string;
-                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                /** @description Users whose name contains this. */
                 name?: string;
-                /** @description The same as `name` (KubeSphere’s other name for it). */
-                nameAndAlias?: string;
-                /** @description Exact names, comma-separated; any of them. */
-                names?: string[];
-                /** @description Substring of the `kapi.io/alias-name` annotation. */
-                alias?: string;
-                /** @description The object’s metadata.uid. */
-                uid?: string;
-                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
-                ownerReference?: string;
-                /** @description The kind of one of the object’s owners. */
-                ownerKind?: string;
-                /** @description The user’s `status.state` (absent: Active). */
-                status?: "Active" | "Disabled" | "AuthLimitExceeded";
-                /** @description Exact `spec.email`. */
-                email?: string;
-                /** @description 1-based page number. A page past the end has no items. */
-                page?: number;
-                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
-                limit?: number;
-                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. lastLoginTime: The user’s last login (`status.lastLoginTime`); never logged in sorts as the oldest. */
-                sortBy?: "creationTimestamp" | "createTime" | "name" | "lastLoginTime";
-                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
-                ascending?: boolean;
+                /** @description As for users: `createTime`, `name`, `lastLoginTime`, … */
+                sortBy?: string;
+                ascending?: string;
+                limit?: string;
+                page?: string;
                 /** @description Only members holding this project role. */
                 role?: string;
             };

@@ -68,7 +68,10 @@ async function operationsShown(page: import('playwright-core').Page): Promise<st
 
 test('when the page is opened, then it shows the platform operations, and after switching, the CRD operations', async () => {
   const page = await context.newPage();
+  // Swagger UI renders the operations of a large document as they come into view: a window tall enough for all
+  await page.setViewportSize({ width: 1280, height: 40_000 });
   await page.goto(`${base}${API_DOCS_PATHS.page}`);
+  await page.locator('[data-path="/.well-known/jwks.json"]').first().waitFor({ timeout: 30_000 });
   const platform = await operationsShown(page);
   expect(platform).toEqual(
     expect.arrayContaining([

@@ -8,7 +8,6 @@ import {
   RoleTemplateSchema,
   badParameter,
   pageOf,
-  usersQuery,
 } from './operations.js';
 
 /** The workspace members and roles, and the project members and roles (SPEC §18), at KubeSphere 3.4's routes. */
@@ -95,7 +94,15 @@ export const readWorkspaceRole = defineOperation({
   },
 });
 
-const membersQuery = usersQuery.extend({
+/** The parameters the console sends (the users listing's others apply too: see listPlatformUsers). */
+const memberListQuery = z.object({
+  name: z.string().optional().describe('Users whose name contains this.'),
+  sortBy: z.string().optional().describe('As for users: `createTime`, `name`, `lastLoginTime`, …'),
+  ascending: z.string().optional(),
+  limit: z.string().optional(),
+  page: z.string().optional(),
+});
+const membersQuery = memberListQuery.extend({
   workspacerole: z.string().optional().describe('Only members holding this role (`<workspace>-<base>`).'),
 });
 
@@ -269,7 +276,7 @@ export const listNamespaceMembers = defineOperation({
     'parameters apply.',
   security: 'bearer',
   pathParameters: z.object({ namespace }),
-  query: usersQuery.extend({ role: z.string().optional().describe('Only members holding this project role.') }),
+  query: memberListQuery.extend({ role: z.string().optional().describe('Only members holding this project role.') }),
   responses: {
     200: { description: 'The page of members.', body: pageOf(PlatformUserSchema, 'PlatformUserList') },
     400: badParameter,
