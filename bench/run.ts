@@ -26,6 +26,7 @@ import { tokenScenario } from './scenarios/token-issue.js';
 import { watchScenario } from './scenarios/watch-relay.js';
 import { accountsScenario } from './scenarios/accounts.js';
 import { usersScenario } from './scenarios/users.js';
+import { workspacesScenario } from './scenarios/workspaces.js';
 import { listingScale, listingsScenario } from './scenarios/listings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -68,6 +69,8 @@ const SCENARIOS: ScenarioEntry[] = [
   { key: 'accounts', scenario: accountsScenario, needsToken: false, real: true },
   // A backend and a kapi of its own (the scaled cluster), so its memory is the listings' alone.
   { key: 'listings', scenario: listingsScenario, needsToken: false, real: true },
+  // Last: on a kit (no namespace controller) its 1,000 deleted namespaces stay Terminating.
+  { key: 'workspaces', scenario: workspacesScenario, needsToken: true, real: true },
 ];
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
