@@ -82,7 +82,14 @@ describe('workspaces realized in RBAC (pure)', () => {
     const admin = desiredWorkspaceRbac([template('ws', 'alice')], [], []).find(
       (o) => o.kind === 'ClusterRole' && o.name === 'kapi:workspace:ws:admin',
     );
-    expect(admin?.kind === 'ClusterRole' && admin.rules.every((r) => r.resourceNames?.join() === 'ws')).toBe(true);
+    const rules = admin?.kind === 'ClusterRole' ? admin.rules : [];
+    expect(
+      rules.filter((r) => r.apiGroups?.includes('tenant.kapi.io')).every((r) => r.resourceNames?.join() === 'ws'),
+    ).toBe(true);
+    // and the admin may list users (whom to invite), nothing else outside its workspace
+    expect(rules.filter((r) => !r.apiGroups?.includes('tenant.kapi.io'))).toEqual([
+      { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] },
+    ]);
   });
 
   it('when a member is removed, then the plan updates the binding and the namespace’s; when the workspace goes, everything of it is deleted', () => {

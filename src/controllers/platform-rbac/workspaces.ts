@@ -105,14 +105,19 @@ export const NAMESPACE_ROLE_RULES: Record<NamespaceRole, readonly PolicyRule[]> 
   viewer: [readEverything],
 };
 
-/** The rules of a workspace role's ClusterRole on its workspace. */
+/**
+ * The rules of a workspace role's ClusterRole on its workspace; an admin may also list the platform's users, to pick
+ * whom to invite (KubeSphere lets every signed-in user list them; kapi only those who may invite).
+ */
 export function workspaceRules(workspace: string, base: WorkspaceRoleBase): PolicyRule[] {
-  return WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
+  const rules: PolicyRule[] = WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
     apiGroups: [TENANT_GROUP],
     resources: [resource],
     resourceNames: [workspace],
     verbs: [...verbs],
   }));
+  if (base === 'admin') rules.push({ apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] });
+  return rules;
 }
 
 /** A member of a workspace with a role (pure input). */
