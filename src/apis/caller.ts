@@ -4,7 +4,7 @@ import type { Authorizer, ResourceAttributes, UserInfo } from '../auth/identity.
 import { jsonBody } from '../auth/account/account-routes.js';
 import { impersonationHeaders } from '../proxy/forward-headers.js';
 import { KubeApiError, type KubeClient, type KubeRequest } from '../kube/client.js';
-import { ApiError, BadRequestError, NotFoundError, UnauthorizedError } from '../server/errors.js';
+import { ApiError, BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../server/errors.js';
 
 /** A handler of an authenticated request: `work` gets the caller; what it throws is the answer (a Status). */
 export const withCaller =
@@ -106,6 +106,34 @@ export async function asKapi(client: KubeClient, request: KubeRequest, ref: Obje
         `kube-apiserver refused ${qualified}${fields.length > 0 ? ` (${fields.join(', ')})` : ''}`,
       );
     }
+    throw err;
+  }
+}
+
+/**
+ * A request to kube-apiserver as the caller (impersonated), for what kube-apiserver's own RBAC must decide for them
+ * (its escalation rule, a project admin's own rights); answered as `asKapi`, its refusal (403) the caller's with kube's
+ * reason, or `forbiddenMessage` when given.
+ */
+export async function asCaller(
+  client: KubeClient,
+  caller: UserInfo,
+  request: KubeRequest,
+  ref: ObjectRef,
+  forbiddenMessage?: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<any> {
+  const headers = callerHeaders(caller);
+  if (!headers)
+    throw new ForbiddenError(`the identity of "${caller.username}" cannot be passed to the cluster`, refDetails(ref));
+  try {
+    return await asKapi(client, { ...request, headers: { ...request.headers, ...headers } }, ref);
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 403)
+      throw new ForbiddenError(
+        forbiddenMessage ?? err.status?.message ?? `user "${caller.username}" may not do this`,
+        refDetails(ref),
+      );
     throw err;
   }
 }

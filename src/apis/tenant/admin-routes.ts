@@ -6,16 +6,8 @@ import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
-import { ApiError, NotFoundError } from '../../server/errors.js';
-import {
-  asKapi,
-  callerHeaders,
-  deletedStatus,
-  optionalJsonBody,
-  patchBody,
-  requireRight,
-  withCaller,
-} from '../caller.js';
+import { NotFoundError } from '../../server/errors.js';
+import { asKapi, asCaller, deletedStatus, optionalJsonBody, patchBody, requireRight, withCaller } from '../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
 import { WORKSPACE_ROLE_BINDINGS_PATH } from '../iam/v1alpha2/role-bindings.js';
@@ -169,26 +161,16 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
       const namespaces = (listed?.items ?? []).map((item) => String(item?.metadata?.name));
       if (removeNamespaces) {
         // each namespace as the caller: kube-apiserver's RBAC decides, before the workspace goes
-        const headers = callerHeaders(caller);
-        if (!headers) throw new ApiError(403, 'Forbidden', 'the caller’s identity cannot be sent to kube-apiserver');
         for (const namespace of namespaces) {
-          await deps.client
-            .request({
-              method: 'DELETE',
-              path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`,
-              headers,
-              timeoutMs: TIMEOUT_MS,
-            })
-            .catch((err: unknown) => {
-              if (err instanceof KubeApiError && err.code === 404) return;
-              if (err instanceof KubeApiError && err.code === 403)
-                throw new ApiError(
-                  403,
-                  'Forbidden',
-                  `the caller may not delete namespace "${namespace}" of workspace "${name}"`,
-                );
-              throw err;
-            });
+          await asCaller(
+            deps.client,
+            caller,
+            { method: 'DELETE', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, timeoutMs: TIMEOUT_MS },
+            { name: namespace, group: '', kind: 'namespaces' },
+            `the caller may not delete namespace "${namespace}" of workspace "${name}"`,
+          ).catch((err: unknown) => {
+            if (!(err instanceof NotFoundError)) throw err;
+          });
         }
       }
       await write({ method: 'DELETE', path: `${TEMPLATES_PATH}/${encodeURIComponent(name)}` }, name);

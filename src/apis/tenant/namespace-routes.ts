@@ -9,7 +9,7 @@ import { WORKSPACE_LABEL, type WatchedNamespaces } from '../../kube/namespace-ca
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError } from '../../server/errors.js';
-import { asKapi, callerHeaders, patchBody, withCaller } from '../caller.js';
+import { asCaller, asKapi, patchBody, withCaller } from '../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import { writeListing, type ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
 import { TenantMemberships } from './memberships.js';
@@ -283,19 +283,15 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
         return;
       }
       // not the workspace's admin: kube-apiserver's RBAC decides for the caller (a project admin may)
-      const headers = callerHeaders(caller);
-      try {
-        if (!headers) throw new KubeApiError(403, undefined, 'the identity cannot be passed to kube-apiserver');
-        res.json(await kapiRequest({ method: 'DELETE', path, headers }, namespace));
-      } catch (err) {
-        if (err instanceof KubeApiError && err.code === 403)
-          throw new ForbiddenError(`user "${caller.username}" cannot delete project "${namespace}"`, {
-            name: namespace,
-            group: '',
-            kind: 'namespaces',
-          });
-        throw err;
-      }
+      res.json(
+        await asCaller(
+          deps.client,
+          caller,
+          { method: 'DELETE', path },
+          { name: namespace, group: '', kind: 'namespaces' },
+          `user "${caller.username}" cannot delete project "${namespace}"`,
+        ),
+      );
       deps.logger.info('project deleted', { audit: 'namespace', workspace, namespace, by: caller.username });
     }),
   );

@@ -327,4 +327,22 @@ describe('TableViews', () => {
       check();
     },
   );
+
+  test('when objects with one field value, several, or none change, then the field index names exactly the slots holding each value', () => {
+    const table = new ObjectTable({ times: 0, fields: 1 });
+    const views = new TableViews(table);
+    table.upsert(record({ name: 'a', fields: ['User:alice'] }));
+    const index = views.byField(0); // built over what is there, then kept in step
+    table.upsert(record({ name: 'b', fields: [['User:alice', 'Group:ops']] }));
+    table.upsert(record({ name: 'c', fields: [undefined] }));
+    const holders = (value: string) => [...index.slotsWith(value)].map((slot) => table.name(slot)).sort();
+    expect([holders('User:alice'), holders('Group:ops'), holders('User:bob')]).toEqual([['a', 'b'], ['b'], []]);
+
+    table.upsert(record({ name: 'a', resourceVersion: '2', fields: ['User:bob'] })); // replaced: old value leaves
+    table.remove('default', 'b');
+    expect([holders('User:alice'), holders('Group:ops'), holders('User:bob')]).toEqual([[], [], ['a']]);
+    // the index equals a walk of every slot
+    const walked = [...table.slots()].filter((slot) => table.field(slot, 0) === 'User:bob').map((s) => table.name(s));
+    expect(holders('User:bob')).toEqual(walked);
+  });
 });

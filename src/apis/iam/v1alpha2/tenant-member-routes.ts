@@ -13,11 +13,11 @@ import {
   type NamespaceRole,
   type WorkspaceRoleBase,
 } from '../../../controllers/platform-rbac/workspaces.js';
-import { KubeApiError, type KubeClient } from '../../../kube/client.js';
+import { KubeApiError, type KubeClient, type KubeRequest } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError } from '../../../server/errors.js';
-import { asKapi, callerHeaders, deletedStatus, requireRight, withCaller } from '../../caller.js';
+import { asCaller as asKapiCaller, deletedStatus, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import { parseListedItem, type ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { TenantMemberships } from '../../tenant/memberships.js';
@@ -439,26 +439,9 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
     }),
   );
 
-  /** A request to kube-apiserver as the caller; its refusal (403) is the caller's, with kube's reason. */
-  const asCaller = async (caller: UserInfo, request: Parameters<KubeClient['request']>[0], name: string) => {
-    const headers = callerHeaders(caller);
-    if (!headers) throw new ForbiddenError(`the identity of "${caller.username}" cannot be passed to the cluster`);
-    try {
-      return await asKapi(
-        deps.client,
-        { ...request, headers: { ...request.headers, ...headers } },
-        { name, group: RBAC_GROUP, kind: 'rolebindings' },
-      );
-    } catch (err) {
-      if (err instanceof KubeApiError && err.code === 403)
-        throw new ForbiddenError(err.status?.message ?? `user "${caller.username}" may not do this`, {
-          name,
-          group: RBAC_GROUP,
-          kind: 'rolebindings',
-        });
-      throw err;
-    }
-  };
+  /** A member RoleBinding written as the caller: kube-apiserver's escalation rule decides. */
+  const asCaller = (caller: UserInfo, request: KubeRequest, name: string) =>
+    asKapiCaller(deps.client, caller, request, { name, group: RBAC_GROUP, kind: 'rolebindings' });
 
   const projectRole = (member: ClusterMember): NamespaceRole => {
     const role = NAMESPACE_ROLES.find((candidate) => candidate === member.roleRef);

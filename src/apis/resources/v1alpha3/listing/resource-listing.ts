@@ -209,16 +209,8 @@ export class ResourceListing {
 
   /** The names of the cached objects whose filter field `parameter` (one of the kind's fields) is `value`. */
   async cachedNamesWithField(definition: KindDefinition, parameter: string, value: string): Promise<Set<string>> {
-    const index = definition.fields.findIndex((field) => field.parameter === parameter);
-    if (index < 0) throw new Error(`${definition.resource} has no field ${parameter}`);
-    const { table } = await this.cacheOf(definition);
-    const names = new Set<string>();
-    for (let slot = 0; slot < table.slotLimit; slot++) {
-      if (!table.has(slot)) continue;
-      const field = table.field(slot, index);
-      if (field === value || (Array.isArray(field) && field.includes(value))) names.add(table.name(slot));
-    }
-    return names;
+    const { table, slots } = await this.slotsWithField(definition, parameter, new Set([value]));
+    return new Set(slots.map((slot) => table.name(slot)));
   }
 
   /** The cached objects, parsed, whose filter field `parameter` is (or includes) one of `values`. */
@@ -227,18 +219,19 @@ export class ResourceListing {
     parameter: string,
     values: ReadonlySet<string>,
   ): Promise<unknown[]> {
-    const index = definition.fields.findIndex((field) => field.parameter === parameter);
-    if (index < 0) throw new Error(`${definition.resource} has no field ${parameter}`);
-    const { table } = await this.cacheOf(definition);
-    const found: unknown[] = [];
-    for (let slot = 0; slot < table.slotLimit; slot++) {
-      if (!table.has(slot)) continue;
-      const field = table.field(slot, index);
-      const hit =
-        typeof field === 'string' ? values.has(field) : Array.isArray(field) && field.some((v) => values.has(v));
-      if (hit) found.push(JSON.parse(table.body(slot).toString('utf8')));
-    }
-    return found;
+    const { table, slots } = await this.slotsWithField(definition, parameter, values);
+    return slots.map((slot) => JSON.parse(table.body(slot).toString('utf8')));
+  }
+
+  /** The slots whose field `parameter` is (or includes) one of `values`, each once, from the field's index. */
+  private async slotsWithField(definition: KindDefinition, parameter: string, values: ReadonlySet<string>) {
+    const field = definition.fields.findIndex((candidate) => candidate.parameter === parameter);
+    if (field < 0) throw new Error(`${definition.resource} has no field ${parameter}`);
+    const { table, views } = await this.cacheOf(definition);
+    const index = views.byField(field);
+    const slots = new Set<number>();
+    for (const value of values) for (const slot of index.slotsWith(value)) slots.add(slot);
+    return { table, slots: [...slots] };
   }
 
   private async cacheOf(definition: KindDefinition): Promise<ListingCache> {
