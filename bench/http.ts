@@ -14,6 +14,12 @@ export interface HttpCall {
   timeoutMs?: number;
 }
 
+/**
+ * A request unanswered this long (no byte, idle socket) is an error, never a hang: one stuck answer once held a whole
+ * run until an outer `timeout` killed it. BENCH_REQUEST_TIMEOUT_MS changes it.
+ */
+export const REQUEST_TIMEOUT_MS = Number(process.env.BENCH_REQUEST_TIMEOUT_MS ?? 30_000);
+
 /** One request over node:http(s) (the backend's trust for https); the whole body is read. No retries, no redirects: a benchmark sees what it gets. */
 export function send(url: string, call: HttpCall = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
@@ -26,8 +32,8 @@ export function send(url: string, call: HttpCall = {}): Promise<HttpAnswer> {
       res.on('error', reject);
     });
     req.on('error', reject);
-    if (call.timeoutMs)
-      req.setTimeout(call.timeoutMs, () => req.destroy(new Error(`no answer within ${call.timeoutMs} ms`)));
+    const timeoutMs = call.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.end(call.body);
   });
 }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { describeAnswer, sendJson } from './http.js';
+import { REQUEST_TIMEOUT_MS, describeAnswer, sendJson } from './http.js';
 import type { DirectNodePageOperation, Operation, RequestOperation } from './jobs.js';
 import { isHttps } from './tls.js';
 
@@ -49,6 +49,8 @@ function requestRunner(operation: RequestOperation, agent: http.Agent): Operatio
         );
       });
       req.on('error', reject);
+      // counted as an error ("no answer"), and the caller goes on
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
       req.end(body);
     });
 }
