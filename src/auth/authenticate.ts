@@ -8,7 +8,8 @@ import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './sessions/session-record.js';
 import type { SessionStore } from './sessions/sessions.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
-import { VerifiedTokenCache, timesProblem, type TokenPolicy } from './tokens/tokens.js';
+import { VerifiedTokenCache, signingAlgorithmOf, timesProblem, type TokenPolicy } from './tokens/tokens.js';
+import { isPassable, keepPassableToken } from './passable-token.js';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { UserStore } from './users/users.js';
 
@@ -70,7 +71,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
       if (rest === undefined) delete req.headers['sec-websocket-protocol'];
       else req.headers['sec-websocket-protocol'] = rest;
     }
-    return {
+    const identity: UserInfo = {
       username: user.name,
       uid: user.uid,
       groups: impersonatedGroups(user, session),
@@ -78,6 +79,20 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
       ...(claims.scope === undefined ? {} : { scope: claims.scope }),
       checkedAt,
     };
+    // an https issuer is the only kind kube-apiserver can trust: only then is the token looked at for pass-through
+    if (
+      claims.iss.startsWith('https://') &&
+      isPassable(
+        claims,
+        signingAlgorithmOf(presented.token, keys) ?? 'HS256',
+        identity.groups,
+        AUTHENTICATED_GROUP,
+        nowSeconds,
+      )
+    ) {
+      keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp });
+    }
+    return identity;
   };
 
   function refuse(reason: string): UnauthorizedError {

@@ -67,6 +67,11 @@ export interface ForwardContext {
   requestId?: string;
   /** A protocol upgrade (exec, attach, port-forward): `Connection: Upgrade` and `Upgrade` are kept. */
   upgrade?: boolean;
+  /**
+   * `credentials` are the caller's own token (token pass-through, SPEC §5): kube-apiserver authenticates the caller
+   * itself, so no Impersonate-* is added.
+   */
+  passThrough?: boolean;
 }
 
 export type ForwardHeadersResult =
@@ -127,6 +132,7 @@ export function forwardRequestHeaders(raw: readonly string[], ctx: ForwardContex
   if (originalHost) out.push('X-Forwarded-Host', originalHost);
   if (ctx.requestId) out.push('Audit-ID', ctx.requestId);
   for (const [name, value] of Object.entries(ctx.credentials)) out.push(name, value);
+  if (ctx.passThrough) return { ok: true, headers: out };
 
   const identity = impersonationHeaders(ctx.user);
   if (!identity) {

@@ -26,6 +26,7 @@ import { hasRequestBody, isLongRunning, isRelayedUpgrade, originFormTarget, stre
 import { responseCut } from './stream-end.js';
 import type { StreamRegistry } from './stream-registry.js';
 import { createUpgradeRelay, type UpgradeHandler } from './upgrade.js';
+import type { TokenPassThrough } from './token-pass-through.js';
 
 export interface ForwarderDeps {
   connection: KubeConnection;
@@ -39,6 +40,8 @@ export interface ForwarderDeps {
   backend?: BackendOptions;
   /** The largest body of an ordinary request, as kube-apiserver's --max-resource-write-bytes (3 MiB by default). */
   maxRequestBodyBytes?: number;
+  /** When kube-apiserver accepts kapi's tokens, requests carry the caller's own instead of impersonating (SPEC §5). */
+  passThrough?: TokenPassThrough;
 }
 
 /** A request on its way to kube-apiserver: kapi's request id, and the user once authenticated. */
@@ -103,6 +106,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     user: UserInfo,
     target: string,
     auth: Record<string, string>,
+    passed: boolean,
   ) => {
     const headers = forwardRequestHeaders(req.rawHeaders, {
       user,
@@ -111,12 +115,13 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       clientIp: clientAddress(req.socket),
       clientProto: clientProto(req.socket),
       requestId: req.requestId,
+      passThrough: passed,
     });
     if (!headers.ok) return next(new ForbiddenError(headers.message));
     if (res.destroyed) return;
     const longRunning = isLongRunning(req.method, target);
     const withBody = hasRequestBody(req.headers);
-    if (!longRunning && !withBody) return exchange(req, res, next, target, headers.headers);
+    if (!longRunning && !withBody) return exchange(req, res, next, target, headers.headers, passed);
     const limited = withBody && !longRunning;
     if (limited && declaresBodyOver(req.headers, maxBody)) return refuseBody(req, res, next, maxBody);
     let upstream: ClientRequest;
@@ -172,8 +177,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       }
       if (code === 401) {
         upstreamRes.resume();
-        deps.connection.credentialsRefused();
-        return next(credentialsRefused());
+        return next(refusedCredentials(passed));
       }
       res.writeHead(code, upstreamRes.statusMessage || undefined, answerHead(upstreamRes.rawHeaders, req.requestId));
       if (longRunning) {
@@ -196,6 +200,23 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     // A request that may have reached kube-apiserver before a stale socket failed is retried only when repeating it
     // is harmless.
     send(!withBody && SAFE_METHODS.has(req.method));
+  };
+
+  /**
+   * kube-apiserver refused the credentials sent: kapi's own (a fault of kapi's, 503, never the caller's 401), or the
+   * caller's passed-through token, after which kapi impersonates; the caller is told to retry at once (client-go
+   * does, on a 503 with Retry-After).
+   */
+  const refusedCredentials = (passed: boolean) => {
+    if (!passed) {
+      deps.connection.credentialsRefused();
+      return credentialsRefused();
+    }
+    deps.passThrough?.refusedByCluster();
+    return new ServiceUnavailableError(
+      'kube-apiserver no longer accepts kapi’s tokens: kapi impersonates from now on; retry',
+      1,
+    );
   };
 
   /**
@@ -229,7 +250,14 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
    * each as it came cost one write to the client, and one wake-up of it, per record. A larger answer (a long list)
    * streams on from there with the client's back-pressure.
    */
-  const exchange = (req: ForwardedRequest, res: ServerResponse, next: Fail, target: string, headers: string[]) => {
+  const exchange = (
+    req: ForwardedRequest,
+    res: ServerResponse,
+    next: Fail,
+    target: string,
+    headers: string[],
+    passed: boolean,
+  ) => {
     let current: Exchange;
     let answered = false;
     let clientGone = false;
@@ -252,8 +280,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
               return false;
             }
             if (code === 401) {
-              deps.connection.credentialsRefused();
-              next(credentialsRefused());
+              next(refusedCredentials(passed));
               return false;
             }
             held = { code, statusMessage, head: answerHead(rawHeaders, req.requestId), chunks: [], bytes: 0 };
@@ -315,8 +342,10 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
           'the request target must be a plain path: no absolute URL, dot segments or encoded slashes',
         ),
       );
+    const token = deps.passThrough?.tokenFor(user);
+    if (token !== undefined) return forward(req, res, next, user, target, { Authorization: `Bearer ${token}` }, true);
     credentials().then(
-      (auth) => forward(req, res, next, user, target, auth),
+      (auth) => forward(req, res, next, user, target, auth, false),
       (error: unknown) => {
         deps.logger.error('kapi credentials for kube-apiserver unavailable', {
           requestId: req.requestId,

@@ -178,6 +178,7 @@ export function defaultRules(): PolicyRule[] {
       resources: ['clusterconfigurations/status'],
     },
     { users: kapi, verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'] },
+    { users: kapi, verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'] },
     {
       users: kapi,
       verbs: ['impersonate'],

@@ -34,6 +34,7 @@ import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
 import { DEFAULT_LOG_REQUEST_LIMITS, DEFAULT_LOG_WRITE_TIMEOUT_MS } from '../apis/logging/v1alpha2/request-limits.js';
 import { createForwarder } from '../proxy/forwarder.js';
+import { TokenPassThrough, reviewToken } from '../proxy/token-pass-through.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
 import { ConnectionCap, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
@@ -170,6 +171,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     authenticateRequest: identity.authenticateRequest,
     streamRegistry,
     maxRequestBodyBytes: options.maxRequestBodyBytes,
+    // only tokens of an https issuer with a published key are ever candidates (see auth/passable-token.ts)
+    passThrough: new TokenPassThrough({ review: (token) => reviewToken(client, token), logger, clock: Date.now }),
   });
 
   const logging = await createLogging({

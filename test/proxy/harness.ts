@@ -132,6 +132,7 @@ export async function startKapi(
     /** Who the known token authenticates as; alice by default. */
     user?: UserInfo;
     maxRequestBodyBytes?: number;
+    passThrough?: ForwarderDeps['passThrough'];
   } = {},
 ): Promise<Kapi> {
   const logs = new CapturedLogs();
@@ -144,6 +145,7 @@ export async function startKapi(
     backend: options.backend,
     streamRegistry: options.streamRegistry,
     maxRequestBodyBytes: options.maxRequestBodyBytes,
+    passThrough: options.passThrough,
   });
   // Forwarded paths take production's pipeline; anything else is a 404 Status, as kapi answers unknown paths.
   const others = express();

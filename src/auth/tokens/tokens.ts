@@ -140,6 +140,12 @@ export function verifyToken(
   return { ok: true, claims };
 }
 
+/** The algorithm of the key a (verified) token was signed with, or undefined when its header names none of the set. */
+export function signingAlgorithmOf(token: string, keys: KeySet): string | undefined {
+  const key = keyFor(token, keys);
+  return 'reason' in key ? undefined : key.algorithm;
+}
+
 /**
  * The key a token names, if its header asks for that key's own algorithm. A token without a kid predates key sets:
  * only the legacy HS256 key (`data.key`) may verify it.

@@ -1,0 +1,236 @@
+/**
+ * Token pass-through (SPEC §5): which tokens may stand for their caller at kube-apiserver, how kapi finds out whether
+ * the cluster accepts them (and notices a change), and what kube-apiserver then receives.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { UserInfo } from '../../src/auth/identity.js';
+import { isPassable, keepPassableToken, PASS_THROUGH_MIN_REMAINING_SECONDS } from '../../src/auth/passable-token.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { reviewMismatch, TokenPassThrough, type TokenReviewAnswer } from '../../src/proxy/token-pass-through.js';
+import {
+  auth,
+  Backend,
+  headerValues,
+  KAPI_TOKEN,
+  send,
+  startKapi,
+  stopCheckingLogs,
+  until,
+  USER_TOKEN,
+  type Kapi,
+} from './harness.js';
+
+const NOW = 1_900_000_000;
+const AUTH = 'system:authenticated';
+const claims = (over: Partial<{ iss: string; exp: number; groups: string[] }> = {}) => ({
+  iss: 'https://kapi.example',
+  exp: NOW + 3600,
+  groups: ['dev'],
+  ...over,
+});
+
+describe('which access tokens may be passed on', () => {
+  it.each<[string, ReturnType<typeof claims>, string, string[], boolean]>([
+    ['an RS256 token of an https issuer naming the impersonated groups', claims(), 'RS256', ['dev', AUTH], true],
+    ['ES256, groups in another order', claims({ groups: ['b', 'a'] }), 'ES256', ['a', AUTH, 'b'], true],
+    ['HS256: kube-apiserver cannot verify it (the key is never published)', claims(), 'HS256', ['dev', AUTH], false],
+    ['an http issuer', claims({ iss: 'http://kapi.example' }), 'RS256', ['dev', AUTH], false],
+    ['the issuer `kapi` (no issuer URL configured)', claims({ iss: 'kapi' }), 'RS256', ['dev', AUTH], false],
+    [
+      'groups changed since it was issued (kapi reads the User each time)',
+      claims(),
+      'RS256',
+      ['dev', 'ops', AUTH],
+      false,
+    ],
+    ['a group taken away since', claims({ groups: ['dev', 'ops'] }), 'RS256', ['dev', AUTH], false],
+    ['about to expire', claims({ exp: NOW + PASS_THROUGH_MIN_REMAINING_SECONDS - 1 }), 'RS256', ['dev', AUTH], false],
+  ])('when %s, then it is judged as expected', (_what, given, algorithm, impersonated, expected) => {
+    expect(isPassable(given, algorithm, impersonated, AUTH, NOW)).toBe(expected);
+  });
+});
+
+describe('whether kube-apiserver sees the caller as kapi would impersonate them', () => {
+  const alice: UserInfo = { username: 'alice', groups: ['dev', AUTH] };
+  it.each<[string, TokenReviewAnswer, boolean]>([
+    [
+      'the same user and groups (system:authenticated added by kube-apiserver)',
+      { authenticated: true, username: 'alice', groups: ['dev', AUTH] },
+      true,
+    ],
+    [
+      'the same, groups without system:authenticated',
+      { authenticated: true, username: 'alice', groups: ['dev'] },
+      true,
+    ],
+    ['not authenticated (no --oidc-* flags naming kapi)', { authenticated: false }, false],
+    [
+      'a username prefix (--oidc-username-prefix unset)',
+      { authenticated: true, username: 'https://kapi#alice', groups: ['dev', AUTH] },
+      false,
+    ],
+    ['no groups claim', { authenticated: true, username: 'alice', groups: [AUTH] }, false],
+    ['a groups prefix', { authenticated: true, username: 'alice', groups: ['oidc:dev', AUTH] }, false],
+  ])('when the review answers %s, then it is judged as expected', (_what, answer, accepted) => {
+    expect(reviewMismatch(alice, answer) === undefined).toBe(accepted);
+  });
+});
+
+/** A review the test answers when it wants: the order of events, not their timing, is what is checked. */
+function controlledReviews() {
+  const asked: { token: string; answer: (a: TokenReviewAnswer) => void; fail: (e: Error) => void }[] = [];
+  const review = (token: string) =>
+    new Promise<TokenReviewAnswer>((answer, fail) => asked.push({ token, answer, fail }));
+  return { asked, review };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('finding out whether the cluster accepts kapi’s tokens', () => {
+  const lines: string[] = [];
+  const logger = createLogger('info', { sink: (line) => lines.push(line) });
+  const alice = (): UserInfo => {
+    const user: UserInfo = { username: 'alice', groups: ['dev', AUTH] };
+    keepPassableToken(user, { token: 'alice-token', expiresAt: NOW + 3600 });
+    return user;
+  };
+
+  it('when nothing is known yet, then kapi impersonates, asks once, and passes tokens only after kube-apiserver said yes', async () => {
+    let now = 0;
+    const { asked, review } = controlledReviews();
+    const passThrough = new TokenPassThrough({ review, logger, clock: () => now, recheckMs: 60_000 });
+    expect(passThrough.tokenFor(alice())).toBeUndefined();
+    expect(passThrough.tokenFor(alice())).toBeUndefined(); // one review in flight, not two
+    expect(asked.map((a) => a.token)).toEqual(['alice-token']);
+    asked[0]!.answer({ authenticated: true, username: 'alice', groups: ['dev'] });
+    await flush();
+    expect(passThrough.current).toBe('accepted');
+    expect(passThrough.tokenFor(alice())).toBe('alice-token');
+    expect(asked).toHaveLength(1); // the verdict stands until it is due again
+
+    // kube-apiserver stops accepting them (its flags changed): the 401 turns pass-through off at once
+    passThrough.refusedByCluster();
+    expect(passThrough.tokenFor(alice())).toBeUndefined();
+    // once the verdict is due, a review asks again, and a yes turns it back on
+    now += 60_000;
+    expect(passThrough.tokenFor(alice())).toBeUndefined();
+    expect(asked).toHaveLength(2);
+    asked[1]!.answer({ authenticated: true, username: 'alice', groups: ['dev'] });
+    await flush();
+    expect(passThrough.tokenFor(alice())).toBe('alice-token');
+    const changes = lines.map((line) => JSON.parse(line).message);
+    expect(changes).toEqual([
+      'token pass-through on',
+      'token pass-through off: impersonating',
+      'token pass-through on',
+    ]);
+    expect(lines.join('\n')).not.toContain('alice-token');
+  });
+
+  it('when a review fails or names someone else, then kapi keeps impersonating', async () => {
+    const { asked, review } = controlledReviews();
+    let now = 0;
+    const passThrough = new TokenPassThrough({ review, logger, clock: () => now, recheckMs: 1 });
+    passThrough.tokenFor(alice());
+    asked[0]!.fail(new Error('HTTP 404: tokenreviews not served'));
+    await flush();
+    expect(passThrough.current).toBe('refused');
+    now += 1;
+    passThrough.tokenFor(alice());
+    asked[1]!.answer({ authenticated: true, username: 'https://kapi.example#alice', groups: ['dev'] });
+    await flush();
+    expect(passThrough.tokenFor(alice())).toBeUndefined();
+    expect(passThrough.current).toBe('refused');
+  });
+
+  it('when the caller’s token is not passable (HS256, no issuer URL), then no review is asked at all', () => {
+    const { asked, review } = controlledReviews();
+    const passThrough = new TokenPassThrough({ review, logger, clock: () => 0 });
+    expect(passThrough.tokenFor({ username: 'bob', groups: [AUTH] })).toBeUndefined();
+    expect(asked).toHaveLength(0);
+  });
+});
+
+describe('what kube-apiserver receives', () => {
+  let backend: Backend;
+  let kapi: Kapi;
+  afterEach(() => stopCheckingLogs(kapi, backend));
+
+  async function accepted(
+    reviewAnswer: TokenReviewAnswer = { authenticated: true, username: 'alice', groups: ['dev'] },
+  ) {
+    backend = await Backend.start();
+    const passThrough = new TokenPassThrough({
+      review: async () => reviewAnswer,
+      logger: createLogger('error', { silent: true }),
+      clock: Date.now,
+    });
+    const user: UserInfo = { username: 'alice', uid: 'uid-1', groups: ['dev', AUTH] };
+    keepPassableToken(user, { token: USER_TOKEN, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    kapi = await startKapi(backend.url, { user, passThrough });
+    // the first request impersonates and starts the review; the next ones pass the token once it said yes
+    await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    await until(() => passThrough.current !== 'unknown');
+    return passThrough;
+  }
+
+  it('when kube-apiserver accepts kapi’s tokens, then it receives the caller’s own token and no Impersonate-*', async () => {
+    await accepted();
+    const first = backend.requests[0]!;
+    expect(headerValues(first.rawHeaders, 'impersonate-user')).toEqual(['alice']);
+    expect(first.headers.authorization).toBe(`Bearer ${KAPI_TOKEN}`);
+
+    const answer = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    expect(answer.status).toBe(200);
+    const passed = backend.requests[1]!;
+    expect(passed.headers.authorization).toBe(`Bearer ${USER_TOKEN}`);
+    expect(passed.rawHeaders.filter((_, i) => i % 2 === 0).filter((name) => /^impersonate-/i.test(name))).toEqual([]);
+    // a watch (the streaming path) and a write carry it too
+    backend.onRequest = (_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    await send(kapi.url, { path: '/api/v1/nodes?watch=1', headers: auth });
+    await send(kapi.url, {
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      headers: [...auth, 'Content-Type', 'application/json'],
+      body: '{"metadata":{"name":"x"}}',
+    });
+    expect(backend.requests.slice(2).map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${USER_TOKEN}`,
+      `Bearer ${USER_TOKEN}`,
+    ]);
+  });
+
+  it('when a client sends Impersonate-* while tokens are passed, then it is still refused with 403', async () => {
+    await accepted();
+    const answer = await send(kapi.url, { path: '/api/v1/nodes', headers: [...auth, 'Impersonate-User', 'admin'] });
+    expect(answer.status).toBe(403);
+    expect(backend.requests).toHaveLength(1); // the first, impersonated one only
+  });
+
+  it('when kube-apiserver answers 401 to a passed token, then the caller gets a 503 to retry, and the retry is impersonated with kapi’s credentials', async () => {
+    const passThrough = await accepted();
+    backend.onRequest = (req, res) => {
+      if (req.headers.authorization === `Bearer ${USER_TOKEN}`) res.writeHead(401).end('{"kind":"Status","code":401}');
+      else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"kind":"NodeList","items":[]}');
+    };
+    const refused = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(JSON.parse(refused.body)).toMatchObject({ kind: 'Status', code: 503 });
+    expect(passThrough.current).toBe('refused');
+    const retried = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    expect(retried.status).toBe(200);
+    const last = backend.requests.at(-1)!;
+    expect(last.headers.authorization).toBe(`Bearer ${KAPI_TOKEN}`);
+    expect(headerValues(last.rawHeaders, 'impersonate-user')).toEqual(['alice']);
+  });
+
+  it('when kube-apiserver maps kapi’s tokens to other names, then kapi keeps impersonating', async () => {
+    await accepted({ authenticated: true, username: 'https://kapi.example#alice', groups: ['dev'] });
+    await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
+    expect(backend.requests.map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${KAPI_TOKEN}`,
+      `Bearer ${KAPI_TOKEN}`,
+    ]);
+  });
+});
