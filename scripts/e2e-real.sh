@@ -12,6 +12,8 @@
 # Ports (so several people can run it at once; the defaults are the kit's):
 #   E2E_REAL_132_PORT (18443)  E2E_REAL_132_ETCD_PORT (13379; etcd's peer port is the next one)
 #   E2E_REAL_126_PORT (17443)  E2E_REAL_126_ETCD_PORT (12379)
+#   E2E_REAL_132_ISSUER_PORT (18453)  E2E_REAL_126_ISSUER_PORT (17453): the HTTPS port of the kapi that the kit's
+#   kube-apiserver trusts as an OpenID issuer (token pass-through, test/e2e/token-pass-through.test.ts)
 # E2E_REAL_VERSIONS="1.32" runs one version only. Extra arguments go to jest (e.g. a test file).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -43,6 +45,8 @@ port_of() { # port_of <version> <kind: PORT|ETCD_PORT>
     1.32/ETCD_PORT) echo "${!key:-13379}" ;;
     1.26/PORT) echo "${!key:-17443}" ;;
     1.26/ETCD_PORT) echo "${!key:-12379}" ;;
+    1.32/ISSUER_PORT) echo "${!key:-18453}" ;;
+    1.26/ISSUER_PORT) echo "${!key:-17453}" ;;
     *) echo "unknown version $1" >&2; return 1 ;;
   esac
 }
@@ -52,6 +56,28 @@ extra_args_of() {
   local args=--kubelet-preferred-address-types=InternalIP
   [ "$1" = 1.26 ] && args+=" --feature-gates=APISelfSubjectReview=true --runtime-config=authentication.k8s.io/v1alpha1=true"
   echo "$args"
+}
+
+# kube-apiserver trusts a kapi at https://127.0.0.1:<issuer port> as an OpenID issuer (SPEC §5's token pass-through):
+# its serving certificate's CA and an RSA signing key are made here, before kube-apiserver starts, for the test to
+# start that kapi with. kapi's tokens carry `username` and `groups`; no prefixes, so the names are kapi's own.
+make_issuer() { # make_issuer <dir>
+  local dir=$1
+  rm -rf "$dir" && mkdir -p "$dir"
+  (
+    cd "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -subj /CN=kapi-e2e-issuer-ca -days 2
+    openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj /CN=127.0.0.1
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >tls.ext
+    openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out tls.crt -days 2 -extfile tls.ext
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out signing.pem
+  ) >/dev/null 2>&1
+  # (set -e does not reach into a function called from an `||`: the files say whether it worked)
+  openssl verify -CAfile "$dir/ca.crt" "$dir/tls.crt" >/dev/null 2>&1 && [ -s "$dir/signing.pem" ]
+}
+issuer_args_of() { # issuer_args_of <issuer url> <dir>
+  echo "--oidc-issuer-url=$1 --oidc-client-id=kapi --oidc-username-claim=username --oidc-username-prefix=-" \
+    "--oidc-groups-claim=groups --oidc-ca-file=$2/ca.crt"
 }
 
 in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -70,6 +96,7 @@ FAILED=0
 for version in $VERSIONS; do
   port=$(port_of "$version" PORT)
   etcd_port=$(port_of "$version" ETCD_PORT)
+  issuer_port=$(port_of "$version" ISSUER_PORT)
   dir="$ROOT/.cache/kube-e2e-$version"
   log="$ROOT/.cache/e2e-real-$version.log"
   result="$ROOT/.cache/e2e-real-$version.json"
@@ -82,13 +109,15 @@ for version in $VERSIONS; do
   # A kit left running by an interrupted run of ours is stopped; its data goes: every run starts on an empty etcd.
   RESET=1 "$dir/stop.sh" >/dev/null
   busy=
-  for p in "$port" "$etcd_port" "$((etcd_port + 1))"; do in_use "$p" && busy+=" $p"; done
+  for p in "$port" "$etcd_port" "$((etcd_port + 1))" "$issuer_port"; do in_use "$p" && busy+=" $p"; done
   if [ -n "$busy" ]; then
     SUMMARY+=("e2e-real $version: not run: port(s)$busy in use by another process (choose others: E2E_REAL_${version/./}_PORT, E2E_REAL_${version/./}_ETCD_PORT)")
     FAILED=1; continue
   fi
   STARTED+=("$dir")
-  if ! KAS_EXTRA_ARGS=$(extra_args_of "$version") "$dir/start.sh" >"$dir/start.log" 2>&1; then
+  issuer="https://127.0.0.1:$issuer_port"
+  make_issuer "$dir/kapi-issuer" || { SUMMARY+=("e2e-real $version: not run: openssl could not make the issuer's keys"); FAILED=1; continue; }
+  if ! KAS_EXTRA_ARGS="$(extra_args_of "$version") $(issuer_args_of "$issuer" "$dir/kapi-issuer")" "$dir/start.sh" >"$dir/start.log" 2>&1; then
     cat "$dir/start.log" >&2
     SUMMARY+=("e2e-real $version: not run: the kit did not start (see above and $dir/logs/)"); FAILED=1
     stop_started; continue
@@ -98,7 +127,8 @@ for version in $VERSIONS; do
   started=$(date +%s)
   rm -f "$result"
   set +e
-  KUBECONFIG="$dir/kubeconfig" npm run --silent test:e2e -- --json --outputFile="$result" "$@" 2>&1 | tee "$log"
+  KAPI_E2E_ISSUER_URL=$issuer KAPI_E2E_ISSUER_DIR="$dir/kapi-issuer" \
+    KUBECONFIG="$dir/kubeconfig" npm run --silent test:e2e -- --json --outputFile="$result" "$@" 2>&1 | tee "$log"
   code=${PIPESTATUS[0]}
   set -e
   seconds=$(($(date +%s) - started))

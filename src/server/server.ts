@@ -75,6 +75,8 @@ export type ServerOptions = Pick<
     tlsKeepGeneratedIn?: string;
     /** The logging API's backend; the pod-log API when absent. */
     logging?: LoggingOptions;
+    /** How often whether kube-apiserver accepts kapi's tokens is asked again (token pass-through); a minute. */
+    tokenReviewIntervalMs?: number;
   };
 
 /**
@@ -172,7 +174,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     streamRegistry,
     maxRequestBodyBytes: options.maxRequestBodyBytes,
     // only tokens of an https issuer with a published key are ever candidates (see auth/passable-token.ts)
-    passThrough: new TokenPassThrough({ review: (token) => reviewToken(client, token), logger, clock: Date.now }),
+    passThrough: new TokenPassThrough({
+      review: (token) => reviewToken(client, token),
+      logger,
+      clock: Date.now,
+      recheckMs: options.tokenReviewIntervalMs,
+    }),
   });
 
   const logging = await createLogging({
