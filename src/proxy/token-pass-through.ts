@@ -16,7 +16,8 @@ import type { Logger } from '../observability/logger.js';
  * answer is asked again every `recheckMs` (a cluster turned on or off is noticed), and a 401 to a passed token turns
  * pass-through off at once. Until the first answer, and whenever in doubt, kapi impersonates.
  */
-export type PassThroughState = 'unknown' | 'accepted' | 'refused';
+export const PASS_THROUGH_STATES = ['unknown', 'accepted', 'refused'] as const;
+export type PassThroughState = (typeof PASS_THROUGH_STATES)[number];
 
 /** kube-apiserver's verdict on one token: who it authenticated as, or that it did not. */
 export type TokenReviewAnswer =

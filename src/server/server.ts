@@ -34,7 +34,7 @@ import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
 import { DEFAULT_LOG_REQUEST_LIMITS, DEFAULT_LOG_WRITE_TIMEOUT_MS } from '../apis/logging/v1alpha2/request-limits.js';
 import { createForwarder } from '../proxy/forwarder.js';
-import { TokenPassThrough, reviewToken } from '../proxy/token-pass-through.js';
+import { PASS_THROUGH_STATES, TokenPassThrough, reviewToken } from '../proxy/token-pass-through.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
 import { createApp } from './app.js';
 import { ConnectionCap, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
@@ -166,6 +166,22 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       ? streamRegistry.endSession(revoked.sessionId)
       : streamRegistry.endUser(revoked.username, revoked.uid),
   );
+  // only tokens of an https issuer with a published key are ever candidates (see auth/passable-token.ts)
+  const passThrough = new TokenPassThrough({
+    review: (token) => reviewToken(client, token),
+    logger,
+    clock: Date.now,
+    recheckMs: options.tokenReviewIntervalMs,
+  });
+  metrics.gaugeFrom(
+    'kapi_token_pass_through',
+    'Whether forwarded requests carry the caller’s own token (1: kube-apiserver accepts kapi’s tokens) or are impersonated (0), by the last verdict',
+    () => ({
+      [passThrough.current]: 1,
+      ...Object.fromEntries(PASS_THROUGH_STATES.filter((s) => s !== passThrough.current).map((s) => [s, 0])),
+    }),
+    'state',
+  );
   const forwarder = createForwarder({
     connection,
     logger,
@@ -173,13 +189,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     authenticateRequest: identity.authenticateRequest,
     streamRegistry,
     maxRequestBodyBytes: options.maxRequestBodyBytes,
-    // only tokens of an https issuer with a published key are ever candidates (see auth/passable-token.ts)
-    passThrough: new TokenPassThrough({
-      review: (token) => reviewToken(client, token),
-      logger,
-      clock: Date.now,
-      recheckMs: options.tokenReviewIntervalMs,
-    }),
+    passThrough,
   });
 
   const logging = await createLogging({
