@@ -30,6 +30,11 @@ export interface Environment {
   kapiUser: { name: string; password: string };
   /** Settings kapi needs for this cluster (environment variables). */
   kapiEnv: Record<string, string>;
+  /**
+   * The bench's kit only: kube-apiserver trusts a kapi at `url` as an OpenID issuer (serving certificate, CA and RSA
+   * signing key in `dir`), for the token pass-through rows.
+   */
+  issuer?: { url: string; dir: string };
   /** Whether rows may write to the backend (patch nodes): the sandbox and the bench's own kit, never BENCH_KUBECONFIG's. */
   writable?: boolean;
   /** The sandbox, when that is the backend (the login storm and the logging row need it). */

@@ -1,13 +1,14 @@
 import type { Row } from './report.js';
 
 /**
- * Issue 16's forwarding targets on a real kube-apiserver, judged as ratios so that a slower or busier machine does not
- * move the goal: kapi's CPU per forwarded GET against kube-apiserver's own per direct GET (≤ 0.3× at c1, ≤ 0.15× at
- * c16), kube-apiserver's own CPU per GET through kapi at most 15 % above direct, and at most 0.3 ms added to p50 at c1.
+ * SPEC §11's forwarding targets on a real kube-apiserver, judged as ratios so that a slower or busier machine does not
+ * move the goal: kapi's CPU per forwarded GET at most 1.15× a bare Node proxy's in the same run (issue 27; issue 16's
+ * shares of kube-apiserver's own CPU, 0.3× and 0.15×, lay below what any Node proxy pays here and are now shown for
+ * information), kube-apiserver's own CPU per GET through kapi at most 15 % above direct, and at most 0.3 ms added to
+ * p50 at c1.
  */
 export const FORWARDING_TARGETS = {
-  kapiShareC1: 0.3,
-  kapiShareC16: 0.15,
+  kapiOverBareProxy: 1.15,
   kubeApiserverThroughKapi: 0.15,
   addedP50Ms: 0.3,
 };
@@ -20,6 +21,11 @@ export interface ForwardingCpu {
   kubeApiserverDirect: number;
   /** kube-apiserver's per GET that came through kapi. */
   kubeApiserverThroughKapi: number;
+  /**
+   * kube-apiserver's per GET sent straight to it with kapi's added latency between them: kube-apiserver spends more
+   * per request when they come further apart, whoever sends them. When measured, kapi is judged against it.
+   */
+  kubeApiserverPaced?: number;
 }
 
 const us = (value: number) => (Number.isFinite(value) ? `${Math.round(value).toLocaleString('en-US')} µs` : 'n/a');
@@ -38,30 +44,28 @@ export function forwardingOnKubeRows(input: {
   const { c1, c16 } = input;
   const share1 = c1.kapi / c1.kubeApiserverDirect;
   const share16 = c16.kapi / c16.kubeApiserverDirect;
-  const extra1 = c1.kubeApiserverThroughKapi / c1.kubeApiserverDirect - 1;
-  const extra16 = c16.kubeApiserverThroughKapi / c16.kubeApiserverDirect - 1;
+  const baseline = (cpu: ForwardingCpu) => cpu.kubeApiserverPaced ?? cpu.kubeApiserverDirect;
+  const extra1 = c1.kubeApiserverThroughKapi / baseline(c1) - 1;
+  const extra16 = c16.kubeApiserverThroughKapi / baseline(c16) - 1;
+  const against = c1.kubeApiserverPaced !== undefined ? 'direct paced alike' : 'direct';
   const clean = input.errors === 0;
   const T = FORWARDING_TARGETS;
   return [
     {
-      metric: 'forwarding: kapi CPU ÷ kube-apiserver CPU per direct GET @c1',
-      value: `${times(share1)} (kapi ${us(c1.kapi)}, kube-apiserver ${us(c1.kubeApiserverDirect)})`,
-      target: `≤ ${T.kapiShareC1}×`,
-      verdict: verdictOf(clean && share1 <= T.kapiShareC1, Number.isFinite(share1)),
+      metric: 'forwarding: kapi CPU ÷ kube-apiserver CPU per direct GET (c1, c16)',
+      value: `${times(share1)} at c1 (kapi ${us(c1.kapi)}, kube-apiserver ${us(c1.kubeApiserverDirect)}), ${times(share16)} at c16 (${us(c16.kapi)}, ${us(c16.kubeApiserverDirect)})`,
+      target: '(info: judged against the bare proxy)',
+      verdict: 'info',
       reference: '0.45–0.7×',
     },
     {
-      metric: 'forwarding: kapi CPU ÷ kube-apiserver CPU per direct GET @c16',
-      value: `${times(share16)} (kapi ${us(c16.kapi)}, kube-apiserver ${us(c16.kubeApiserverDirect)})`,
-      target: `≤ ${T.kapiShareC16}×`,
-      verdict: verdictOf(clean && share16 <= T.kapiShareC16, Number.isFinite(share16)),
-      reference: '0.45–0.7×',
-    },
-    {
-      metric: 'forwarding: kube-apiserver CPU per GET through kapi vs direct',
+      metric: `forwarding: kube-apiserver CPU per GET through kapi vs ${against}`,
       value:
-        `${percent(extra1)} @c1 (${us(c1.kubeApiserverThroughKapi)} vs ${us(c1.kubeApiserverDirect)}), ` +
-        `${percent(extra16)} @c16 (${us(c16.kubeApiserverThroughKapi)} vs ${us(c16.kubeApiserverDirect)})`,
+        `${percent(extra1)} @c1 (${us(c1.kubeApiserverThroughKapi)} vs ${us(baseline(c1))}), ` +
+        `${percent(extra16)} @c16 (${us(c16.kubeApiserverThroughKapi)} vs ${us(baseline(c16))})` +
+        (c1.kubeApiserverPaced !== undefined
+          ? `; at full pace ${percent(c1.kubeApiserverThroughKapi / c1.kubeApiserverDirect - 1)} @c1, ${percent(c16.kubeApiserverThroughKapi / c16.kubeApiserverDirect - 1)} @c16`
+          : ''),
       target: `≤ +${Math.round(T.kubeApiserverThroughKapi * 100)} % at both`,
       verdict: verdictOf(
         clean && extra1 <= T.kubeApiserverThroughKapi && extra16 <= T.kubeApiserverThroughKapi,
@@ -69,4 +73,23 @@ export function forwardingOnKubeRows(input: {
       ),
     },
   ];
+}
+
+/** kapi's CPU per forwarded GET over the bare proxy's, at c1 and c16: SPEC §11's ≤ 1.15× at both. */
+export function kapiOverBareProxyRow(
+  kapi: { c1?: number; c16?: number },
+  bare: { c1: number; c16: number },
+  errors: number,
+): Row {
+  const ratios = [(kapi.c1 ?? Number.NaN) / bare.c1, (kapi.c16 ?? Number.NaN) / bare.c16];
+  const measured = ratios.every((ratio) => Number.isFinite(ratio));
+  return {
+    metric: 'forwarding: kapi CPU ÷ the bare proxy’s (kapi’s own share)',
+    value: `${times(ratios[0]!)} at c1, ${times(ratios[1]!)} at c16`,
+    target: `≤ ${FORWARDING_TARGETS.kapiOverBareProxy}× at both`,
+    verdict: verdictOf(
+      errors === 0 && ratios.every((ratio) => ratio <= FORWARDING_TARGETS.kapiOverBareProxy),
+      measured,
+    ),
+  };
 }

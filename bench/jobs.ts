@@ -45,6 +45,11 @@ export interface LoadJob {
   durationMs: number;
   /** Processes whose CPU time is read at the start and end of the measured window, by role. */
   cpuPids?: Record<string, number>;
+  /**
+   * Each caller starts a request at most once per this many milliseconds (waiting, uncounted, when an answer came
+   * sooner): the backend then sees requests at the rate another run had, e.g. one through a proxy.
+   */
+  intervalMs?: number;
 }
 
 export interface LoadResult {

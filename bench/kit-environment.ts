@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { kubeconfigFileAccess, kubeconfigFiles } from '../src/kube/cluster-source.js';
@@ -21,11 +23,91 @@ import { setBackendTrust } from './tls.js';
  */
 export interface KitEnvironment extends Environment {
   kit: Kit;
+  /** The kapi kube-apiserver trusts as an OpenID issuer (token pass-through): its URL and its keys' directory. */
+  issuer: KitIssuer;
   /** How the seed went: reused (found complete) or written now, and how long that took. */
   seed: { reused: boolean; ms: number };
 }
 
 const ESTABLISHED_TIMEOUT_MS = 60_000;
+
+/**
+ * A kapi at `url` (loopback, a fixed port) that kube-apiserver trusts as an OpenID issuer, so that the forwarding row
+ * can measure token pass-through (SPEC §5): `dir` holds its serving certificate (`tls.crt`, `tls.key`), their CA
+ * (`ca.crt`, named in kube-apiserver's `--oidc-ca-file`) and its RSA signing key (`signing.pem`).
+ */
+export interface KitIssuer {
+  url: string;
+  dir: string;
+}
+
+const execFileAsync = promisify(execFile);
+
+/** The issuer's keys, made with openssl, fresh for each start (kube-apiserver reads the CA when it starts). */
+async function makeIssuer(dir: string, port: number): Promise<{ issuer: KitIssuer; flags: string }> {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const openssl = (...args: string[]) => execFileAsync('openssl', args, { cwd: dir });
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=kapi-bench-issuer-ca',
+    '-days',
+    '2',
+  );
+  await openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'tls.key',
+    '-out',
+    'tls.csr',
+    '-subj',
+    '/CN=127.0.0.1',
+  );
+  writeFileSync(
+    path.join(dir, 'tls.ext'),
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  );
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    'tls.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'tls.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'tls.ext',
+  );
+  await openssl('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'signing.pem');
+  const url = `https://127.0.0.1:${port}`;
+  const flags = [
+    `--oidc-issuer-url=${url}`,
+    '--oidc-client-id=kapi',
+    '--oidc-username-claim=username',
+    '--oidc-username-prefix=-',
+    '--oidc-groups-claim=groups',
+    `--oidc-ca-file=${path.join(dir, 'ca.crt')}`,
+  ].join(' ');
+  return { issuer: { url, dir }, flags };
+}
 
 export function kitDirectory(root: string, version: string, size: SeedSize): string {
   const scale = size.scale
@@ -40,11 +122,21 @@ export async function startKitEnvironment(options: {
   size: SeedSize;
   port: number;
   etcdPort: number;
+  /** The HTTPS port of the kapi kube-apiserver trusts as an OpenID issuer. */
+  issuerPort: number;
 }): Promise<KitEnvironment> {
   const version = '1.32';
   const dir = kitDirectory(options.root, version, options.size);
   detail(`kube-apiserver ${version} kit in ${path.relative(options.root, dir)} (https://127.0.0.1:${options.port})`);
-  const kit = await startKit({ version, home: options.home, dir, port: options.port, etcdPort: options.etcdPort });
+  const { issuer, flags } = await makeIssuer(path.join(dir, 'kapi-issuer'), options.issuerPort);
+  const kit = await startKit({
+    version,
+    home: options.home,
+    dir,
+    port: options.port,
+    etcdPort: options.etcdPort,
+    extraArgs: flags,
+  });
   // Ctrl-C or a kill while the kit runs: stop it before leaving (it runs in its own session, out of reach otherwise).
   const onSignal = (signal: NodeJS.Signals) => {
     void kit.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
@@ -73,6 +165,7 @@ export async function startKitEnvironment(options: {
     return {
       ...env,
       kit,
+      issuer,
       seed,
       async stop() {
         await env.stop();

@@ -10,6 +10,15 @@ const MS = 1e6;
 const ERROR_PAUSE_MS = 5;
 
 /**
+ * Waits until `deadline` (hrtime ns). Timers wait whole milliseconds, but deadlines on a fixed schedule average out:
+ * a caller late by a fraction starts its next request without waiting.
+ */
+async function until(deadline: number): Promise<void> {
+  const left = (deadline - now()) / MS;
+  if (left >= 1) await sleep(Math.round(left));
+}
+
+/**
  * A closed-loop load generator: `concurrency` callers over one keep-alive agent (one socket each), each timing its
  * own operations with hrtime. Operations that start in the measured window count; the window ends when the last of
  * them finishes, so slow operations are not cut off (or dropped) at the deadline. The CPU of `job.cpuPids` is read
@@ -31,7 +40,12 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const windowOpens = setTimeout(() => (cpuAtStart = cpuSnapshot(pids)), job.warmupMs);
 
   const caller = async (): Promise<void> => {
+    let next = now();
     for (;;) {
+      if (job.intervalMs) {
+        await until(next);
+        next += job.intervalMs * MS;
+      }
       const started = now();
       if (started >= measureUntil) return;
       const measured = started >= measureFrom;

@@ -21,13 +21,27 @@ export function load(
   concurrency: number,
   warmupMs = WARMUP_MS,
   durationMs = MEASURE_MS,
+  intervalMs = 0,
 ): Promise<LoadResult> {
-  return inWorker<LoadJob>({ kind: 'load', operation, concurrency, warmupMs, durationMs, cpuPids: accounted });
+  return inWorker<LoadJob>({
+    kind: 'load',
+    operation,
+    concurrency,
+    warmupMs,
+    durationMs,
+    cpuPids: accounted,
+    ...(intervalMs > 0 && { intervalMs }),
+  });
 }
 
 /** Operations per second over the measured window. */
 export function throughput(result: LoadResult): number {
   return result.latenciesNs.length / (result.elapsedMs / 1000);
+}
+
+/** Each of `concurrency` callers' interval between request starts (ms) for the rate `result` had. */
+export function intervalOf(result: LoadResult, concurrency: number): number {
+  return (concurrency * 1000) / throughput(result);
 }
 
 /** CPU microseconds per operation of each accounted process. */

@@ -279,6 +279,7 @@ async function main(): Promise<void> {
         size,
         port: Number(process.env.BENCH_KIT_PORT ?? 18443),
         etcdPort: Number(process.env.BENCH_KIT_ETCD_PORT ?? 13379),
+        issuerPort: Number(process.env.BENCH_ISSUER_PORT ?? 18454),
       });
       detail(
         `kube-apiserver ${env.backendUrl} (pids: ${Object.entries(env.backendPids)
