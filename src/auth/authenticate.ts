@@ -8,7 +8,7 @@ import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './sessions/session-record.js';
 import type { SessionStore } from './sessions/sessions.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
-import { VerifiedTokenCache, signingAlgorithmOf, timesProblem, type TokenPolicy } from './tokens/tokens.js';
+import { VerifiedTokenCache, signingKeyOf, timesProblem, type TokenPolicy } from './tokens/tokens.js';
 import { isPassable, keepPassableToken } from './passable-token.js';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { UserStore } from './users/users.js';
@@ -80,17 +80,11 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
       checkedAt,
     };
     // an https issuer is the only kind kube-apiserver can trust: only then is the token looked at for pass-through
-    if (
-      claims.iss.startsWith('https://') &&
-      isPassable(
-        claims,
-        signingAlgorithmOf(presented.token, keys) ?? 'HS256',
-        identity.groups,
-        AUTHENTICATED_GROUP,
-        nowSeconds,
-      )
-    ) {
-      keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp });
+    if (claims.iss.startsWith('https://')) {
+      const key = signingKeyOf(presented.token, keys);
+      const signedWith = { algorithm: key?.algorithm ?? 'HS256', active: key !== undefined && key === keys.active };
+      if (isPassable(claims, signedWith, deps.policy.issuer, identity.groups, AUTHENTICATED_GROUP, nowSeconds))
+        keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp, kid: key!.kid });
     }
     return identity;
   };

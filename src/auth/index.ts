@@ -35,6 +35,7 @@ import { LoginRecorder } from './login-records/login-recorder.js';
 import type { LoginRecords } from './login-records/login-records.js';
 import { LOCAL_PROVIDER } from '../config/identity-providers/index.js';
 import type { LoginAttemptRecord } from './oauth/login-audit.js';
+import { mintProbeToken, type ProbeToken } from './passable-token.js';
 
 /** The identity provider types this build can run (types the configuration names but no factory builds are refused). */
 export const PROVIDER_FACTORIES: ProviderFactories = { LDAP: ldapProvider, OIDC: oidcProvider };
@@ -67,6 +68,8 @@ export interface Identity {
   endSessionsOf(username: string): Promise<number>;
   /** The watch of Users, for the listings that attach to it. */
   usersWatch: Reflector<unknown>;
+  /** A token that asks kube-apiserver whether it accepts kapi's tokens (token pass-through), when it could at all. */
+  passThroughProbe(): ProbeToken | undefined;
   /** Loads the signing key and starts the user and session watches; resolves once they synced or waited 10 s. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -103,6 +106,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     const settings = config.settings();
     return settings.multipleLogin ? settings.maxSessionsPerUser : 1;
   });
+  const policy = tokenPolicy(config.issuerUrl);
   const keys = new SecretSigningKey({
     client,
     logger,
@@ -137,7 +141,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     sessions,
     redemptions,
     keys,
-    policy: tokenPolicy(config.issuerUrl),
+    policy,
     authorizer,
     passwords: passwordVerifier((password, hash) => passwordChecks.compare(password, hash)),
     settings: config.settings,
@@ -162,6 +166,10 @@ export function createIdentity(config: IdentityConfig): Identity {
       return ended.length;
     },
     usersWatch: users.watch,
+    passThroughProbe() {
+      const keySet = keys.keys();
+      return keySet && mintProbeToken(keySet, policy.issuer, Math.floor(clock() / 1000));
+    },
     async start() {
       users.start();
       loginRecords.start();

@@ -169,6 +169,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   // only tokens of an https issuer with a published key are ever candidates (see auth/passable-token.ts)
   const passThrough = new TokenPassThrough({
     review: (token) => reviewToken(client, token),
+    probe: () => identity.passThroughProbe(),
     logger,
     clock: Date.now,
     recheckMs: options.tokenReviewIntervalMs,

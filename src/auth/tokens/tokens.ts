@@ -13,6 +13,12 @@ import { LEGACY_KID, type KeySet, type SigningKey } from './key-set.js';
  */
 export const TOKEN_ISSUER = 'kapi';
 export const TOKEN_AUDIENCE = 'kapi';
+/**
+ * Refresh tokens name an audience of their own: a verifier trusting kapi's tokens for `kapi` (kube-apiserver's
+ * `--oidc-client-id=kapi`, token pass-through) must never take one as a bearer token. Refresh tokens issued before
+ * name `kapi` and are still honoured by kapi as refresh tokens until they expire.
+ */
+export const REFRESH_TOKEN_AUDIENCE = 'kapi-refresh';
 export const CLOCK_TOLERANCE_SECONDS = 10;
 /** Longer input is not a token of ours; refusing it early bounds the work a request can cause. */
 const MAX_TOKEN_LENGTH = 4096;
@@ -68,7 +74,7 @@ export function buildClaims(
   const claims: TokenClaims = {
     iss: issuer,
     sub: subject.username,
-    aud: TOKEN_AUDIENCE,
+    aud: type === 'refresh_token' ? REFRESH_TOKEN_AUDIENCE : TOKEN_AUDIENCE,
     iat: lifetime.issuedAt,
     exp: lifetime.expiresAt,
     jti: lifetime.id,
@@ -123,7 +129,8 @@ export function verifyToken(
     payload = jwt.verify(token, key.verifyWith, {
       algorithms: [key.algorithm],
       issuer: [...acceptance.issuers],
-      audience: TOKEN_AUDIENCE,
+      // an access token only for `kapi`; a refresh token (or revocation's either) also for its own audience
+      audience: expected === 'access_token' ? TOKEN_AUDIENCE : [TOKEN_AUDIENCE, REFRESH_TOKEN_AUDIENCE],
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       clockTimestamp: nowSeconds,
     });
@@ -140,10 +147,10 @@ export function verifyToken(
   return { ok: true, claims };
 }
 
-/** The algorithm of the key a (verified) token was signed with, or undefined when its header names none of the set. */
-export function signingAlgorithmOf(token: string, keys: KeySet): string | undefined {
+/** The key of the set a (verified) token was signed with, or undefined when its header names none of it. */
+export function signingKeyOf(token: string, keys: KeySet): SigningKey | undefined {
   const key = keyFor(token, keys);
-  return 'reason' in key ? undefined : key.algorithm;
+  return 'reason' in key ? undefined : key;
 }
 
 /**

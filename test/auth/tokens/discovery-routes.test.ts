@@ -8,7 +8,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import request from 'supertest';
 import { hmacKeySet, keySetFromSecretData, type KeySet } from '../../../src/auth/tokens/key-set.js';
 import { JWKS_PATH, OIDC_DISCOVERY_PATH } from '../../../src/auth/tokens/discovery-routes.js';
-import { TOKEN_AUDIENCE, tokenPolicy } from '../../../src/auth/tokens/tokens.js';
+import { REFRESH_TOKEN_AUDIENCE, TOKEN_AUDIENCE, tokenPolicy } from '../../../src/auth/tokens/tokens.js';
 import { login, refresh, testIdentity, type Tokens } from '../identity-app.js';
 
 const ISSUER = 'https://kapi.example.com:9443';
@@ -65,10 +65,18 @@ describe.each([
       groups: ['ops'],
       token_type: 'access_token',
     });
-    // a refresh token verifies too (same key), which is why verifiers must require token_type=access_token
+    // a refresh token is signed by the same key but names its own audience: a verifier of kapi's access tokens
+    // (kube-apiserver's --oidc-client-id=kapi) refuses it as a bearer token
+    await expect(
+      jwtVerify(refresh_token, createLocalJWKSet(published), {
+        issuer: ISSUER,
+        audience: TOKEN_AUDIENCE,
+        currentDate: new Date(t.clock.now),
+      }),
+    ).rejects.toThrow(/"aud" claim/);
     const asRefresh = await jwtVerify(refresh_token, createLocalJWKSet(published), {
       issuer: ISSUER,
-      audience: TOKEN_AUDIENCE,
+      audience: REFRESH_TOKEN_AUDIENCE,
       currentDate: new Date(t.clock.now),
     });
     expect(asRefresh.payload.token_type).toBe('refresh_token');

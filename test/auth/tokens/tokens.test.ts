@@ -117,8 +117,15 @@ describe('verifyToken', () => {
       reason: /claims/,
     },
     {
-      name: 'when a refresh token is presented where an access token is expected, then it is refused',
+      name: 'when a refresh token is presented where an access token is expected, then it is refused (its audience)',
       token: () => signToken(claims('refresh_token'), KEY.active),
+      expected: 'access_token',
+      ok: false,
+      reason: /audience/,
+    },
+    {
+      name: 'when a refresh token of the audience kapi (issued before) is presented as an access token, then it is refused',
+      token: () => signToken(claims('refresh_token', { aud: 'kapi' }), KEY.active),
       expected: 'access_token',
       ok: false,
       reason: /refresh_token where a access_token/,
@@ -389,6 +396,21 @@ describe('issuer and groups', () => {
   test('when an access token is built, then it carries the groups; a refresh token never does', () => {
     expect(buildClaims('access_token', subjectWithGroups, lifetime).groups).toEqual(['ops', 'dev']);
     expect(buildClaims('refresh_token', subjectWithGroups, lifetime)).not.toHaveProperty('groups');
+  });
+
+  test('when a refresh token is built, then its audience is its own, so no verifier of kapi’s access tokens takes it', () => {
+    expect(buildClaims('access_token', subject, lifetime).aud).toBe('kapi');
+    expect(buildClaims('refresh_token', subject, lifetime).aud).toBe('kapi-refresh');
+    const refresh = signToken(claims('refresh_token'), KEY.active);
+    expect(verifyToken(refresh, KEY, 'refresh_token', NOW).ok).toBe(true);
+    expect(verifyToken(refresh, KEY, 'any', NOW).ok).toBe(true);
+    expect(verifyToken(refresh, KEY, 'access_token', NOW)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/audience/),
+    });
+    // one issued before (audience `kapi`) is still a refresh token to kapi until it expires
+    const older = signToken({ ...claims('refresh_token'), aud: 'kapi' }, KEY.active);
+    expect(verifyToken(older, KEY, 'refresh_token', NOW).ok).toBe(true);
   });
 
   test('when the claim groups is not a list of strings, then the token is refused', () => {
