@@ -58,3 +58,19 @@ export function pathOf(url: string): string {
 export function bearer(token: string): Record<string, string> {
   return { Authorization: `Bearer ${token}` };
 }
+
+/** An access token from kapi's password grant (the default `kapi` client), or an error naming the answer. */
+export async function passwordGrant(kapiUrl: string, user: { name: string; password: string }): Promise<string> {
+  const answer = await sendJson<{ access_token: string }>(`${kapiUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'password',
+      username: user.name,
+      password: user.password,
+      client_id: 'kapi',
+      client_secret: 'kapi',
+    }).toString(),
+  });
+  return answer.access_token;
+}

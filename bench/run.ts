@@ -13,7 +13,7 @@ import { startClusterEnvironment } from './cluster-environment.js';
 import { startEnvironment, type Environment } from './environment.js';
 import { startKitEnvironment } from './kit-environment.js';
 import { kitHome } from './kit.js';
-import { sendJson } from './http.js';
+import { passwordGrant, sendJson } from './http.js';
 import { startKapiProcess, type KapiProcess } from './kapi-process.js';
 import { accountCpuOf } from './measure.js';
 import { detail, notMeasured, printTable, section, writeJson, type Row } from './report.js';
@@ -79,18 +79,7 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 /** The bench user's access token from kapi's own password grant, or why there is none. */
 async function adminToken(kapi: KapiProcess, env: Environment): Promise<string | Error> {
   try {
-    const answer = await sendJson<{ access_token: string }>(`${kapi.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'password',
-        username: env.kapiUser.name,
-        password: env.kapiUser.password,
-        client_id: 'kapi',
-        client_secret: 'kapi',
-      }).toString(),
-    });
-    return answer.access_token;
+    return await passwordGrant(kapi.url, env.kapiUser);
   } catch (error) {
     return new Error(`kapi issued no access token (${reason(error)})`);
   }

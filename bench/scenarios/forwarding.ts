@@ -1,20 +1,12 @@
 import type { BenchContext, Scenario } from '../context.js';
 import { bearer, sendJson } from '../http.js';
 import type { LoadResult, Operation } from '../jobs.js';
-import {
-  accountCpuOf,
-  accountedCpu,
-  cpuNote,
-  cpuPerOperation,
-  errorNote,
-  intervalOf,
-  load,
-  throughput,
-} from '../measure.js';
+import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { startBareProxy } from '../bare-proxy.js';
 import { backendTrust } from '../tls.js';
 import { forwardingOnKubeRows, kapiOverBareProxyRow } from '../forwarding-targets.js';
 import { passThroughRows } from './pass-through.js';
+import { RUNS, pairedRuns } from '../paired-runs.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 
@@ -24,30 +16,6 @@ export const forwardingMetrics = {
   cpu: { metric: 'kapi CPU per forwarded GET (c1, c16)', target: '≤ 150 µs at both', reference: '≈ 450 µs' },
   backendCpu: { metric: 'backend CPU per GET @c16', target: '(info: through kapi vs direct)' },
 };
-
-/**
- * Each comparison runs this many times (direct, then through kapi, alternating) and the pair with kapi's median CPU
- * per request is reported: on a shared machine one run can be disturbed by others' load.
- */
-const RUNS = Math.max(1, Number(process.env.BENCH_FORWARDING_RUNS ?? 3));
-
-/**
- * Direct then through kapi, `RUNS` times; the pair whose kapi CPU per request is the median, and every run's. With
- * `paced`, each run also sends the direct GETs again at the rate they went through kapi: kube-apiserver spends more
- * per request when requests come further apart, whoever sends them, and that is not kapi's requests' own cost.
- */
-async function medianPair(direct: Operation, through: Operation, concurrency: number, paced = false) {
-  const pairs: { direct: LoadResult; kapi: LoadResult; paced?: LoadResult; kapiCpu: number }[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const d = await load(direct, concurrency);
-    const k = await load(through, concurrency);
-    const p = paced ? await load(direct, concurrency, undefined, undefined, intervalOf(k, concurrency)) : undefined;
-    pairs.push({ direct: d, kapi: k, ...(p && { paced: p }), kapiCpu: cpuPerOperation(k).kapi ?? Number.NaN });
-  }
-  const sorted = [...pairs].sort((x, y) => x.kapiCpu - y.kapiCpu);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
-  return { ...median, runs: pairs.map((pair) => pair.kapiCpu) };
-}
 
 /**
  * kube-apiserver's and etcd's CPU per `GET /api/v1/nodes/<name>` served directly, measured on these 2-core machines
@@ -87,9 +55,10 @@ export const forwardingScenario: Scenario = {
       `warm-up: ${warmup.latenciesNs.length.toLocaleString('en-US')} GETs through kapi in ${WARMUP_FORWARDING_MS / 1000} s at c16, not measured`,
     );
 
-    // on a real kube-apiserver, also direct GETs paced as kapi paces them (see medianPair)
+    // on a real kube-apiserver, also direct GETs paced as kapi paces them (see pairedRuns)
     const onRealKube = ctx.env.target === 'cluster';
-    const { direct: d1, kapi: k1, paced: p1, runs: runs1 } = await medianPair(direct, through, 1, onRealKube);
+    const pairing = { role: 'kapi', paced: onRealKube };
+    const { direct: d1, through: k1, paced: p1, runs: runs1 } = await pairedRuns(direct, through, 1, pairing);
     const d1s = summarize(d1.latenciesNs);
     const k1s = summarize(k1.latenciesNs);
     detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
@@ -97,7 +66,7 @@ export const forwardingScenario: Scenario = {
     const added = k1s.p50 - d1s.p50;
     detail(`added by kapi: p50 +${ms(added)}, p99 +${ms(k1s.p99 - d1s.p99)}`);
 
-    const { direct: d16, kapi: k16, paced: p16, runs: runs16 } = await medianPair(direct, through, 16, onRealKube);
+    const { direct: d16, through: k16, paced: p16, runs: runs16 } = await pairedRuns(direct, through, 16, pairing);
     for (const [c, paced] of [
       [1, p1],
       [16, p16],

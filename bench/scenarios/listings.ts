@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClusterScale } from '../../src/sandbox/seed.js';
+import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { startEnvironment, type Environment } from '../environment.js';
-import { bearer, send, sendJson } from '../http.js';
+import { bearer, passwordGrant, send, sendJson } from '../http.js';
 import { startKapiProcess, type KapiProcess } from '../kapi-process.js';
-import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { accountCpuOf, accountedCpu, cpuPerOperation, throughput } from '../measure.js';
 import type { Operation } from '../jobs.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, rate, summarize } from '../stats.js';
+import { ms, rate } from '../stats.js';
 
 /**
  * SPEC §11 / §13 listing rows: kapi with every listed kind's cache warm over a cluster of 5,000 nodes, 150,000 pods,
@@ -85,22 +86,6 @@ export const listingMetrics = {
   cpu: { metric: 'kapi CPU per pod page @c16', target: '(info)' },
   warm: { metric: 'listings: every kind’s first list (warm-up)', target: '(info)' },
 };
-
-/** The bench user's token from kapi's password grant. */
-async function login(kapi: KapiProcess, env: Environment): Promise<string> {
-  const answer = await sendJson<{ access_token: string }>(`${kapi.url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: env.kapiUser.name,
-      password: env.kapiUser.password,
-      client_id: 'kapi',
-      client_secret: 'kapi',
-    }).toString(),
-  });
-  return answer.access_token;
-}
 
 /** On a real cluster the bench user reads nodes only: the row gives it every listed kind (removed at the end). */
 async function grantListings(env: Environment): Promise<() => Promise<void>> {
@@ -197,7 +182,7 @@ export const listingsScenario: Scenario = {
       kapi = await startKapiProcess({ kubeconfig: env.kubeconfig, root: ROOT, env: env.kapiEnv });
       await kapi.ready(READY_TIMEOUT_MS);
       accountCpuOf({ kapi: kapi.pid, ...env.backendPids });
-      const token = await login(kapi, env);
+      const token = await passwordGrant(kapi.url, env.kapiUser);
       const atReady = kapi.memory();
       detail(`kapi (child process ${kapi.pid}) ready: RSS ${atReady.rssMiB.toFixed(0)} MiB (nodes and pods watched)`);
 
@@ -252,12 +237,7 @@ export const listingsScenario: Scenario = {
         headers: bearer(token),
         expect: 200,
       };
-      const c1 = await load(operation, 1);
-      const c1s = summarize(c1.latenciesNs);
-      detail(`kapi c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${cpuNote(c1, 'page')}${errorNote(c1)}`);
-      const c16 = await load(operation, 16);
-      const c16s = summarize(c16.latenciesNs);
-      detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, 'page')}${errorNote(c16)}`);
+      const { c1, c1s, c16, c16s } = await pageLoads(operation);
       const after = kapi.memory();
       const heapAfter = await kapi.collectGarbage().catch(() => undefined);
       const settledAfter = kapi.memory();

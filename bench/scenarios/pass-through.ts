@@ -3,19 +3,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { BenchContext } from '../context.js';
-import { bearer, describeAnswer, send, sendJson } from '../http.js';
+import { bearer, describeAnswer, passwordGrant, send } from '../http.js';
 import type { LoadResult, Operation } from '../jobs.js';
 import { startKapiProcess } from '../kapi-process.js';
-import {
-  accountCpuOf,
-  accountedCpu,
-  cpuNote,
-  cpuPerOperation,
-  errorNote,
-  intervalOf,
-  load,
-  throughput,
-} from '../measure.js';
+import { pairedRuns } from '../paired-runs.js';
+import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 
@@ -24,7 +16,6 @@ const ROLE = 'kapi (pass-through)';
 const KAS = 'kube-apiserver';
 /** SPEC §11: kube-apiserver's own CPU through kapi within 5 % of direct when tokens are passed through. */
 export const PASS_THROUGH_KUBE_APISERVER_EXTRA = 0.05;
-const RUNS = Math.max(1, Number(process.env.BENCH_FORWARDING_RUNS ?? 3));
 const READY_MS = 120_000;
 /** kube-apiserver fetches a new issuer's discovery on its own schedule (every 10 s until it succeeds). */
 const ACCEPTED_WITHIN_MS = 60_000;
@@ -80,18 +71,7 @@ export async function passThroughRows(ctx: BenchContext, input: PassThroughInput
   const before = accountedCpu();
   try {
     await kapi.ready(READY_MS);
-    const login = await sendJson<{ access_token: string }>(`${kapi.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'password',
-        username: ctx.env.kapiUser.name,
-        password: ctx.env.kapiUser.password,
-        client_id: 'kapi',
-        client_secret: 'kapi',
-      }).toString(),
-    });
-    const token = login.access_token;
+    const token = await passwordGrant(kapi.url, ctx.env.kapiUser);
     const through: Operation = {
       kind: 'request',
       url: `${kapi.url}${input.path}`,
@@ -113,31 +93,23 @@ export async function passThroughRows(ctx: BenchContext, input: PassThroughInput
     accountCpuOf({ ...before, [ROLE]: kapi.pid });
     await load(through, 16, 0, 3_000);
     const measure = async (concurrency: number) => {
-      const runs: { direct: LoadResult; through: LoadResult; paced: LoadResult; cost: number }[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const d = await load(input.direct, concurrency);
-        const t = await load(through, concurrency);
-        // kube-apiserver spends more per request when requests come further apart (measured: +9–15 % at c16 for
-        // 1–3 ms between them, same client, same headers): the direct GETs again, at the rate they went through kapi
-        const paced = await load(input.direct, concurrency, undefined, undefined, intervalOf(t, concurrency));
-        runs.push({ direct: d, through: t, paced, cost: cpuPerOperation(t)[ROLE] ?? Number.NaN });
-      }
-      const median = [...runs].sort((a, b) => a.cost - b.cost)[Math.floor((runs.length - 1) / 2)]!;
+      const median = await pairedRuns(input.direct, through, concurrency, { role: ROLE, paced: true });
+      const paced = median.paced!;
       const line = (what: string, result: LoadResult) =>
         detail(
           `${what.padEnd(26)} c${concurrency}: ${rate(throughput(result))}, ${formatSummary(summarize(result.latenciesNs))}${cpuNote(result)}${errorNote(result)}`,
         );
       line('pass-through', median.through);
       line('direct', median.direct);
-      line('direct, paced alike', median.paced);
+      line('direct, paced alike', paced);
       const kubeOf = (result: LoadResult) => cpuPerOperation(result)[KAS] ?? Number.NaN;
       return {
         kapi: median.cost,
         kubeThrough: kubeOf(median.through),
         kubeDirect: kubeOf(median.direct),
-        kubePaced: kubeOf(median.paced),
+        kubePaced: kubeOf(paced),
         added: summarize(median.through.latenciesNs).p50 - summarize(median.direct.latenciesNs).p50,
-        errors: runs.reduce((sum, run) => sum + run.through.errors, 0),
+        errors: median.throughErrors,
       };
     };
     const c1 = await measure(1);

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
+import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
-import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { cpuPerOperation, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, rate, summarize } from '../stats.js';
+import { ms, rate } from '../stats.js';
 
 /**
  * SPEC §17's users list (issue 25's row): the console's Users page (`iam.kapi.io/v1alpha2/users?sortBy=createTime
@@ -121,12 +122,7 @@ export const usersScenario: Scenario = {
         headers: bearer(ctx.kapiToken),
         expect: 200,
       };
-      const c1 = await load(operation, 1);
-      const c1s = summarize(c1.latenciesNs);
-      detail(`kapi c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${cpuNote(c1, 'page')}${errorNote(c1)}`);
-      const c16 = await load(operation, 16);
-      const c16s = summarize(c16.latenciesNs);
-      detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, 'page')}${errorNote(c16)}`);
+      const { c1, c1s, c16, c16s } = await pageLoads(operation);
       const increase = after.rssMiB - before.rssMiB;
       const rows: Row[] = [
         {

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
+import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
-import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
+import { cpuPerOperation, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, rate, summarize } from '../stats.js';
+import { ms, rate } from '../stats.js';
 
 /**
  * SPEC §18's scale (issue 26's row): 200 workspaces, 1,000 namespaces (50 in the first), 2,000 users and 10,000
@@ -299,12 +300,7 @@ export const workspacesScenario: Scenario = {
         headers: bearer(memberToken),
         expect: 200,
       };
-      const c1 = await load(operation, 1);
-      const c1s = summarize(c1.latenciesNs);
-      detail(`kapi c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${cpuNote(c1, 'page')}${errorNote(c1)}`);
-      const c16 = await load(operation, 16);
-      const c16s = summarize(c16.latenciesNs);
-      detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, 'page')}${errorNote(c16)}`);
+      const { c1, c1s, c16, c16s } = await pageLoads(operation);
 
       // a new viewer of the 50-namespace workspace: written, then in effect at kube-apiserver in all 50 namespaces
       const newcomer = MEMBER; // in no role of workspace 0 (user 0 is its admin)

@@ -237,6 +237,12 @@ describe('what kube-apiserver receives', () => {
   let kapi: Kapi;
   afterEach(() => stopCheckingLogs(kapi, backend));
 
+  /** kube-apiserver no longer trusting kapi: a 401 to the caller's own token, kapi's credentials still good. */
+  const refusingPassedTokens: Backend['onRequest'] = (req, res) => {
+    if (req.headers.authorization === `Bearer ${USER_TOKEN}`) res.writeHead(401).end('{"kind":"Status","code":401}');
+    else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"kind":"NodeList","items":[]}');
+  };
+
   async function accepted(reviewAnswer: TokenReviewAnswer = PROBE_SEEN) {
     backend = await Backend.start();
     const passThrough = new TokenPassThrough({
@@ -289,10 +295,7 @@ describe('what kube-apiserver receives', () => {
 
   it('when kube-apiserver answers 401 to a passed token, then the caller gets a 503 to retry, and the retry is impersonated with kapi’s credentials', async () => {
     const passThrough = await accepted();
-    backend.onRequest = (req, res) => {
-      if (req.headers.authorization === `Bearer ${USER_TOKEN}`) res.writeHead(401).end('{"kind":"Status","code":401}');
-      else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"kind":"NodeList","items":[]}');
-    };
+    backend.onRequest = refusingPassedTokens;
     const refused = await send(kapi.url, { path: '/api/v1/nodes', headers: auth });
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
@@ -307,10 +310,7 @@ describe('what kube-apiserver receives', () => {
 
   it('when kube-apiserver answers 401 to a passed token on a watch (the streaming path), then it is a 503 to retry too', async () => {
     const passThrough = await accepted();
-    backend.onRequest = (req, res) => {
-      if (req.headers.authorization === `Bearer ${USER_TOKEN}`) res.writeHead(401).end('{"kind":"Status","code":401}');
-      else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
-    };
+    backend.onRequest = refusingPassedTokens;
     const refused = await send(kapi.url, { path: '/api/v1/nodes?watch=1', headers: auth });
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');

@@ -1,0 +1,63 @@
+import type { LoadResult, Operation } from './jobs.js';
+import { cpuNote, cpuPerOperation, errorNote, intervalOf, load, throughput } from './measure.js';
+import { detail } from './report.js';
+import { formatSummary, rate, summarize } from './stats.js';
+
+/**
+ * Each comparison runs this many times (direct, then through kapi, alternating) and the pair with kapi's median CPU
+ * per request is reported: on a shared machine one run can be disturbed by others' load.
+ */
+export const RUNS = Math.max(1, Number(process.env.BENCH_FORWARDING_RUNS ?? 3));
+
+export interface PairedRuns {
+  direct: LoadResult;
+  through: LoadResult;
+  /** The direct GETs again at the rate they went through kapi (when asked for). */
+  paced?: LoadResult;
+  /** `role`'s CPU per request through kapi in the run reported (the median one). */
+  cost: number;
+  /** That figure in every run, in order. */
+  runs: number[];
+  /** Failed requests through kapi, over every run. */
+  throughErrors: number;
+}
+
+/**
+ * Direct then through kapi, `RUNS` times; the run whose CPU per request of `role` (the kapi forwarding) is the
+ * median. With `paced`, each run also sends the direct GETs again at the rate they went through kapi: kube-apiserver
+ * spends more per request when requests come further apart (+9–15 % at c16 for 1–3 ms between them, same client and
+ * headers), whoever sends them, and that is not kapi's requests' own cost.
+ */
+export async function pairedRuns(
+  direct: Operation,
+  through: Operation,
+  concurrency: number,
+  options: { role: string; paced: boolean },
+): Promise<PairedRuns> {
+  const runs: Omit<PairedRuns, 'runs' | 'throughErrors'>[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const d = await load(direct, concurrency);
+    const t = await load(through, concurrency);
+    const p = options.paced
+      ? await load(direct, concurrency, undefined, undefined, intervalOf(t, concurrency))
+      : undefined;
+    runs.push({ direct: d, through: t, ...(p && { paced: p }), cost: cpuPerOperation(t)[options.role] ?? Number.NaN });
+  }
+  const median = [...runs].sort((x, y) => x.cost - y.cost)[Math.floor((runs.length - 1) / 2)]!;
+  return {
+    ...median,
+    runs: runs.map((run) => run.cost),
+    throughErrors: runs.reduce((sum, run) => sum + run.through.errors, 0),
+  };
+}
+
+/** A page's load at c1 then c16, each printed as a detail line (`unit`: what one operation is). */
+export async function pageLoads(operation: Operation, unit = 'page') {
+  const c1 = await load(operation, 1);
+  const c1s = summarize(c1.latenciesNs);
+  detail(`kapi c1 : ${formatSummary(c1s)}, ${rate(throughput(c1))}${cpuNote(c1, unit)}${errorNote(c1)}`);
+  const c16 = await load(operation, 16);
+  const c16s = summarize(c16.latenciesNs);
+  detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, unit)}${errorNote(c16)}`);
+  return { c1, c1s, c16, c16s };
+}
