@@ -449,6 +449,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     const others: Chromium[] = [];
     const people: Record<'alice' | 'bob' | 'carol', string> = { alice: '', bob: '', carol: '' };
     const pages: Partial<Record<'alice' | 'bob' | 'carol', Page>> = {};
+    const tokens: Partial<Record<'alice' | 'bob', string>> = {};
     let wsA: string;
     let aDev: string;
     /** The project overview asks resources.kapi.io/v1alpha2 quotas and abnormal workloads, not served yet. */
@@ -468,6 +469,22 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
         })
       ).status.allowed === true;
     const readsProject = () => ({ verb: 'list', resource: 'pods', namespace: aDev });
+    /**
+     * Whether kapi's workspace list for `who` (what the console's bootstrap reads at sign-in to pick its landing page)
+     * has ws-a: kapi answers it from its watch of workspaces and memberships, which may trail the cluster's RBAC.
+     */
+    const kapiListsWorkspaceOf = async (who: 'alice' | 'bob') => {
+      const caller = new KapiCaller();
+      const token = (tokens[who] ??= (await caller.login(e2e.kapiUrl, people[who], TENANT_PASSWORD)).access_token);
+      const listed = await caller.get<{ items?: { metadata: { name: string } }[] }>(
+        `${e2e.kapiUrl}/kapis/tenant.kapi.io/v1alpha3/workspacetemplates?limit=10`,
+        token,
+      );
+      return listed.status === 200 && (listed.body.items ?? []).some((item) => item.metadata.name === wsA);
+    };
+    /** The console sends a member with workspaces from its dashboard to the first one (client-side, once drawn). */
+    const landsInWorkspace = (where: Page) =>
+      where.waitForURL((url) => url.pathname.startsWith(`/workspaces/${wsA}/`), { timeout: 30_000 });
 
     async function signIn(who: 'alice' | 'bob' | 'carol'): Promise<Page> {
       const browser = await startChromium();
@@ -545,7 +562,10 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     }, 90_000);
 
     it('then alice creates project a-dev in it and invites bob as ws-a-viewer', async () => {
+      const listed = await waitFor(() => kapiListsWorkspaceOf('alice'));
+      console.log(`console: alice's workspace list at kapi had ws-a ${listed} ms after her rights were in effect`);
       const alice = await signIn('alice');
+      await landsInWorkspace(alice);
       expect(alice.url()).toContain(`/workspaces/${wsA}/`);
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/projects`);
       await waitOn(alice, 'Projects', 'Create');
@@ -569,7 +589,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     it('then bob sees exactly ws-a and a-dev, can read the project but not create one; carol sees no workspace', async () => {
       // bob's rights are in effect at kube-apiserver once kapi's controller has realized his membership
       await waitFor(() => kubeAllows(people.bob, readsProject()));
+      await waitFor(() => kapiListsWorkspaceOf('bob'));
       const bob = await signIn('bob');
+      await landsInWorkspace(bob);
       expect(bob.url()).toContain(`/workspaces/${wsA}/`);
       await bob.goto(`${consoleUrl}/workspaces/${wsA}/projects`);
       const projects = await waitOn(bob, aDev, 'Total: 1');
