@@ -14,7 +14,12 @@ export async function startBareProxy(options: BareProxyOptions): Promise<BarePro
     what: 'the bare proxy',
     main: 'bare-proxy-main',
     args: options,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: DEPLOYED_NODE_OPTIONS },
+    // BENCH_BARE_PROXY_NODE_ARGS, as BENCH_KAPI_NODE_ARGS: Node flags for a look inside (`--cpu-prof --cpu-prof-dir=…`)
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_OPTIONS: [DEPLOYED_NODE_OPTIONS, process.env.BENCH_BARE_PROXY_NODE_ARGS ?? ''].join(' ').trim(),
+    },
     timeoutMs: 10_000,
     stopGraceMs: 5_000,
   });

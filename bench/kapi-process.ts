@@ -177,6 +177,12 @@ function keepLastLines(child: ChildProcess): () => string {
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // BENCH_KAPI_OUTPUT=<file>: all of kapi's output kept in <file>.<pid> too (with BENCH_KAPI_NODE_ARGS=--trace-gc, say)
+  if (process.env.BENCH_KAPI_OUTPUT) {
+    const all = createWriteStream(`${process.env.BENCH_KAPI_OUTPUT}.${child.pid}`);
+    child.stdout?.pipe(all);
+    child.stderr?.pipe(all);
+  }
   return () => lines.map((line) => `  kapi| ${line}`).join('\n');
 }
 

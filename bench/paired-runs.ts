@@ -20,7 +20,24 @@ export interface PairedRuns {
   runs: number[];
   /** Failed requests through kapi, over every run. */
   throughErrors: number;
+  /** With `alongside`: its figures, each run's right after kapi's (see `pairedRuns`). */
+  alongside?: AlongsideRuns;
 }
+
+/** Another proxy's runs, each right after kapi's: its median CPU per request and kapi's ÷ its own, run by run. */
+export interface AlongsideRuns {
+  /** The run with the median CPU per request of its role. */
+  median: LoadResult;
+  cost: number;
+  /** Its CPU per request in every run, in order. */
+  runs: number[];
+  /** kapi's CPU per request ÷ its own in the same round, every round in order, and their median. */
+  ratios: number[];
+  ratio: number;
+  errors: number;
+}
+
+const medianOf = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)]!;
 
 /**
  * Direct then through kapi, `RUNS` times; the run whose CPU per request of `role` (the kapi forwarding) is the
@@ -32,22 +49,59 @@ export async function pairedRuns(
   direct: Operation,
   through: Operation,
   concurrency: number,
-  options: { role: string; paced: boolean },
+  options: {
+    role: string;
+    paced: boolean;
+    /**
+     * Another proxy (the bare one) loaded right after kapi in every round, so that kapi's CPU ÷ its own is taken
+     * from neighbouring windows: this machine's speed drifts by tens of per cent within a run.
+     */
+    alongside?: { operation: Operation; role: string };
+  },
 ): Promise<PairedRuns> {
-  const runs: Omit<PairedRuns, 'runs' | 'throughErrors'>[] = [];
+  const runs: (Omit<PairedRuns, 'runs' | 'throughErrors' | 'alongside'> & {
+    beside?: LoadResult;
+    besideCost?: number;
+  })[] = [];
   for (let i = 0; i < RUNS; i++) {
     const d = await load(direct, concurrency);
     const t = await load(through, concurrency);
+    const beside = options.alongside ? await load(options.alongside.operation, concurrency) : undefined;
     const p = options.paced
       ? await load(direct, concurrency, undefined, undefined, intervalOf(t, concurrency))
       : undefined;
-    runs.push({ direct: d, through: t, ...(p && { paced: p }), cost: cpuPerOperation(t)[options.role] ?? Number.NaN });
+    runs.push({
+      direct: d,
+      through: t,
+      ...(p && { paced: p }),
+      cost: cpuPerOperation(t)[options.role] ?? Number.NaN,
+      ...(beside && { beside, besideCost: cpuPerOperation(beside)[options.alongside!.role] ?? Number.NaN }),
+    });
   }
-  const median = [...runs].sort((x, y) => x.cost - y.cost)[Math.floor((runs.length - 1) / 2)]!;
+  const {
+    beside: _beside,
+    besideCost: _besideCost,
+    ...median
+  } = [...runs].sort((x, y) => x.cost - y.cost)[Math.floor((runs.length - 1) / 2)]!;
+  let alongside: AlongsideRuns | undefined;
+  if (options.alongside) {
+    const costs = runs.map((run) => run.besideCost!);
+    const ratios = runs.map((run) => run.cost / run.besideCost!);
+    const cost = medianOf(costs);
+    alongside = {
+      median: runs.find((run) => run.besideCost === cost)!.beside!,
+      cost,
+      runs: costs,
+      ratios,
+      ratio: medianOf(ratios),
+      errors: runs.reduce((sum, run) => sum + run.beside!.errors, 0),
+    };
+  }
   return {
     ...median,
     runs: runs.map((run) => run.cost),
     throughErrors: runs.reduce((sum, run) => sum + run.through.errors, 0),
+    ...(alongside && { alongside }),
   };
 }
 

@@ -1,12 +1,12 @@
-import type { BenchContext, Scenario } from '../context.js';
+import type { BenchContext, Scenario, ScenarioResult } from '../context.js';
 import { bearer, sendJson } from '../http.js';
-import type { LoadResult, Operation } from '../jobs.js';
+import type { Operation } from '../jobs.js';
 import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { startBareProxy } from '../bare-proxy.js';
 import { backendTrust } from '../tls.js';
 import { forwardingOnKubeRows, kapiOverBareProxyRow } from '../forwarding-targets.js';
 import { passThroughRows } from './pass-through.js';
-import { RUNS, pairedRuns } from '../paired-runs.js';
+import { RUNS, pairedRuns, type AlongsideRuns } from '../paired-runs.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, summarize } from '../stats.js';
 
@@ -49,16 +49,49 @@ export const forwardingScenario: Scenario = {
     if (a?.metadata.uid !== b?.metadata.uid) throw new Error('kapi and the backend answered with different nodes');
     const through: Operation = { kind: 'request', ...kapiRequest, expect: 200 };
     const direct: Operation = { kind: 'request', ...directRequest, expect: 200 };
-    // kapi serves for days: its first seconds of forwarding (V8 compiling the path) are not what it costs.
-    const warmup = await load(through, 16, 0, WARMUP_FORWARDING_MS);
-    detail(
-      `warm-up: ${warmup.latenciesNs.length.toLocaleString('en-US')} GETs through kapi in ${WARMUP_FORWARDING_MS / 1000} s at c16, not measured`,
-    );
+    // The bare proxy's runs come right after kapi's in every round (pairedRuns), so their ratio is a neighbour's.
+    const bareProxy = await startBareProxyFor(ctx, path, directRequest.headers);
+    try {
+      // kapi serves for days: its first seconds of forwarding (V8 compiling the path) are not what it costs.
+      const warmup = await load(through, 16, 0, WARMUP_FORWARDING_MS);
+      detail(
+        `warm-up: ${warmup.latenciesNs.length.toLocaleString('en-US')} GETs through kapi in ${WARMUP_FORWARDING_MS / 1000} s at c16, not measured`,
+      );
+      if (bareProxy) await load(bareProxy.operation, 16, 0, WARMUP_FORWARDING_MS);
+      return await measureForwarding(ctx, { path, direct, through, directRequest, bareProxy });
+    } finally {
+      await bareProxy?.stop();
+    }
+  },
+};
 
+/** The forwarding rows, kapi warmed up (and the bare proxy, when it started). */
+async function measureForwarding(
+  ctx: BenchContext,
+  input: {
+    path: string;
+    direct: Operation;
+    through: Operation;
+    directRequest: { url: string; headers: Record<string, string> };
+    bareProxy: BareProxy | undefined;
+  },
+): Promise<ScenarioResult> {
+  const { path, direct, through, directRequest, bareProxy } = input;
+  {
     // on a real kube-apiserver, also direct GETs paced as kapi paces them (see pairedRuns)
     const onRealKube = ctx.env.target === 'cluster';
-    const pairing = { role: 'kapi', paced: onRealKube };
-    const { direct: d1, through: k1, paced: p1, runs: runs1 } = await pairedRuns(direct, through, 1, pairing);
+    const pairing = {
+      role: 'kapi',
+      paced: onRealKube,
+      ...(bareProxy && { alongside: { operation: bareProxy.operation, role: BARE_PROXY } }),
+    };
+    const {
+      direct: d1,
+      through: k1,
+      paced: p1,
+      runs: runs1,
+      alongside: bare1,
+    } = await pairedRuns(direct, through, 1, pairing);
     const d1s = summarize(d1.latenciesNs);
     const k1s = summarize(k1.latenciesNs);
     detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
@@ -66,7 +99,13 @@ export const forwardingScenario: Scenario = {
     const added = k1s.p50 - d1s.p50;
     detail(`added by kapi: p50 +${ms(added)}, p99 +${ms(k1s.p99 - d1s.p99)}`);
 
-    const { direct: d16, through: k16, paced: p16, runs: runs16 } = await pairedRuns(direct, through, 16, pairing);
+    const {
+      direct: d16,
+      through: k16,
+      paced: p16,
+      runs: runs16,
+      alongside: bare16,
+    } = await pairedRuns(direct, through, 16, pairing);
     for (const [c, paced] of [
       [1, p1],
       [16, p16],
@@ -108,7 +147,7 @@ export const forwardingScenario: Scenario = {
       );
     }
 
-    const bare = await bareProxyCost(ctx, path, directRequest.headers);
+    const bare = bare1 && bare16 && bareProxyCost(bare1, bare16);
     const errors = k1.errors + k16.errors;
     // kube-apiserver trusting a kapi as its OpenID issuer (the bench's kit): the same GET with the caller's own token
     const passThrough = ctx.env.issuer
@@ -217,7 +256,11 @@ export const forwardingScenario: Scenario = {
       ],
       figures: {
         ...onKube.figures,
-        bareProxy: bare && { cpuUsPerRequest: { c1: bare.c1, c16: bare.c16 }, errors: bare.errors },
+        bareProxy: bare && {
+          cpuUsPerRequest: { c1: bare.c1, c16: bare.c16 },
+          kapiOverBare: bare.ratios,
+          errors: bare.errors,
+        },
         path,
         direct: { c1: d1s, c16: { rps: throughput(d16), errors: d16.errors } },
         kapi: { c1: { ...k1s, errors: k1.errors }, c16: { rps: throughput(k16), errors: k16.errors } },
@@ -229,25 +272,35 @@ export const forwardingScenario: Scenario = {
         throughputRatio: ratio,
       },
     };
-  },
-};
+  }
+}
 
-/** A bare Node proxy's CPU per forwarded GET, median of `RUNS` runs at each concurrency. */
+const BARE_PROXY = 'bare proxy';
+
+/** A bare Node proxy's CPU per forwarded GET (median of `RUNS` runs), and kapi's ÷ its own (median of the rounds). */
 interface BareProxyCost {
   c1: number;
   c16: number;
+  ratios: { c1: number; c16: number };
   errors: number;
 }
 
+/** The bare proxy, for the forwarding rounds: what to load it with, and how to stop it. */
+interface BareProxy {
+  operation: Operation;
+  stop(): Promise<void>;
+}
+
 /**
- * The same GET through bare-proxy-main.ts (kapi's client library, pool settings and identity headers, nothing else):
+ * bare-proxy-main.ts for the same GET (kapi's client library, pool settings and identity headers, nothing else):
  * what this machine charges any Node proxy on the path, so that kapi's own share of its cost shows in the same run.
+ * Undefined, with a detail line, when it does not start (kapi's own rows stand without it).
  */
-async function bareProxyCost(
+async function startBareProxyFor(
   ctx: BenchContext,
   path: string,
   directHeaders: Record<string, string>,
-): Promise<BareProxyCost | undefined> {
+): Promise<BareProxy | undefined> {
   const trust = backendTrust();
   const proxy = await startBareProxy({
     backendUrl: ctx.sandboxUrl,
@@ -255,40 +308,36 @@ async function bareProxyCost(
     servername: trust.servername,
     headers: ctx.env.impersonatingHeaders ?? { ...directHeaders, 'Impersonate-User': ctx.env.kapiUser.name },
   }).catch((error: unknown) => {
-    // kapi's own rows stand without it
     detail(`bare proxy: not measured (${error instanceof Error ? error.message : String(error)})`);
     return undefined;
   });
   if (!proxy) return undefined;
   const before = accountedCpu();
-  accountCpuOf({ ...before, 'bare proxy': proxy.pid });
-  try {
-    const through: Operation = {
-      kind: 'request',
-      url: `${proxy.url}${path}`,
-      headers: bearer(ctx.kapiToken),
-      expect: 200,
-    };
-    await load(through, 16, 0, WARMUP_FORWARDING_MS);
-    const measure = async (concurrency: number) => {
-      const runs: { result: LoadResult; cost: number }[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const result = await load(through, concurrency);
-        runs.push({ result, cost: cpuPerOperation(result)['bare proxy'] ?? Number.NaN });
-      }
-      const { result, cost } = [...runs].sort((x, y) => x.cost - y.cost)[Math.floor((runs.length - 1) / 2)]!;
-      detail(
-        `bare proxy c${concurrency}: ${formatSummary(summarize(result.latenciesNs))}${cpuNote(result)}${errorNote(result)}`,
-      );
-      return { cost, errors: runs.reduce((sum, run) => sum + run.result.errors, 0) };
-    };
-    const c1 = await measure(1);
-    const c16 = await measure(16);
-    return { c1: c1.cost, c16: c16.cost, errors: c1.errors + c16.errors };
-  } finally {
-    accountCpuOf(before);
-    await proxy.stop();
+  accountCpuOf({ ...before, [BARE_PROXY]: proxy.pid });
+  return {
+    operation: { kind: 'request', url: `${proxy.url}${path}`, headers: bearer(ctx.kapiToken), expect: 200 },
+    stop: async () => {
+      accountCpuOf(before);
+      await proxy.stop();
+    },
+  };
+}
+
+/** The bare proxy's figures from the rounds at c1 and c16, with a detail line each. */
+function bareProxyCost(c1: AlongsideRuns, c16: AlongsideRuns): BareProxyCost {
+  const list = (values: number[], digits = 0) => values.map((value) => value.toFixed(digits)).join(', ');
+  for (const [concurrency, runs] of [
+    [1, c1],
+    [16, c16],
+  ] as const) {
+    detail(
+      `bare proxy c${concurrency}: ${formatSummary(summarize(runs.median.latenciesNs))}${cpuNote(runs.median)}${errorNote(runs.median)}`,
+    );
+    detail(
+      `  (right after kapi in each round; bare proxy µs/req by round: ${list(runs.runs)}; kapi ÷ bare by round: ${list(runs.ratios, 2)})`,
+    );
   }
+  return { c1: c1.cost, c16: c16.cost, ratios: { c1: c1.ratio, c16: c16.ratio }, errors: c1.errors + c16.errors };
 }
 
 function bareProxyRows(
@@ -308,7 +357,7 @@ function bareProxyRows(
       verdict: 'info',
     },
     // SPEC §11: what kapi adds over the least any Node proxy pays, judged in the same run
-    kapiOverBareProxyRow(kapi, bare, errors + bare.errors),
+    kapiOverBareProxyRow(bare.ratios, errors + bare.errors),
   ];
   if (kubeApiserver.c16 !== undefined) {
     rows.push({
