@@ -7,11 +7,14 @@ import { BEARER_SUBPROTOCOL_PREFIX, presentedToken, withoutBearerSubprotocol } f
 import type { UserInfo } from './identity.js';
 import { belongsTo, isSessionAlive } from './sessions/session-record.js';
 import type { SessionStore } from './sessions/sessions.js';
+import type { LoginSession } from './sessions/session-record.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
-import { VerifiedTokenCache, signingKeyOf, timesProblem, type TokenPolicy } from './tokens/tokens.js';
+import { VerifiedTokenCache, signingKeyOf, timesProblem, type TokenClaims, type TokenPolicy } from './tokens/tokens.js';
+import type { KeySet } from './tokens/key-set.js';
 import { isPassable, keepPassableToken } from './passable-token.js';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { UserStore } from './users/users.js';
+import type { UserRecord } from './users/user-record.js';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
@@ -26,19 +29,84 @@ export interface AuthenticatorDeps {
   logger: Logger;
 }
 
-export type RequestAuthenticator = (req: IncomingMessage) => Promise<UserInfo>;
+/**
+ * Who sent a request, or why nobody (a thrown or rejected `UnauthorizedError` or `ServiceUnavailableError`). Answered
+ * at once when every check can be made from memory (the token verified before, its session and user in the watched
+ * caches: nearly every request), else as a promise.
+ */
+export type RequestAuthenticator = (req: IncomingMessage) => UserInfo | Promise<UserInfo>;
 
 /**
  * Who sent a request: a valid access token (never a refresh token) whose login session still exists and whose user
  * still exists and is not disabled — checked on every request, so logout, revocation, deletion and disabling take
- * effect on the next one, not at token expiry. Rejects with `UnauthorizedError` (401 Status), or
+ * effect on the next one, not at token expiry. Refuses with `UnauthorizedError` (401 Status), or
  * `ServiceUnavailableError` when the cluster cannot be asked. Works on raw upgrade requests too; on success a token
  * carried as a WebSocket subprotocol is removed from the request, as kube-apiserver does.
  */
 export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthenticator {
   const log = deps.logger.child({ component: 'authenticate' });
   const tokens = new VerifiedTokenCache();
-  return async (req) => {
+  /** The groups last sent for a session, while its record and its user's stay the same objects (see `groupsOf`). */
+  const groupsBySession = new WeakMap<LoginSession, { user: UserRecord; groups: string[] }>();
+  const groupsOf = (user: UserRecord, session: LoginSession) => {
+    const known = groupsBySession.get(session);
+    if (known?.user === user) return known.groups;
+    const groups = impersonatedGroups(user, session);
+    groupsBySession.set(session, { user, groups });
+    return groups;
+  };
+
+  function refuse(reason: string): UnauthorizedError {
+    log.debug('request not authenticated', { reason });
+    return new UnauthorizedError();
+  }
+
+  /** The checks of the session and the user, and the identity they make. */
+  const identify = (
+    req: IncomingMessage,
+    presented: { token: string },
+    keys: KeySet,
+    claims: TokenClaims,
+    nowSeconds: number,
+    session: LoginSession | undefined,
+    user: UserRecord | undefined,
+    checkedAt: number,
+  ): UserInfo => {
+    if (!session || session.username !== claims.username || session.clientId !== claims.client_id) {
+      throw refuse('login session ended');
+    }
+    if (!isSessionAlive(session, nowSeconds)) throw refuse('login session expired');
+    if (!user || user.state === 'Disabled') throw refuse('user deleted or disabled');
+    if (!belongsTo(session, user)) throw refuse('the user was deleted and created again');
+
+    const protocols = req.headers['sec-websocket-protocol'];
+    if (protocols?.includes(BEARER_SUBPROTOCOL_PREFIX)) {
+      const rest = withoutBearerSubprotocol(protocols);
+      if (rest === undefined) delete req.headers['sec-websocket-protocol'];
+      else req.headers['sec-websocket-protocol'] = rest;
+    }
+    const identity: UserInfo =
+      claims.scope === undefined
+        ? { username: user.name, uid: user.uid, groups: groupsOf(user, session), sessionId: session.id, checkedAt }
+        : {
+            username: user.name,
+            uid: user.uid,
+            groups: groupsOf(user, session),
+            sessionId: session.id,
+            scope: claims.scope,
+            checkedAt,
+          };
+    // an https issuer is the only kind kube-apiserver can trust: only then is the token looked at for pass-through
+    if (claims.iss.startsWith('https://')) {
+      const key = signingKeyOf(presented.token, keys);
+      const signedWith = { algorithm: key?.algorithm ?? 'HS256', active: key !== undefined && key === keys.active };
+      if (isPassable(claims, signedWith, deps.policy.issuer, identity.groups, AUTHENTICATED_GROUP, nowSeconds))
+        keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp, kid: key!.kid });
+    }
+    return identity;
+  };
+
+  return (req) => {
     const presented = presentedToken(req.headers);
     if (presented === undefined) throw new UnauthorizedError();
     if ('problem' in presented) throw refuse(presented.problem);
@@ -53,46 +121,18 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     if (lifetime) throw refuse(lifetime);
 
     const checkedAt = performance.now();
-    const [session, user] = await Promise.all([deps.sessions.find(claims.sid), deps.users.get(claims.username)]).catch(
+    // From memory when both are there (no promise on the request's path); else asked, maybe of the cluster.
+    const knownSession = deps.sessions.known?.(claims.sid);
+    const knownUser = knownSession && deps.users.known?.(claims.username);
+    if (knownUser) return identify(req, presented, keys, claims, nowSeconds, knownSession, knownUser, checkedAt);
+    return Promise.all([deps.sessions.find(claims.sid), deps.users.get(claims.username)]).then(
+      ([session, user]) => identify(req, presented, keys, claims, nowSeconds, session, user, checkedAt),
       (err: unknown) => {
         log.warn('could not check a login session or user', { error: String(err) });
         throw new ServiceUnavailableError('the identity of the request could not be checked; try again');
       },
     );
-    if (!session || session.username !== claims.username || session.clientId !== claims.client_id) {
-      throw refuse('login session ended');
-    }
-    if (!isSessionAlive(session, nowSeconds)) throw refuse('login session expired');
-    if (!user || user.state === 'Disabled') throw refuse('user deleted or disabled');
-    if (!belongsTo(session, user)) throw refuse('the user was deleted and created again');
-
-    if (req.headers['sec-websocket-protocol']?.includes(BEARER_SUBPROTOCOL_PREFIX)) {
-      const rest = withoutBearerSubprotocol(req.headers['sec-websocket-protocol']);
-      if (rest === undefined) delete req.headers['sec-websocket-protocol'];
-      else req.headers['sec-websocket-protocol'] = rest;
-    }
-    const identity: UserInfo = {
-      username: user.name,
-      uid: user.uid,
-      groups: impersonatedGroups(user, session),
-      sessionId: session.id,
-      ...(claims.scope === undefined ? {} : { scope: claims.scope }),
-      checkedAt,
-    };
-    // an https issuer is the only kind kube-apiserver can trust: only then is the token looked at for pass-through
-    if (claims.iss.startsWith('https://')) {
-      const key = signingKeyOf(presented.token, keys);
-      const signedWith = { algorithm: key?.algorithm ?? 'HS256', active: key !== undefined && key === keys.active };
-      if (isPassable(claims, signedWith, deps.policy.issuer, identity.groups, AUTHENTICATED_GROUP, nowSeconds))
-        keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp, kid: key!.kid });
-    }
-    return identity;
   };
-
-  function refuse(reason: string): UnauthorizedError {
-    log.debug('request not authenticated', { reason });
-    return new UnauthorizedError();
-  }
 }
 
 /**
@@ -109,9 +149,16 @@ export function impersonatedGroups(
 /** Express middleware: `req.user`, or the error to the error handler (401/503 Status). */
 export function authenticate(authenticateRequest: RequestAuthenticator): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
-    authenticateRequest(req).then((user) => {
+    const authenticated = (user: UserInfo) => {
       req.user = user;
       next();
-    }, next);
+    };
+    try {
+      const user = authenticateRequest(req);
+      if (user instanceof Promise) user.then(authenticated, next);
+      else authenticated(user);
+    } catch (error) {
+      next(error);
+    }
   };
 }

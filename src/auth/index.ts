@@ -1,5 +1,4 @@
 import type { Reflector } from '../kube/reflector.js';
-import type { IncomingMessage } from 'node:http';
 import { Router, type RequestHandler } from 'express';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { ReadinessCheck } from '../kube/caches.js';
@@ -7,9 +6,9 @@ import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { accessGuard } from './authorization/access-guard.js';
-import { authenticate, requestAuthenticator } from './authenticate.js';
+import { authenticate, requestAuthenticator, type RequestAuthenticator } from './authenticate.js';
 import { SubjectAccessReviewAuthorizer } from './authorization/authorizer.js';
-import type { AccessGuard, Authorizer, UserInfo } from './identity.js';
+import type { AccessGuard, Authorizer } from './identity.js';
 import { loginAudit } from './oauth/login-audit.js';
 import type { TokenEvents } from './oauth/issue-tokens.js';
 import { LoginLimiter } from './users/login-limiter.js';
@@ -55,7 +54,7 @@ export interface Identity {
   /** Middleware: `req.user`, or a 401/503 Status through the error handler. */
   authenticate: RequestHandler;
   /** The same check on a raw (upgrade) request; removes a token subprotocol entry on success. */
-  authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
+  authenticateRequest: RequestAuthenticator;
   authorizer: Authorizer;
   guard: AccessGuard;
   /**

@@ -4,6 +4,8 @@
  */
 export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
+  /** The most recently used key: using it again moves nothing (one caller's requests in a row, one lookup each). */
+  private newest: K | undefined;
 
   constructor(readonly capacity: number) {
     if (!(capacity >= 1)) throw new Error('an LruMap needs a capacity of at least 1');
@@ -17,8 +19,11 @@ export class LruMap<K, V> {
   get(key: K): V | undefined {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value);
+    if (key !== this.newest) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+      this.newest = key;
+    }
     return value;
   }
 
@@ -29,6 +34,7 @@ export class LruMap<K, V> {
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);
+    this.newest = key;
     if (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
@@ -41,10 +47,12 @@ export class LruMap<K, V> {
   }
 
   delete(key: K): boolean {
+    if (key === this.newest) this.newest = undefined;
     return this.entries.delete(key);
   }
 
   clear(): void {
+    this.newest = undefined;
     this.entries.clear();
   }
 }

@@ -32,6 +32,8 @@ export interface KubeConnection {
   readonly agent: http.Agent;
   /** Authorization (and nothing else the caller could confuse with its own) for kapi's identity. */
   authHeaders(): Promise<Record<string, string>>;
+  /** What `authHeaders` answers when it can answer at once (read lately); undefined when it must be asked. */
+  currentAuthHeaders?(): Record<string, string> | undefined;
   /** Whether kube-apiserver takes kapi's credentials, and when it answers again after an outage. */
   readonly health: ClusterHealth;
   /**
@@ -104,6 +106,7 @@ export function connectionFor(
     server,
     agent,
     authHeaders,
+    currentAuthHeaders: () => (cached && Date.now() - cached.at < AUTH_REFRESH_MS ? cached.headers : undefined),
     health,
     credentialsRefused: () => {
       cached = undefined;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from './logger.js';
 
@@ -26,25 +27,52 @@ export function auditRequest(
 ): void {
   // A line nobody keeps costs nothing here: no listener, no fields gathered.
   if (!logger.isLevelEnabled('info')) return;
-  const started = process.hrtime.bigint();
+  const started = performance.now();
   // 'close', not 'finish': a request the client abandons (a watch or log follow it ends, a GET it gave up on) is
   // never finished, and it is audited all the same
-  res.on('close', () => {
-    const finished = res.writableFinished;
-    logger.info('request', {
-      audit: true,
-      requestId: req.requestId,
-      clientRequestId: req.clientRequestId,
-      user: req.user?.username,
-      verb: req.method,
-      path,
-      // what the client was sent; nothing sent: nginx's 499, the client closed the request
-      status: finished || res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST,
-      ...(finished ? {} : { aborted: true }),
-      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-      sourceIp: sourceIp(),
-    });
-  });
+  res.on('close', () => writeAuditLine(logger, req, res, path, sourceIp(), performance.now() - started));
+}
+
+/** The audit line's fields, in the order they are written. */
+const AUDIT_FIELDS: ReadonlySet<string> = new Set([
+  'audit',
+  'requestId',
+  'clientRequestId',
+  'user',
+  'verb',
+  'path',
+  'status',
+  'aborted',
+  'durationMs',
+  'sourceIp',
+]);
+
+/**
+ * The audit line of a request that has ended (its response closed): who, what, the outcome. Encoded member by
+ * member, the same text `logger.info('request', {…})` writes, at a fraction of its cost: one line per request.
+ */
+export function writeAuditLine(
+  logger: Logger,
+  req: AuditedRequest,
+  res: ServerResponse,
+  path: string,
+  sourceIp: string | undefined,
+  durationMs: number,
+): void {
+  const finished = res.writableFinished;
+  // what the client was sent; nothing sent: nginx's 499, the client closed the request
+  const status = finished || res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST;
+  let members = '"audit":true';
+  if (req.requestId !== undefined) members += `,"requestId":${JSON.stringify(req.requestId)}`;
+  if (req.clientRequestId !== undefined) members += `,"clientRequestId":${JSON.stringify(req.clientRequestId)}`;
+  const user = req.user?.username;
+  if (user !== undefined) members += `,"user":${JSON.stringify(user)}`;
+  if (req.method !== undefined) members += `,"verb":${JSON.stringify(req.method)}`;
+  members += `,"path":${JSON.stringify(path)},"status":${JSON.stringify(status)}`;
+  if (!finished) members += ',"aborted":true';
+  members += `,"durationMs":${JSON.stringify(durationMs)}`;
+  if (sourceIp !== undefined) members += `,"sourceIp":${JSON.stringify(sourceIp)}`;
+  logger.infoEncoded('request', members, AUDIT_FIELDS);
 }
 
 /** The status an audit line gives a request whose client went away before any answer was sent (nginx's code). */

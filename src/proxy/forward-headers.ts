@@ -131,10 +131,10 @@ export function forwardRequestHeaders(raw: readonly string[], ctx: ForwardContex
   out.push('X-Forwarded-Proto', ctx.clientProto);
   if (originalHost) out.push('X-Forwarded-Host', originalHost);
   if (ctx.requestId) out.push('Audit-ID', ctx.requestId);
-  for (const [name, value] of Object.entries(ctx.credentials)) out.push(name, value);
+  for (const name in ctx.credentials) out.push(name, ctx.credentials[name]!);
   if (ctx.passThrough) return { ok: true, headers: out };
 
-  const identity = impersonationHeaders(ctx.user);
+  const identity = impersonationHeadersOf(ctx.user);
   if (!identity) {
     return {
       ok: false,
@@ -179,6 +179,24 @@ export function impersonationHeaders(user: UserInfo): string[] | undefined {
 }
 
 /**
+ * The Impersonate-* headers last made for a list of groups, with the name and uid they were made with: an
+ * authenticated caller's groups are the same list on every request of its session while its User is unchanged
+ * (authenticate.ts), so its headers are made once, not per request.
+ */
+const impersonationByGroups = new WeakMap<
+  readonly string[],
+  { username: string; uid: string | undefined; headers: readonly string[] | undefined }
+>();
+
+function impersonationHeadersOf(user: UserInfo): readonly string[] | undefined {
+  const made = impersonationByGroups.get(user.groups);
+  if (made && made.username === user.username && made.uid === user.uid) return made.headers;
+  const headers = impersonationHeaders(user);
+  impersonationByGroups.set(user.groups, { username: user.username, uid: user.uid, headers });
+  return headers;
+}
+
+/**
  * The response headers to pass back: everything except hop-by-hop headers and those named in `Connection`. Node
  * frames the body again itself (chunked or by Content-Length).
  */
@@ -202,17 +220,20 @@ export function withoutBearerSubprotocol(value: string): string {
     .join(', ');
 }
 
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
 /** Lower-cased header names listed in every `Connection` header. */
-function connectionTokens(raw: readonly string[]): Set<string> {
-  const tokens = new Set<string>();
+function connectionTokens(raw: readonly string[]): ReadonlySet<string> {
+  let tokens: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]!.toLowerCase() !== 'connection') continue;
+    tokens ??= new Set<string>();
     for (const token of raw[i + 1]!.split(',')) {
       const trimmed = token.trim().toLowerCase();
       if (trimmed) tokens.add(trimmed);
     }
   }
-  return tokens;
+  return tokens ?? NO_TOKENS;
 }
 
 // eslint-disable-next-line no-control-regex

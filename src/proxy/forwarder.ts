@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestAuthenticator } from '../auth/authenticate.js';
 import type { UserInfo } from '../auth/identity.js';
 import type { KubeConnection } from '../kube/connection.js';
 import type { Logger } from '../observability/logger.js';
@@ -32,7 +33,7 @@ export interface ForwarderDeps {
   connection: KubeConnection;
   logger: Logger;
   /** Authenticates a raw upgrade request (no Express pipeline runs for upgrades). */
-  authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
+  authenticateRequest: RequestAuthenticator;
   /** Counts relayed watches and upgraded streams. */
   metrics?: { streams: StreamGauge };
   /** Long-running streams are registered here, so a revoked session or user cuts them. */
@@ -344,6 +345,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       );
     const token = deps.passThrough?.tokenFor(user);
     if (token !== undefined) return forward(req, res, next, user, target, { Authorization: `Bearer ${token}` }, true);
+    const current = deps.connection.currentAuthHeaders?.();
+    if (current) return forward(req, res, next, user, target, current, false);
     credentials().then(
       (auth) => forward(req, res, next, user, target, auth, false),
       (error: unknown) => {

@@ -27,6 +27,25 @@ export function isLongRunning(method: string, url: string): boolean {
   const { pathname, query } = splitUrl(url);
   const read = method === 'GET';
   if (read && query && hasTrueWatchParameter(query)) return true;
+  // clients ask the same few paths over and over: what a path is, once worked out, is remembered (bounded)
+  const remembered = read ? longRunningReads : longRunningOthers;
+  let answer = remembered.get(pathname);
+  if (answer === undefined) {
+    answer = isLongRunningPath(pathname, read);
+    if (remembered.size >= REMEMBERED_PATHS) remembered.clear();
+    if (pathname.length <= REMEMBERED_PATH_LENGTH) remembered.set(pathname, answer);
+  }
+  return answer;
+}
+
+/** Paths (of GETs, and of other methods) and whether they are long-running; forgotten all at once when full. */
+const longRunningReads = new Map<string, boolean>();
+const longRunningOthers = new Map<string, boolean>();
+const REMEMBERED_PATHS = 4096;
+const REMEMBERED_PATH_LENGTH = 256;
+
+/** `isLongRunning` for the path alone (its query already read). */
+function isLongRunningPath(pathname: string, read: boolean): boolean {
   const parts = pathname.split('/').filter((part) => part !== '');
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 2) rest = parts.slice(2);

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { RequestAuthenticator } from '../auth/authenticate.js';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../auth/identity.js';
@@ -28,7 +29,7 @@ export interface UpgradeRelayDeps {
   /** kube-apiserver answered 401: to kapi's credentials, never the caller's (see `credentialsRefused`). */
   credentialsRefused?: () => void;
   /** Resolves with the caller or rejects (an `ApiError`, normally 401) without side effects on the socket. */
-  authenticateRequest: (req: IncomingMessage) => Promise<UserInfo>;
+  authenticateRequest: RequestAuthenticator;
   logger: Logger;
   streams?: StreamGauge;
   /** Where the session is registered from the moment it is sent on, so a revoked session or user cuts it. */

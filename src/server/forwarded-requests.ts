@@ -1,7 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import proxyAddr from 'proxy-addr';
 import type { RequestAuthenticator } from '../auth/authenticate.js';
-import { auditRequest } from '../observability/access-log.js';
+import { writeAuditLine } from '../observability/access-log.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ForwardedRequest, ForwardRequest } from '../proxy/forwarder.js';
@@ -57,11 +58,21 @@ export function forwardedRequests(deps: ForwardingDeps): ForwardedHandler {
   // Without trusted proxies the peer is the client (as Express's req.ip), and no X-Forwarded-For is parsed.
   const sourceIpOf = (req: IncomingMessage) =>
     trusted ? proxyAddr(req, trusted) : (req.socket.remoteAddress ?? undefined);
+  const metrics = deps.metrics;
+  // A line nobody keeps costs nothing: no listener, no fields gathered.
+  const audited = deps.logger.isLevelEnabled('info');
   return (incoming, res, path) => {
     const req = incoming as ForwardedRequest;
     assignRequestId(req);
-    deps.metrics?.track(req.method, path, req.url, res);
-    auditRequest(deps.logger, req, res, path, () => sourceIpOf(req));
+    // One listener for both the metrics and the audit line, when the exchange ends (answered or abandoned).
+    if (metrics || audited) {
+      const started = performance.now();
+      res.once('close', () => {
+        const ms = performance.now() - started;
+        if (metrics && res.writableFinished) metrics.answered(req.method, path, req.url, res.statusCode, ms / 1000);
+        if (audited) writeAuditLine(deps.logger, req, res, path, sourceIpOf(req), ms);
+      });
+    }
     const fail = (error: unknown) => answerError(deps.logger, error, req, res, path);
     const forward = (user: ForwardedRequest['user']) => {
       req.user = user;
@@ -72,11 +83,15 @@ export function forwardedRequests(deps: ForwardingDeps): ForwardedHandler {
       }
     };
     // As Express would: a step that throws instead of rejecting still ends in a Status, never in a crash.
+    let user: ReturnType<RequestAuthenticator>;
     try {
-      deps.authenticate(req).then(forward, fail);
+      user = deps.authenticate(req);
     } catch (error) {
-      fail(error);
+      return fail(error);
     }
+    // nearly always known at once (from memory): forwarded without a promise in between
+    if (user instanceof Promise) user.then(forward, fail);
+    else forward(user);
   };
 }
 

@@ -96,6 +96,10 @@ export class InMemoryUserStore implements UserStore {
     return this.users.get(name);
   }
 
+  known(name: string): UserRecord | undefined {
+    return this.users.get(name);
+  }
+
   /** Users created through `create` (auto mapping), as the objects sent. */
   readonly created: Record<string, unknown>[] = [];
 
@@ -161,6 +165,12 @@ export class InMemorySessionStore implements SessionStore {
 
   async find(id: string): Promise<LoginSession | undefined> {
     return this.sessions.get(id);
+  }
+
+  /** As the cluster store: memory answers at once unless `askedOnly` (to take the asked path in a test). */
+  askedOnly = false;
+  known(id: string): LoginSession | undefined {
+    return this.askedOnly ? undefined : this.sessions.get(id);
   }
 
   async read(id: string): Promise<LoginSession | undefined> {

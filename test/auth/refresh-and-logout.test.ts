@@ -12,12 +12,13 @@ import {
   type Tokens,
 } from './identity-app.js';
 
-function withAlice(settings = {}): TestIdentity {
+function withAliceIn(settings = {}): TestIdentity {
   const t = testIdentity({ settings });
   t.users.add('alice', { password: 'alice-pw', groups: ['dev'] });
   return t;
 }
 
+const withAlice = withAliceIn;
 const sidOf = (token: string) => (jwt.decode(token) as { sid: string }).sid;
 
 describe('refresh token rotation', () => {
@@ -215,7 +216,29 @@ describe('logout and revocation', () => {
   });
 });
 
-describe('sessions and users checked on every request', () => {
+// Both ways a request's session and user are checked: from memory at once (the watched caches hold them), and
+// asked of the stores (a session created a moment ago on another replica).
+describe.each([
+  ['from memory', false],
+  ['asked of the stores', true],
+])('sessions and users checked on every request (%s)', (_how, askedOnly) => {
+  const withAlice = (settings = {}): TestIdentity => {
+    const t = withAliceIn(settings);
+    t.sessions.askedOnly = askedOnly;
+    return t;
+  };
+
+  test("when the user's groups change, then the very next request carries the new ones, and the same ones until then", async () => {
+    const t = withAlice();
+    const tokens = await login(t.app, 'alice', 'alice-pw');
+    const first = (await whoami(t.app, tokens.access_token).expect(200)).body;
+    expect((await whoami(t.app, tokens.access_token).expect(200)).body.groups).toEqual(first.groups);
+    expect(first.groups).toEqual(['dev', 'system:authenticated']);
+    const user = t.users.users.get('alice')!;
+    t.users.users.set('alice', { ...user, groups: ['ops'], resourceVersion: '999' });
+    expect((await whoami(t.app, tokens.access_token).expect(200)).body.groups).toEqual(['ops', 'system:authenticated']);
+  });
+
   test("when multipleLogin is false, then a new login ends the user's other session", async () => {
     const t = withAlice({ multipleLogin: false });
     const first = await login(t.app, 'alice', 'alice-pw');

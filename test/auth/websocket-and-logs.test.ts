@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ApiError } from '../../src/server/errors.js';
+import type { UserInfo } from '../../src/auth/identity.js';
 import { staticKey } from './fakes.js';
 import { client, login, refresh, testIdentity, tokenRequest, type TestIdentity } from './identity-app.js';
 
@@ -18,7 +19,8 @@ async function upgradeServer(t: TestIdentity): Promise<{ url: string; seen: stri
   });
   const server = http.createServer();
   server.on('upgrade', (req, socket, head) => {
-    t.identity.authenticateRequest(req).then(
+    // an authenticator may answer at once or later; a refusal may be thrown or a rejection
+    new Promise<UserInfo>((resolve) => resolve(t.identity.authenticateRequest(req))).then(
       (user) => {
         seen.push(String(req.headers['sec-websocket-protocol']));
         wss.handleUpgrade(req, socket, head, (ws) => ws.send(user.username));

@@ -47,6 +47,36 @@ describe('createLogger', () => {
     expect(new Date(entry.timestamp).toISOString()).toBe(entry.timestamp);
   });
 
+  test('when an entry comes with its fields encoded (the audit line), then its text is what info() writes for them', () => {
+    const { lines, logger } = capture();
+    const fields = { audit: true, path: '/api/v1/nodes/"n"\u2028\ud800', status: 200, durationMs: 0.25 };
+    const names = new Set(Object.keys(fields));
+    const members = Object.entries(fields)
+      .map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`)
+      .join(',');
+    for (const one of [logger, logger.child({ component: 'forwarding', status: 'context' })]) {
+      one.info('request', fields);
+      one.infoEncoded('request', members, names);
+    }
+    const withoutTime = (line: string) => line.replace(/"timestamp":"[^"]*"/, '"timestamp":"T"');
+    expect(lines).toHaveLength(4);
+    expect(withoutTime(lines[1]!)).toBe(withoutTime(lines[0]!));
+    // with a context: the same fields and values (the entry's own win, and are written once)
+    expect(lines[3]!.match(/"status"/g)).toHaveLength(1);
+    expect(JSON.parse(lines[3]!)).toEqual({ ...JSON.parse(lines[2]!), timestamp: expect.any(String) });
+    expect(new Date(JSON.parse(lines[3]!).timestamp).toISOString()).toBe(JSON.parse(lines[3]!).timestamp);
+  });
+
+  test('when the level is warn, then encoded entries are not written either', () => {
+    const lines: string[] = [];
+    createLogger('warn', { sink: (line) => lines.push(line) }).infoEncoded(
+      'request',
+      '"audit":true',
+      new Set(['audit']),
+    );
+    expect(lines).toEqual([]);
+  });
+
   test('when the level is warn, then info and debug entries are not written and say so through isLevelEnabled', () => {
     const lines: string[] = [];
     const logger = createLogger('warn', { sink: (line) => lines.push(line) });

@@ -176,6 +176,35 @@ describe('forwardRequestHeaders: identity', () => {
   });
 });
 
+describe('forwardRequestHeaders: one list of groups, several callers', () => {
+  // The headers are made once per list of groups (authenticate.ts hands a session the same list while its User is
+  // unchanged); a list seen with another name or uid must never give the headers made for the first.
+  it('when the same groups come with another name or uid, then the headers are that caller’s', () => {
+    const groups = ['dev'];
+    const of = (user: UserInfo) =>
+      values([], 'impersonate-user', { ...context, user }).concat(
+        values([], 'impersonate-uid', { ...context, user }),
+        values([], 'impersonate-group', { ...context, user }),
+      );
+    expect(of({ username: 'alice', uid: 'a-1', groups })).toEqual(['alice', 'a-1', 'dev']);
+    expect(of({ username: 'alice', uid: 'a-1', groups })).toEqual(['alice', 'a-1', 'dev']);
+    expect(of({ username: 'bob', uid: 'a-1', groups })).toEqual(['bob', 'a-1', 'dev']);
+    expect(of({ username: 'bob', uid: 'b-2', groups })).toEqual(['bob', 'b-2', 'dev']);
+    expect(of({ username: 'bob', groups })).toEqual(['bob', 'dev']);
+    expect(of({ username: 'alice', uid: 'a-1', groups: ['dev'] })).toEqual(['alice', 'a-1', 'dev']);
+  });
+
+  it('when a name cannot be sent, then it is refused however often the list was seen before', () => {
+    const groups = ['dev'];
+    expect(forwardRequestHeaders([], { ...context, user: { username: 'alice', groups } })).toMatchObject({ ok: true });
+    for (let i = 0; i < 2; i++)
+      expect(forwardRequestHeaders([], { ...context, user: { username: 'eve\nx', groups } })).toMatchObject({
+        ok: false,
+        reason: 'identity',
+      });
+  });
+});
+
 describe('impersonationHeaders', () => {
   // kube-apiserver authorizes each Impersonate-* value on its own: the list pins that no value is sent that the
   // caller's identity does not need (system:authenticated is added by kube-apiserver itself).

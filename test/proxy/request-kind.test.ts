@@ -50,6 +50,21 @@ describe('isLongRunning', () => {
   });
 });
 
+describe('isLongRunning, asked again (answers are remembered per path and kind of method)', () => {
+  it('when one path is asked with GET and other methods in turn, then each answer is its method’s', () => {
+    const answers = ['GET', 'POST', 'GET', 'DELETE', 'GET'].map((method) =>
+      isLongRunning(method, '/api/v1/watch/namespaces/a/pods'),
+    );
+    expect(answers).toEqual([true, false, true, false, true]);
+    expect(['GET', 'GET'].map((method) => isLongRunning(method, '/api/v1/namespaces/a/pods/p/log?follow=1'))).toEqual([
+      true,
+      true,
+    ]);
+    expect(isLongRunning('GET', '/api/v1/namespaces/a/pods?watch=true')).toBe(true);
+    expect(isLongRunning('GET', '/api/v1/namespaces/a/pods')).toBe(false);
+  });
+});
+
 describe('isRelayedUpgrade', () => {
   it.each([
     ['a WebSocket exec', '/api/v1/namespaces/ns/pods/p/exec?command=sh', 'websocket', true],

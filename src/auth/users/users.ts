@@ -26,6 +26,8 @@ export interface UserStore {
   find(login: string, options?: { cacheOnly?: boolean }): Promise<UserRecord | undefined>;
   /** By name; checked on every authenticated request, so it is answered from the cache when it can be. */
   get(name: string): Promise<UserRecord | undefined>;
+  /** What `get` would answer, when the cache holds the user; undefined when `get` must be asked. */
+  known?(name: string): UserRecord | undefined;
   /**
    * Writes the status `change` computes from the freshest copy of the user; a concurrent write (409) means read
    * again and compute again. `change` answering `undefined` writes nothing.
@@ -198,6 +200,10 @@ export class ClusterUserStore implements UserStore {
     }
     const [name] = names;
     return this.reflector.get(name!) ?? MISSING;
+  }
+
+  known(name: string): UserRecord | undefined {
+    return this.reflector.get(name);
   }
 
   async get(name: string): Promise<UserRecord | undefined> {

@@ -517,7 +517,11 @@ describe('bearer authentication', () => {
   test('when the session store cannot be reached, then 503 Status, not 401 and not a pass', async () => {
     const t = testIdentity({
       wrapSessions: (sessions) =>
-        Object.assign(Object.create(sessions), { find: () => Promise.reject(new Error('timeout')) }),
+        // nothing in memory, and asking fails
+        Object.assign(Object.create(sessions), {
+          find: () => Promise.reject(new Error('timeout')),
+          known: () => undefined,
+        }),
     });
     t.users.add('alice', { password: 'alice-pw' });
     const tokens = await login(t.app, 'alice', 'alice-pw');
