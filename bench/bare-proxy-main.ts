@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { childOptions } from './child-process.js';
 import { Pool } from 'undici';
 
 /**
@@ -6,7 +7,8 @@ import { Pool } from 'undici';
  * pool settings as kapi's backend (src/proxy/backend.ts), the same identity headers (kapi's service-account token
  * and Impersonate-*), the answer held and written once with its length, as kapi does; no authentication, audit log,
  * metrics or header checks. Its CPU per request is what this machine charges any Node proxy on the path; kapi's
- * above it is kapi's own. Started by bare-proxy.ts with its options as argv[2]; prints `{"port":N}` when listening.
+ * above it is kapi's own. Started by bare-proxy.ts with its options in its environment (childOptions); prints
+ * `{"port":N}` when listening.
  */
 export interface BareProxyOptions {
   backendUrl: string;
@@ -17,7 +19,7 @@ export interface BareProxyOptions {
   headers: Record<string, string | string[]>;
 }
 
-const options = JSON.parse(process.argv[2] ?? '{}') as BareProxyOptions;
+const options = childOptions<BareProxyOptions>();
 const backend = new URL(options.backendUrl);
 const basePath = backend.pathname.replace(/\/+$/, '');
 const pool = new Pool(backend.origin, {

@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
+/** The environment variable a bench child reads its options from (JSON). */
+export const CHILD_OPTIONS_VARIABLE = 'KAPI_BENCH_CHILD_OPTIONS';
+
+/** A child's options, as `startReadyChild` passed them. */
+export function childOptions<T>(): T {
+  return JSON.parse(process.env[CHILD_OPTIONS_VARIABLE] ?? '{}') as T;
+}
+
 /** A bench process of its own (`node <main>.js <options as JSON>`), once it has said it is ready. */
 export interface ReadyChild<Ready> {
   readonly pid: number;
@@ -11,7 +19,7 @@ export interface ReadyChild<Ready> {
 }
 
 /**
- * Starts `bench/<main>.js` with its options as argv[2] and waits for its first stdout line (JSON): ready. A child
+ * Starts `bench/<main>.js` with its options in its environment (`childOptions()`) and waits for its first stdout line (JSON): ready. A child
  * that exits first, or says nothing within `timeoutMs`, fails the start with the end of its stderr.
  */
 export async function startReadyChild<Ready>(options: {
@@ -26,9 +34,11 @@ export async function startReadyChild<Ready>(options: {
   stopGraceMs: number;
 }): Promise<ReadyChild<Ready>> {
   const main = path.join(path.dirname(new URL(import.meta.url).pathname), `${options.main}.js`);
-  const child = spawn(process.execPath, [main, JSON.stringify(options.args)], {
+  // The options travel in the environment, not on the command line, where anyone on the machine can read them with
+  // `ps` (the bare proxy's carry kapi's service-account token for the kit).
+  const child = spawn(process.execPath, [main], {
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
-    env: options.env,
+    env: { ...options.env, [CHILD_OPTIONS_VARIABLE]: JSON.stringify(options.args) },
   });
   if (child.pid === undefined) throw new Error(`${options.what} could not be spawned`);
   const pid = child.pid;

@@ -4,6 +4,7 @@
  * argument; the first stdout line is the sandbox's address, CA and credentials for the parent (a pipe, never a log).
  */
 import { createLogger } from '../src/observability/logger.js';
+import { childOptions } from './child-process.js';
 import { startSandbox, type ClusterScale } from '../src/sandbox/index.js';
 
 export interface SandboxProcessOptions {
@@ -22,7 +23,7 @@ export interface SandboxProcessReady {
   adminToken: string;
 }
 
-const options = JSON.parse(process.argv[2] ?? '{}') as SandboxProcessOptions;
+const options = childOptions<SandboxProcessOptions>();
 const sandbox = await startSandbox({
   nodes: options.nodes,
   podsPerNode: options.podsPerNode,
