@@ -64,13 +64,18 @@ export async function passwordGrant(kapiUrl: string, user: { name: string; passw
   const answer = await sendJson<{ access_token: string }>(`${kapiUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: user.name,
-      password: user.password,
-      client_id: 'kapi',
-      client_secret: 'kapi',
-    }).toString(),
+    body: passwordGrantForm(user),
   });
   return answer.access_token;
+}
+
+/** The form of a password grant for `user` with the default `kapi` client. */
+export function passwordGrantForm(user: { name: string; password: string }): string {
+  return new URLSearchParams({
+    grant_type: 'password',
+    username: user.name,
+    password: user.password,
+    client_id: 'kapi',
+    client_secret: 'kapi',
+  }).toString();
 }

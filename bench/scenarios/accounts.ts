@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
 import { startDirectory } from '../../src/sandbox/directory/directory.js';
 import type { BenchContext, Scenario } from '../context.js';
-import { send, sendJson } from '../http.js';
+import { passwordGrantForm, send, sendJson } from '../http.js';
 import type { LoadResult, RequestOperation } from '../jobs.js';
 import { accountCpuOf, accountedCpu, cpuNote, errorNote, load, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
@@ -117,13 +117,7 @@ function writesText(run: Storm): string {
 }
 
 function loginBody(username: string, password: string): string {
-  return new URLSearchParams({
-    grant_type: 'password',
-    username,
-    password,
-    client_id: 'kapi',
-    client_secret: 'kapi',
-  }).toString();
+  return passwordGrantForm({ name: username, password });
 }
 
 function loginOperation(ctx: BenchContext, bodies: string[]): RequestOperation {

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
 import { fileURLToPath } from 'node:url';
 import type { BenchContext, Scenario, ScenarioResult } from '../context.js';
-import { bearer, send, sendJson } from '../http.js';
+import { bearer, passwordGrantForm, send, sendJson } from '../http.js';
 import { ensureLogPods } from './logging.js';
 import { readMemory, resetPeakMemory, startKapiProcess } from '../kapi-process.js';
 import { accountCpuOf, accountedCpu } from '../measure.js';
@@ -164,13 +164,7 @@ async function logReaders(ctx: BenchContext, count: number): Promise<string[]> {
       const answer = await send(`${ctx.kapi.url}/oauth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'password',
-          username: name,
-          password,
-          client_id: 'kapi',
-          client_secret: 'kapi',
-        }).toString(),
+        body: passwordGrantForm({ name, password }),
       });
       if (answer.status === 200) {
         tokens.push((JSON.parse(answer.body.toString('utf8')) as { access_token: string }).access_token);

@@ -1,6 +1,6 @@
 import bcrypt from 'bcrypt';
 import type { BenchContext, Scenario } from '../context.js';
-import { sendJson } from '../http.js';
+import { passwordGrantForm, sendJson } from '../http.js';
 import type { LoadResult, RequestOperation } from '../jobs.js';
 import { cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { formatCpu } from '../process-cpu.js';
@@ -52,13 +52,7 @@ function loginOperation(ctx: BenchContext): RequestOperation {
     method: 'POST',
     url: `${ctx.kapi.url}/oauth/token`,
     headers: FORM,
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: user.name,
-      password: user.password,
-      client_id: 'kapi',
-      client_secret: 'kapi',
-    }).toString(),
+    body: passwordGrantForm(user),
     expect: 200,
   };
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
 import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
-import { bearer, send, sendJson } from '../http.js';
+import { bearer, passwordGrantForm, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
 import { cpuPerOperation, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
@@ -207,13 +207,7 @@ export const workspacesScenario: Scenario = {
         const answer = await send(`${ctx.kapi.url}/oauth/token`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'password',
-            username: MEMBER,
-            password: MEMBER_PASSWORD,
-            client_id: 'kapi',
-            client_secret: 'kapi',
-          }).toString(),
+          body: passwordGrantForm({ name: MEMBER, password: MEMBER_PASSWORD }),
         });
         if (answer.status === 200)
           memberToken = (JSON.parse(answer.body.toString('utf8')) as { access_token: string }).access_token;

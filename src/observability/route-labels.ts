@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { PathMemo } from './path-memo.js';
 
 /**
  * Label values of the request metrics, each from a bounded set whatever clients send: a series is never made from a
@@ -115,8 +116,8 @@ export const MAX_RESOURCE_ROUTES = 500;
 export class RouteLabels {
   private readonly table: RouteTable;
   private readonly served = new Set<string>();
-  /** Paths seen lately and their forwarded route (or none): clients ask the same few paths over and over. */
-  private readonly routeOfPath = new Map<string, string | null>();
+  /** Paths seen lately and their forwarded route (or none). */
+  private readonly routeOfPath = new PathMemo((path) => forwardedRoute(path) ?? null);
 
   constructor(
     templates: Iterable<string>,
@@ -126,7 +127,7 @@ export class RouteLabels {
   }
 
   label(path: string, code: number): string {
-    const route = this.forwardedRouteOf(path);
+    const route = this.routeOfPath.get(path) ?? undefined;
     if (route === undefined) return this.table.match(path) ?? OTHER;
     if (route === '/api' || route === '/apis' || route === '/version' || route === '/openapi') return route;
     if (this.served.has(route)) return route;
@@ -136,18 +137,4 @@ export class RouteLabels {
     }
     return OTHER;
   }
-
-  private forwardedRouteOf(path: string): string | undefined {
-    const known = this.routeOfPath.get(path);
-    if (known !== undefined) return known ?? undefined;
-    const route = forwardedRoute(path);
-    // bounded whatever paths clients send: forgotten all at once when full, then learned again
-    if (this.routeOfPath.size >= REMEMBERED_PATHS) this.routeOfPath.clear();
-    if (path.length <= REMEMBERED_PATH_LENGTH) this.routeOfPath.set(path, route ?? null);
-    return route;
-  }
 }
-
-/** How many paths' routes are remembered, and the longest path remembered. */
-const REMEMBERED_PATHS = 4096;
-const REMEMBERED_PATH_LENGTH = 256;

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { PathMemo } from '../observability/path-memo.js';
 
 /**
  * What kind of Kubernetes API request a URL is, decided from the URL alone (no I/O), the way kube-apiserver's
@@ -27,22 +28,12 @@ export function isLongRunning(method: string, url: string): boolean {
   const { pathname, query } = splitUrl(url);
   const read = method === 'GET';
   if (read && query && hasTrueWatchParameter(query)) return true;
-  // clients ask the same few paths over and over: what a path is, once worked out, is remembered (bounded)
-  const remembered = read ? longRunningReads : longRunningOthers;
-  let answer = remembered.get(pathname);
-  if (answer === undefined) {
-    answer = isLongRunningPath(pathname, read);
-    if (remembered.size >= REMEMBERED_PATHS) remembered.clear();
-    if (pathname.length <= REMEMBERED_PATH_LENGTH) remembered.set(pathname, answer);
-  }
-  return answer;
+  return (read ? longRunningReads : longRunningOthers).get(pathname);
 }
 
-/** Paths (of GETs, and of other methods) and whether they are long-running; forgotten all at once when full. */
-const longRunningReads = new Map<string, boolean>();
-const longRunningOthers = new Map<string, boolean>();
-const REMEMBERED_PATHS = 4096;
-const REMEMBERED_PATH_LENGTH = 256;
+/** Paths of GETs, and of other methods, and whether they are long-running. */
+const longRunningReads = new PathMemo((pathname) => isLongRunningPath(pathname, true));
+const longRunningOthers = new PathMemo((pathname) => isLongRunningPath(pathname, false));
 
 /** `isLongRunning` for the path alone (its query already read). */
 function isLongRunningPath(pathname: string, read: boolean): boolean {

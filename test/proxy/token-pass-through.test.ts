@@ -160,15 +160,21 @@ describe('finding out whether the cluster accepts kapi’s tokens', () => {
     expect(lines.join('\n')).not.toMatch(/alice-token|probe-token/);
   });
 
-  it('when a 401 comes while a review is on its way, then the review’s yes does not undo it', async () => {
-    let now = 0;
+  /** Pass-through turned on by a first review, then a minute later the second review asked and not yet answered. */
+  const onThenRecheckStarted = async () => {
+    const clock = { now: 0 };
     const { asked, review } = controlledReviews();
-    const passThrough = started(() => now, review);
+    const passThrough = started(() => clock.now, review);
     passThrough.tokenFor(alice());
     asked[0]!.answer(PROBE_SEEN);
     await flush();
-    now += 60_000;
+    clock.now += 60_000;
     passThrough.tokenFor(alice()); // a review starts
+    return { asked, passThrough, clock };
+  };
+
+  it('when a 401 comes while a review is on its way, then the review’s yes does not undo it', async () => {
+    const { asked, passThrough } = await onThenRecheckStarted();
     passThrough.refusedByCluster(); // then a passed token is refused
     asked[1]!.answer(PROBE_SEEN); // the older review's answer arrives last
     await flush();
@@ -177,21 +183,14 @@ describe('finding out whether the cluster accepts kapi’s tokens', () => {
   });
 
   it('when kube-apiserver cannot be reached for a review, then the verdict stays and it is asked again soon', async () => {
-    let now = 0;
-    const { asked, review } = controlledReviews();
-    const passThrough = started(() => now, review);
-    passThrough.tokenFor(alice());
-    asked[0]!.answer(PROBE_SEEN);
-    await flush();
-    now += 60_000;
-    passThrough.tokenFor(alice());
+    const { asked, passThrough, clock } = await onThenRecheckStarted();
     asked[1]!.fail(new Error('connect ECONNREFUSED'));
     await flush();
     expect(passThrough.tokenFor(alice())).toBe('alice-token'); // still on
-    now += 4_999;
+    clock.now += 4_999;
     passThrough.tokenFor(alice());
     expect(asked).toHaveLength(2);
-    now += 1;
+    clock.now += 1;
     passThrough.tokenFor(alice());
     expect(asked).toHaveLength(3); // the retry, before the minute is over
   });
