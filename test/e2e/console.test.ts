@@ -515,6 +515,28 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       pages[who] = own;
       return own;
     }
+    /**
+     * Opens a row's action menu and picks `action`, until its confirmation dialog is open: on a loaded machine a
+     * click can land while the menu is still being drawn, and the dialog never opens (seen once in CI on a kit).
+     */
+    const confirmRowAction = async (where: Page, row: ReturnType<Page['locator']>, action: string) => {
+      const confirm = where.locator('input[name="confirm"]');
+      for (let attempt = 1; ; attempt++) {
+        await row.locator('button.is-trigger').click();
+        await where
+          .getByText(action, { exact: true })
+          .last()
+          .click({ timeout: 5_000 })
+          .catch(() => undefined);
+        const opened = await confirm.waitFor({ timeout: 5_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (opened) return;
+        if (attempt === 5) throw new Error(`the ${action} dialog did not open after ${attempt} tries`);
+        await where.keyboard.press('Escape');
+      }
+    };
     const bodyOf = async (where: Page) =>
       ((await where.textContent('body')) ?? '').replace(/window\.globals[\s\S]*/, '');
     const waitOn = async (where: Page, ...texts: string[]) => {
@@ -610,8 +632,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/members`);
       await waitOn(alice, people.bob);
       const row = alice.locator('tr', { hasText: people.bob }).first();
-      await row.locator('button.is-trigger').click();
-      await alice.getByText('Remove', { exact: true }).last().click();
+      await confirmRowAction(alice, row, 'Remove');
       await alice.locator('input[name="confirm"]').fill(people.bob);
       await alice.locator('[data-test="modal-ok"]').last().click();
       await waitFor(async () => !(await bodyOf(alice)).includes(people.bob));
@@ -628,8 +649,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await search(wsA);
       await waitForText(wsA);
       const row = page.locator('tr', { hasText: wsA }).first();
-      await row.locator('button.is-trigger').click();
-      await page.getByText('Delete', { exact: true }).last().click();
+      await confirmRowAction(page, row, 'Delete');
       await page.locator('input[name="confirm"]').fill(wsA);
       await page.locator('[data-test="modal-ok"]').last().click();
       await waitFor(async () => {
