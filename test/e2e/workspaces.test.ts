@@ -199,7 +199,10 @@ describe('workspaces as tenants, realized in RBAC', () => {
       const again = await e2e.admin.request<{ metadata: { uid: string } }>({ path }).catch(() => undefined);
       return again !== undefined && again.metadata.uid !== before.metadata.uid;
     });
-    expect(await kubeAllows(users.bob as string, readPods(aDev))).toBe(true);
+    const restored = await e2e.admin.request<{ subjects: { name: string }[] }>({ path });
+    expect(restored.subjects.map((s) => s.name)).toContain(users.bob);
+    // kube-apiserver's authorizer reads RoleBindings from its own watch, which may trail the write by a moment
+    await waitFor(() => kubeAllows(users.bob as string, readPods(aDev)));
   });
 
   it('when alice removes bob, then (once the controller has acted) kube-apiserver refuses him, and his lists are empty', async () => {
