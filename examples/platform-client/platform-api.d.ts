@@ -2444,10 +2444,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha2/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cluster’s object counts, under the quota keys a project’s usage has
+         * @description Needs `get quotas` in API group `resources.kapi.io` cluster-wide (a project’s members and viewers have it). Counted from kapi’s watched caches.
+         */
+        get: operations["readClusterQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha2/namespaces/{namespace}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project’s resource usage: its quotas’ limits, their use, what is left, and its object counts
+         * @description Needs `get quotas` in API group `resources.kapi.io` in the namespace (a project’s members and viewers have it). The project’s ResourceQuotas are read from kube-apiserver as the caller (impersonated), so the caller must also be allowed to list them; the counts come from kapi’s watched caches.
+         */
+        get: operations["readNamespaceQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha2/abnormalworkloads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of the cluster’s workloads, jobs and claims are abnormal
+         * @description Needs `get abnormalworkloads` in API group `resources.kapi.io` cluster-wide (a project’s members and viewers have it). Counted from kapi’s watched caches.
+         */
+        get: operations["readClusterAbnormalWorkloads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha2/namespaces/{namespace}/abnormalworkloads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of a project’s workloads, jobs and claims are abnormal
+         * @description Needs `get abnormalworkloads` in API group `resources.kapi.io` in the namespace (a project’s members and viewers have it). Counted from kapi’s watched caches.
+         */
+        get: operations["readNamespaceAbnormalWorkloads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AbnormalWorkloads: {
+            /** @description The project; empty for the cluster. */
+            namespace: string;
+            /** @description How many objects of each kind are abnormal, by the listing’s `status`: workloads `updating`, jobs `failed`, claims `pending` or `lost`. */
+            data: {
+                deployments: number;
+                statefulsets: number;
+                daemonsets: number;
+                jobs: number;
+                persistentvolumeclaims: number;
+            };
+        };
         /** @description An authorization request (RFC 6749 §4.1.1, RFC 7636, OpenID Connect Core §3.1.2.1). Each parameter at most once. */
         AuthorizationRequest: {
             /**
@@ -3300,6 +3392,24 @@ export interface components {
             items: components["schemas"]["ReplicaSet"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        ResourceUsage: {
+            /** @description The project; empty for the cluster. */
+            namespace: string;
+            data: {
+                /** @description The project’s ResourceQuotas’ limits (`status.hard`), the smallest of each; absent without quotas. */
+                hard?: {
+                    [key: string]: string;
+                };
+                /** @description The quotas’ `status.used` (the smallest of each), and for each counted kind the quotas do not count (`count/pods`, `count/deployments.apps`, `count/statefulsets.apps`, `count/daemonsets.apps`, `count/jobs.batch`, `count/cronjobs.batch`, `count/services`, `count/ingresses.extensions`, `persistentvolumeclaims`) the number of objects in kapi’s watched caches. */
+                used: {
+                    [key: string]: string;
+                };
+                /** @description Per limit that has a use: what is left of it, never below 0. */
+                left?: {
+                    [key: string]: string;
+                };
+            };
         };
         RevokeRequest: {
             /** @description An access or refresh token of the login session to end. */
@@ -15304,6 +15414,200 @@ export interface operations {
                 };
             };
             /** @description The cluster’s RBAC does not allow the caller to list components. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readClusterQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts (`used` only). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceUsage"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not get quotas cluster-wide. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespaceQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceUsage"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not get quotas here, or kube-apiserver does not let it list the ResourceQuotas. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readClusterAbnormalWorkloads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AbnormalWorkloads"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not get abnormalworkloads cluster-wide. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespaceAbnormalWorkloads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AbnormalWorkloads"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller may not get abnormalworkloads here. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -4,7 +4,7 @@ import { base, onlyMetadataFields, record, text, writable, type Obj } from './ty
 
 /**
  * networking.k8s.io/v1 (Ingress, NetworkPolicy), storage.k8s.io/v1 (StorageClass), and core v1
- * PersistentVolumeClaim, PersistentVolume and Event, with the defaults, initial status and validation a client sees
+ * PersistentVolumeClaim, PersistentVolume, ResourceQuota and Event, with the defaults, initial status and validation a client sees
  * on a fresh kube-apiserver (checked against 1.32 and 1.26). The storage-protection finalizers kube's admission adds
  * to claims and volumes are left out: no controller here would ever remove them (src/sandbox/README.md).
  */
@@ -181,6 +181,15 @@ function eventFields(): ResourceType['fieldLabels'] {
   };
 }
 
+/**
+ * A quota's status is the quota controller's (kube-controller-manager's, which a bare cluster lacks): empty on create,
+ * kept by updates of the quota, written through `/status`.
+ */
+const quotaStrategy: ObjectStrategy = keepingStatus(
+  () => ({}),
+  () => undefined,
+);
+
 export function clusterTypes(): ResourceType[] {
   return [
     base({
@@ -235,6 +244,16 @@ export function clusterTypes(): ResourceType[] {
       subresources: ['status'],
       unsupportedField: onlyMetadataFields,
       strategy: volumeStrategy,
+    }),
+    base({
+      resource: 'resourcequotas',
+      singular: 'resourcequota',
+      kind: 'ResourceQuota',
+      namespaced: true,
+      shortNames: ['quota'],
+      subresources: ['status'],
+      unsupportedField: onlyMetadataFields,
+      strategy: quotaStrategy,
     }),
     base({
       resource: 'events',

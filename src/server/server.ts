@@ -315,7 +315,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
-      componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: options.configuration.namespace }),
+      componentRoutes({
+        listing,
+        authorizer: identity.authorizer,
+        client,
+        kapiNamespace: options.configuration.namespace,
+      }),
     ],
     account: identity.accountRouter,
     authenticate: identity.authenticate,

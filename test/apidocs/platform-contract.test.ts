@@ -572,6 +572,18 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(components, mine)).status).toBe(200);
     expect((await get(components, theirs)).status).toBe(403);
     expect((await get(components)).status).toBe(401);
+    // a project's overview and the cluster's: usage and abnormal workloads (READ_EVERY_KIND), a stranger not
+    for (const path of [
+      `namespaces/${e2e.runId}/quotas`,
+      'quotas',
+      `namespaces/${e2e.runId}/abnormalworkloads`,
+      'abnormalworkloads',
+    ]) {
+      const url = `/kapis/resources.kapi.io/v1alpha2/${path}`;
+      expect((await get(url, mine)).status).toBe(200);
+      expect((await get(url, theirs)).status).toBe(403);
+      expect((await get(url)).status).toBe(401);
+    }
   }, 120_000);
 });
 
@@ -1227,7 +1239,12 @@ describe('answers a healthy cluster does not give in a test', () => {
           authorizer: identity.authorizer,
         }),
         tenantRoutes({ listing, authorizer: identity.authorizer }),
-        componentRoutes({ listing, authorizer: identity.authorizer, kapiNamespace: 'kapi-system' }),
+        componentRoutes({
+          listing,
+          authorizer: identity.authorizer,
+          client: listingClient,
+          kapiNamespace: 'kapi-system',
+        }),
       ],
     });
   }

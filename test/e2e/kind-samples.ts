@@ -169,6 +169,7 @@ export const READ_EVERY_KIND = [
       'persistentvolumeclaims',
       'persistentvolumes',
       'events',
+      'resourcequotas',
     ],
     verbs: ['get', 'list', 'watch'],
   },
@@ -189,4 +190,5 @@ export const READ_EVERY_KIND = [
   { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles', 'workspacerolebindings'], verbs: ['get', 'list'] },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['components'], verbs: ['list'] },
+  { apiGroups: ['resources.kapi.io'], resources: ['quotas', 'abnormalworkloads'], verbs: ['get'] },
 ];

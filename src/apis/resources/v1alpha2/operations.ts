@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { defineOperation } from '../../../openapi/operation.js';
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
 
-/** KubeSphere 3.4's `resources.kapi.io/v1alpha2` routes its console reads: the system components (cluster overview). */
+/**
+ * KubeSphere 3.4's `resources.kapi.io/v1alpha2` routes its console reads: the system components (cluster overview), and
+ * the resource usage and abnormal workloads of a project (its overview) or of the cluster.
+ */
 export const RESOURCES_V1ALPHA2_BASE = '/kapis/resources.kapi.io/v1alpha2';
 
 export const ComponentStatusSchema = apiComponent(
@@ -36,4 +39,121 @@ export const listComponents = defineOperation({
   },
 });
 
-export const componentOperations = [listComponents] as const;
+const ResourceListSchema = z.record(z.string(), z.string());
+
+export const ResourceUsageSchema = apiComponent(
+  'ResourceUsage',
+  z.object({
+    namespace: z.string().describe('The project; empty for the cluster.'),
+    data: z.object({
+      hard: ResourceListSchema.optional().describe(
+        'The project’s ResourceQuotas’ limits (`status.hard`), the smallest of each; absent without quotas.',
+      ),
+      used: ResourceListSchema.describe(
+        'The quotas’ `status.used` (the smallest of each), and for each counted kind the quotas do not count ' +
+          '(`count/pods`, `count/deployments.apps`, `count/statefulsets.apps`, `count/daemonsets.apps`, `count/jobs.batch`, ' +
+          '`count/cronjobs.batch`, `count/services`, `count/ingresses.extensions`, `persistentvolumeclaims`) the number ' +
+          'of objects in kapi’s watched caches.',
+      ),
+      left: ResourceListSchema.optional().describe('Per limit that has a use: what is left of it, never below 0.'),
+    }),
+  }),
+);
+
+export const AbnormalWorkloadsSchema = apiComponent(
+  'AbnormalWorkloads',
+  z.object({
+    namespace: z.string().describe('The project; empty for the cluster.'),
+    data: z
+      .object({
+        deployments: z.int().min(0),
+        statefulsets: z.int().min(0),
+        daemonsets: z.int().min(0),
+        jobs: z.int().min(0),
+        persistentvolumeclaims: z.int().min(0),
+      })
+      .describe(
+        'How many objects of each kind are abnormal, by the listing’s `status`: workloads `updating`, jobs `failed`, ' +
+          'claims `pending` or `lost`.',
+      ),
+  }),
+);
+
+const projectParameter = z.object({ namespace: z.string().describe('The project (namespace).') });
+const usageRight = (resource: string, where: string) =>
+  `Needs \`get ${resource}\` in API group \`resources.kapi.io\` ${where} (a project’s members and viewers have it).`;
+
+export const readNamespaceQuotas = defineOperation({
+  operationId: 'readNamespaceQuotas',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/namespaces/{namespace}/quotas`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'A project’s resource usage: its quotas’ limits, their use, what is left, and its object counts',
+  description:
+    `${usageRight('quotas', 'in the namespace')} The project’s ResourceQuotas are read from kube-apiserver as the ` +
+    'caller (impersonated), so the caller must also be allowed to list them; the counts come from kapi’s watched caches.',
+  security: 'bearer',
+  pathParameters: projectParameter,
+  responses: {
+    200: { description: 'The usage.', body: ResourceUsageSchema },
+    403: {
+      description: 'The caller may not get quotas here, or kube-apiserver does not let it list the ResourceQuotas.',
+      body: StatusSchema,
+    },
+    ...statusResponses,
+  },
+});
+
+export const readClusterQuotas = defineOperation({
+  operationId: 'readClusterQuotas',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/quotas`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'The cluster’s object counts, under the quota keys a project’s usage has',
+  description: `${usageRight('quotas', 'cluster-wide')} Counted from kapi’s watched caches.`,
+  security: 'bearer',
+  responses: {
+    200: { description: 'The counts (`used` only).', body: ResourceUsageSchema },
+    403: { description: 'The caller may not get quotas cluster-wide.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+export const readNamespaceAbnormalWorkloads = defineOperation({
+  operationId: 'readNamespaceAbnormalWorkloads',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/namespaces/{namespace}/abnormalworkloads`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'How many of a project’s workloads, jobs and claims are abnormal',
+  description: `${usageRight('abnormalworkloads', 'in the namespace')} Counted from kapi’s watched caches.`,
+  security: 'bearer',
+  pathParameters: projectParameter,
+  responses: {
+    200: { description: 'The counts.', body: AbnormalWorkloadsSchema },
+    403: { description: 'The caller may not get abnormalworkloads here.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+export const readClusterAbnormalWorkloads = defineOperation({
+  operationId: 'readClusterAbnormalWorkloads',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/abnormalworkloads`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'How many of the cluster’s workloads, jobs and claims are abnormal',
+  description: `${usageRight('abnormalworkloads', 'cluster-wide')} Counted from kapi’s watched caches.`,
+  security: 'bearer',
+  responses: {
+    200: { description: 'The counts.', body: AbnormalWorkloadsSchema },
+    403: { description: 'The caller may not get abnormalworkloads cluster-wide.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+export const componentOperations = [
+  listComponents,
+  readClusterQuotas,
+  readNamespaceQuotas,
+  readClusterAbnormalWorkloads,
+  readNamespaceAbnormalWorkloads,
+] as const;

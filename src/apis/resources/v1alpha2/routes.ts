@@ -1,23 +1,44 @@
 import { Router } from 'express';
 import { forbidden } from '../../../auth/authorization/access-guard.js';
 import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
+import type { KubeClient } from '../../../kube/client.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { UnauthorizedError } from '../../../server/errors.js';
+import { asCaller, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
 import { componentNamespaces, componentStatuses } from './components.js';
-import { listComponents } from './operations.js';
+import {
+  listComponents,
+  readClusterAbnormalWorkloads,
+  readClusterQuotas,
+  readNamespaceAbnormalWorkloads,
+  readNamespaceQuotas,
+} from './operations.js';
+import { ABNORMAL_STATUSES, COUNTED_RESOURCES, abnormalWorkloads, clusterUsage, namespaceUsage } from './usage.js';
 
 export interface ComponentRouteDeps {
   listing: ResourceListing;
   authorizer: Authorizer;
+  /** For a project's ResourceQuotas, read as the caller. */
+  client: KubeClient;
   /** The namespace kapi runs in (its components' namespace, as kubesphere-system is KubeSphere's). */
   kapiNamespace: string;
 }
 
 const LIST_COMPONENTS: ResourceAttributes = { verb: 'list', group: 'resources.kapi.io', resource: 'components' };
 
-/** The system components of KubeSphere 3.4's cluster overview, from the listing's Service and pod caches. */
+const usageRight = (resource: string, namespace?: string): ResourceAttributes => ({
+  verb: 'get',
+  group: 'resources.kapi.io',
+  resource,
+  ...(namespace === undefined ? {} : { namespace }),
+});
+
+/**
+ * The system components of KubeSphere 3.4's cluster overview, from the listing's Service and pod caches; the usage and
+ * abnormal workloads of a project's overview (or the cluster's), counted in the listing's caches.
+ */
 export function componentRoutes(deps: ComponentRouteDeps): Router {
   const router = Router();
   const services = KINDS_BY_RESOURCE.get('services') as KindDefinition;
@@ -38,5 +59,66 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
       res.json(components);
     })().catch(next);
   });
+
+  const countsOf = async (namespace: string | undefined, kinds: readonly (readonly [string, string])[]) => {
+    const counts = new Map<string, number>();
+    for (const [key, resource] of kinds)
+      counts.set(key, await deps.listing.cachedCount(KINDS_BY_RESOURCE.get(resource) as KindDefinition, namespace));
+    return counts;
+  };
+  const abnormalIn = async (namespace: string | undefined) => {
+    const counts = new Map<string, number>();
+    for (const [resource, statuses] of ABNORMAL_STATUSES) {
+      const definition = KINDS_BY_RESOURCE.get(resource) as KindDefinition;
+      counts.set(resource, await deps.listing.cachedCount(definition, namespace, statuses));
+    }
+    return counts;
+  };
+
+  mountOperation(
+    router,
+    '',
+    readClusterQuotas,
+    withCaller(async (caller, _req, res) => {
+      await requireRight(deps.authorizer, caller, usageRight('quotas'));
+      res.json(clusterUsage(await countsOf(undefined, COUNTED_RESOURCES)));
+    }),
+  );
+  mountOperation(
+    router,
+    '',
+    readNamespaceQuotas,
+    withCaller(async (caller, req, res) => {
+      const namespace = String(req.params['namespace']);
+      await requireRight(deps.authorizer, caller, usageRight('quotas', namespace));
+      const quotas = await asCaller(
+        deps.client,
+        caller,
+        { path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/resourcequotas` },
+        { name: namespace, group: '', kind: 'resourcequotas' },
+      );
+      const items = Array.isArray(quotas?.items) ? quotas.items : [];
+      res.json(namespaceUsage(namespace, items, await countsOf(namespace, COUNTED_RESOURCES)));
+    }),
+  );
+  mountOperation(
+    router,
+    '',
+    readClusterAbnormalWorkloads,
+    withCaller(async (caller, _req, res) => {
+      await requireRight(deps.authorizer, caller, usageRight('abnormalworkloads'));
+      res.json(abnormalWorkloads('', await abnormalIn(undefined)));
+    }),
+  );
+  mountOperation(
+    router,
+    '',
+    readNamespaceAbnormalWorkloads,
+    withCaller(async (caller, req, res) => {
+      const namespace = String(req.params['namespace']);
+      await requireRight(deps.authorizer, caller, usageRight('abnormalworkloads', namespace));
+      res.json(abnormalWorkloads(namespace, await abnormalIn(namespace)));
+    }),
+  );
   return router;
 }

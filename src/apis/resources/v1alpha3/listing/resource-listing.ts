@@ -192,6 +192,24 @@ export class ResourceListing {
     return slot < 0 ? undefined : cache.table.body(slot);
   }
 
+  /**
+   * How many objects of the kind are cached, in one namespace or all, with no review (see `listCached`); with
+   * `statuses`, only those whose derived status is one of them (values of the kind's `status`).
+   */
+  async cachedCount(definition: KindDefinition, namespace?: string, statuses?: readonly string[]): Promise<number> {
+    const { table } = await this.cacheOf(definition);
+    if (!statuses) return namespace === undefined ? table.size : table.countIn(namespace);
+    const wanted = new Set(statuses.map((status) => definition.status?.values.indexOf(status) ?? -1));
+    wanted.delete(-1);
+    let found = 0;
+    const count = (slot: number) => {
+      if (wanted.has(table.status(slot))) found++;
+    };
+    if (namespace !== undefined) for (const slot of table.slotsIn(namespace)) count(slot);
+    else for (let slot = 0; slot < table.slotLimit; slot++) if (table.has(slot)) count(slot);
+    return found;
+  }
+
   /** The cached objects whose labels `matches` accepts, parsed, with no review (see `listCached`). */
   async cachedWhere(
     definition: KindDefinition,
