@@ -3,12 +3,12 @@ import { childOptions } from './child-process.js';
 import { Pool } from 'undici';
 
 /**
- * The least a Node proxy can do for a bodiless GET, as a yardstick for kapi's forwarding: the same client library and
- * pool settings as kapi's backend (src/proxy/backend.ts), the same identity headers (kapi's service-account token
- * and Impersonate-*), the answer held and written once with its length, as kapi does; no authentication, audit log,
- * metrics or header checks. Its CPU per request is what this machine charges any Node proxy on the path; kapi's
- * above it is kapi's own. Started by bare-proxy.ts with its options in its environment (childOptions); prints
- * `{"port":N}` when listening.
+ * The least a Node proxy can do for a bodiless GET (and a watch, relayed chunk by chunk), as a yardstick for kapi's
+ * forwarding: the same client library and pool settings as kapi's backend (src/proxy/backend.ts), the same identity
+ * headers (kapi's service-account token and Impersonate-*), the answer held and written once with its length, as kapi
+ * does; no authentication, audit log, metrics or header checks. Its CPU per request is what this machine charges any
+ * Node proxy on the path; kapi's above it is kapi's own. Started by bare-proxy.ts with its options in its environment
+ * (childOptions); prints `{"port":N}` when listening.
  */
 export interface BareProxyOptions {
   backendUrl: string;
@@ -42,28 +42,38 @@ function relayed(raw: readonly string[]): string[] {
   return out;
 }
 
+/** A watch (`watch=1` or `watch=true`) is relayed chunk by chunk as it comes; every other answer is held whole. */
+const WATCH = /[?&]watch=(1|true)(&|$)/;
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   let code = 502;
   let head: string[] = [];
+  const streaming = WATCH.test(req.url ?? '');
   pool.dispatch(
     { method: req.method ?? 'GET', path: basePath + (req.url ?? '/'), headers: [...relayed(req.rawHeaders), ...added] },
     {
-      onRequestStart() {},
+      onRequestStart(controller) {
+        if (streaming) res.once('close', () => controller.abort(new Error('the caller went away')));
+      },
       onResponseStart(controller, statusCode) {
         code = statusCode;
         head = relayed(((controller.rawHeaders ?? []) as Buffer[]).map((value) => value.toString('latin1')));
+        if (streaming) res.writeHead(code, head).flushHeaders();
       },
       onResponseData(_controller, chunk) {
-        chunks.push(chunk);
+        if (streaming) res.write(chunk);
+        else chunks.push(chunk);
       },
       onResponseEnd() {
+        if (streaming) return void res.end();
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         head.push('Content-Length', String(body.length));
         res.writeHead(code, head);
         res.end(body);
       },
       onResponseError(_controller, error) {
+        if (res.headersSent) return void res.destroy();
         res.writeHead(502, { 'Content-Type': 'text/plain' });
         res.end(error.message);
       },

@@ -275,7 +275,7 @@ async function measureForwarding(
   }
 }
 
-const BARE_PROXY = 'bare proxy';
+export const BARE_PROXY = 'bare proxy';
 
 /** A bare Node proxy's CPU per forwarded GET (median of `RUNS` runs), and kapi's ÷ its own (median of the rounds). */
 interface BareProxyCost {
@@ -286,8 +286,12 @@ interface BareProxyCost {
 }
 
 /** The bare proxy, for the forwarding rounds: what to load it with, and how to stop it. */
-interface BareProxy {
+export interface BareProxy {
+  /** The GET through it. */
   operation: Operation;
+  /** Its address, for other requests through it (a watch). */
+  url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -296,7 +300,7 @@ interface BareProxy {
  * what this machine charges any Node proxy on the path, so that kapi's own share of its cost shows in the same run.
  * Undefined, with a detail line, when it does not start (kapi's own rows stand without it).
  */
-async function startBareProxyFor(
+export async function startBareProxyFor(
   ctx: BenchContext,
   path: string,
   directHeaders: Record<string, string>,
@@ -316,6 +320,8 @@ async function startBareProxyFor(
   accountCpuOf({ ...before, [BARE_PROXY]: proxy.pid });
   return {
     operation: { kind: 'request', url: `${proxy.url}${path}`, headers: bearer(ctx.kapiToken), expect: 200 },
+    url: proxy.url,
+    pid: proxy.pid,
     stop: async () => {
       accountCpuOf(before);
       await proxy.stop();

@@ -1,17 +1,21 @@
-import type { Scenario } from '../context.js';
+import type { BenchContext, Scenario } from '../context.js';
 import { inWorker } from '../in-worker.js';
 import type { ProcessMemory } from '../kapi-process.js';
 import type { WatchFanoutJob, WatchRelayJob } from '../jobs.js';
-import { cpuSince, cpuSnapshot, formatCpu, perOperationUs } from '../process-cpu.js';
+import { cpuSince, cpuSnapshot, formatCpu, perOperationUs, type CpuPids } from '../process-cpu.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, summarize } from '../stats.js';
+import { BARE_PROXY, startBareProxyFor } from './forwarding.js';
 
 const PATCHES = 1_000;
+/** The relay is measured in rounds, kapi's then the bare proxy's, so that both see the machine alike. */
+const ROUNDS = 2;
 const WATCHES = 1_000;
 const TIMEOUT_MS = 15_000;
 
 export const watchMetrics = {
   added: { metric: 'watch relay added p99', target: '≤ 1 ms', reference: '+0.13 ms p50, +0.9 ms max' },
+  bareAdded: { metric: 'watch relay added p99 through a bare Node proxy', target: '(info: the floor, same run)' },
   held: { metric: `watches held through kapi`, target: `${WATCHES.toLocaleString('en-US')}, all get the event` },
   fanoutMemory: { metric: `kapi RSS, ${WATCHES.toLocaleString('en-US')} watches open`, target: '(info)' },
 };
@@ -28,29 +32,37 @@ export const watchScenario: Scenario = {
   async run(ctx) {
     if (!ctx.env.sandbox && !ctx.env.writable)
       throw new Error('patches nodes: the sandbox or the bench’s own kit only');
-    // Over the relay run: kapi relays one event per patch; the backend serves the patch and both watches.
-    const pids = { kapi: ctx.kapi.pid, ...ctx.env.backendPids };
-    const cpuBefore = cpuSnapshot(pids);
-    const relay = await inWorker<WatchRelayJob>({
-      kind: 'watch-relay',
-      kapiUrl: ctx.kapi.url,
-      kapiToken: ctx.kapiToken,
-      sandboxUrl: ctx.sandboxUrl,
-      directHeaders: ctx.env.directHeaders,
-      patchHeaders: ctx.env.adminHeaders,
-      nodeName: ctx.nodeName,
-      patches: PATCHES,
-      timeoutMs: TIMEOUT_MS,
-    });
-    const relayCpu = perOperationUs(cpuSince(pids, cpuBefore), PATCHES);
+    // Over the relay rounds: kapi relays one event per patch; the backend serves the patch and both watches. The bare
+    // Node proxy (bare-proxy-main.ts, relaying the watch chunk by chunk) relays the same in the rounds between.
+    const bare = await startBareProxyFor(ctx, '/api/v1/nodes', ctx.env.directHeaders);
+    const kapiRelay = new RelayRounds();
+    const bareRelay = new RelayRounds();
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        await kapiRelay.add(ctx, ctx.kapi.url, { kapi: ctx.kapi.pid, ...ctx.env.backendPids });
+        if (bare) await bareRelay.add(ctx, bare.url, { [BARE_PROXY]: bare.pid, ...ctx.env.backendPids });
+      }
+    } finally {
+      await bare?.stop();
+    }
+    const relay = kapiRelay.result();
+    const relayCpu = relay.cpu;
     const added = summarize(relay.addedNs);
     const direct = summarize(relay.directNs);
-    detail(`${PATCHES} label patches, one at a time; events missed on either stream: ${relay.missed}`);
+    detail(
+      `${PATCHES} label patches, one at a time, in ${ROUNDS} rounds; events missed on either stream: ${relay.missed}`,
+    );
     detail(`patch → direct watch: ${formatSummary(direct)}`);
     detail(`added by kapi (kapi arrival − direct arrival): ${formatSummary(added)}`);
     detail(
       `${formatCpu(relayCpu, 'event')} (kapi's includes its own node cache taking in the same change; the backend's, the patch)`,
     );
+    const bareResult = bare ? bareRelay.result() : undefined;
+    const bareAdded = bareResult && summarize(bareResult.addedNs);
+    if (bareResult && bareAdded) {
+      detail(`added by the bare proxy, in the rounds between kapi's: ${formatSummary(bareAdded)}`);
+      detail(`${formatCpu(bareResult.cpu, 'event')}`);
+    }
 
     let withWatches: ProcessMemory | undefined;
     const before = ctx.kapi.memory();
@@ -91,6 +103,15 @@ export const watchScenario: Scenario = {
         value: `+${ms(added.p99)} (p50 +${ms(added.p50)}, max +${ms(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''}; kapi ${Math.round(relayCpu.kapi ?? Number.NaN)} µs CPU/event)`,
         verdict: verdict(added.p99 <= 1 && relay.missed === 0),
       },
+      ...(bareResult && bareAdded
+        ? [
+            {
+              ...watchMetrics.bareAdded,
+              value: `+${ms(bareAdded.p99)} (p50 +${ms(bareAdded.p50)}, max +${ms(bareAdded.max)}${bareResult.missed ? `, ${bareResult.missed} missed` : ''}; ${Math.round(bareResult.cpu[BARE_PROXY] ?? Number.NaN)} µs CPU/event)`,
+              verdict: 'info' as const,
+            },
+          ]
+        : []),
       {
         ...watchMetrics.held,
         value: `${fanout.delivered}/${WATCHES} delivered in ${ms(fanout.allDeliveredMs ?? Number.NaN)}`,
@@ -111,6 +132,10 @@ export const watchScenario: Scenario = {
           addedMs: added,
           patchToDirectMs: direct,
           cpuUsPerEvent: relayCpu,
+          ...(bareResult &&
+            bareAdded && {
+              bareProxy: { addedMs: bareAdded, missed: bareResult.missed, cpuUsPerEvent: bareResult.cpu },
+            }),
         },
         fanout: {
           watches: WATCHES,
@@ -128,3 +153,41 @@ export const watchScenario: Scenario = {
     };
   },
 };
+
+/** The relay's figures over its rounds: each round a worker's patches, timed on both streams. */
+class RelayRounds {
+  private readonly addedNs: number[] = [];
+  private readonly directNs: number[] = [];
+  private missed = 0;
+  private cpuUs: Record<string, number> = {};
+  private events = 0;
+
+  /** One round of PATCHES ÷ ROUNDS patches, watched through `url`; `pids`' CPU taken over it. */
+  async add(ctx: BenchContext, url: string, pids: CpuPids): Promise<void> {
+    const patches = Math.round(PATCHES / ROUNDS);
+    const before = cpuSnapshot(pids);
+    const round = await inWorker<WatchRelayJob>({
+      kind: 'watch-relay',
+      kapiUrl: url,
+      kapiToken: ctx.kapiToken,
+      sandboxUrl: ctx.sandboxUrl,
+      directHeaders: ctx.env.directHeaders,
+      patchHeaders: ctx.env.adminHeaders,
+      nodeName: ctx.nodeName,
+      patches,
+      timeoutMs: TIMEOUT_MS,
+    });
+    const used = perOperationUs(cpuSince(pids, before), 1);
+    for (const [role, us] of Object.entries(used)) this.cpuUs[role] = (this.cpuUs[role] ?? 0) + (us ?? 0);
+    this.events += patches;
+    this.addedNs.push(...round.addedNs);
+    this.directNs.push(...round.directNs);
+    this.missed += round.missed;
+  }
+
+  result() {
+    const cpu: Record<string, number> = {};
+    for (const [role, us] of Object.entries(this.cpuUs)) cpu[role] = us / Math.max(1, this.events);
+    return { addedNs: this.addedNs, directNs: this.directNs, missed: this.missed, cpu };
+  }
+}
