@@ -147,7 +147,7 @@ async function measureForwarding(
       );
     }
 
-    const bare = bare1 && bare16 && bareProxyCost(bare1, bare16);
+    const bare = bare1 && bare16 && bareProxyCost(bare1, bare16, d1s.p50);
     const errors = k1.errors + k16.errors;
     // kube-apiserver trusting a kapi as its OpenID issuer (the bench's kit): the same GET with the caller's own token
     const passThrough = ctx.env.issuer
@@ -281,6 +281,8 @@ export const BARE_PROXY = 'bare proxy';
 interface BareProxyCost {
   c1: number;
   c16: number;
+  /** Its p50 at c1 over the direct GET's (ms): what any Node proxy adds to a GET's latency here. */
+  addedP50Ms: number;
   ratios: { c1: number; c16: number };
   errors: number;
 }
@@ -330,7 +332,7 @@ export async function startBareProxyFor(
 }
 
 /** The bare proxy's figures from the rounds at c1 and c16, with a detail line each. */
-function bareProxyCost(c1: AlongsideRuns, c16: AlongsideRuns): BareProxyCost {
+function bareProxyCost(c1: AlongsideRuns, c16: AlongsideRuns, directP50Ms: number): BareProxyCost {
   const list = (values: number[], digits = 0) => values.map((value) => value.toFixed(digits)).join(', ');
   for (const [concurrency, runs] of [
     [1, c1],
@@ -343,7 +345,14 @@ function bareProxyCost(c1: AlongsideRuns, c16: AlongsideRuns): BareProxyCost {
       `  (right after kapi in each round; bare proxy µs/req by round: ${list(runs.runs)}; kapi ÷ bare by round: ${list(runs.ratios, 2)})`,
     );
   }
-  return { c1: c1.cost, c16: c16.cost, ratios: { c1: c1.ratio, c16: c16.ratio }, errors: c1.errors + c16.errors };
+  const addedP50Ms = summarize(c1.median.latenciesNs).p50 - directP50Ms;
+  return {
+    c1: c1.cost,
+    c16: c16.cost,
+    addedP50Ms,
+    ratios: { c1: c1.ratio, c16: c16.ratio },
+    errors: c1.errors + c16.errors,
+  };
 }
 
 function bareProxyRows(
@@ -364,6 +373,12 @@ function bareProxyRows(
     },
     // SPEC §11: what kapi adds over the least any Node proxy pays, judged in the same run
     kapiOverBareProxyRow(bare.ratios, errors + bare.errors),
+    {
+      metric: 'forwarding: a bare Node proxy’s added p50 @c1',
+      value: `+${ms(bare.addedP50Ms)}`,
+      target: '(info: the floor of the added p50 row, same run)',
+      verdict: 'info',
+    },
   ];
   if (kubeApiserver.c16 !== undefined) {
     rows.push({
