@@ -316,6 +316,7 @@ describe('workspaces as tenants, realized in RBAC', () => {
       });
       return listed.items.length === 0;
     });
-    expect(await kubeAllows(users.alice as string, readWorkspace(wsA))).toBe(false);
+    // the workspace's own ClusterRoleBindings go too (kube-apiserver's authorizer sees it once its watch has)
+    await waitFor(async () => !(await kubeAllows(users.alice as string, readWorkspace(wsA))));
   });
 });
