@@ -59,6 +59,21 @@ export class KubeClient {
   }
 
   private async send(req: KubeRequest): Promise<http.IncomingMessage> {
+    // A name taken from a caller's path may be "." or "..": URL would fold it into another path (a namespace's
+    // objects into every namespace's), so such a path is refused as kube-apiserver refuses such a name.
+    if (DOT_SEGMENT.test(req.path)) {
+      const message = `${req.method ?? 'GET'} ${req.path}: a path segment may not be "." or ".."`;
+      const status: KubeStatus = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message,
+        reason: 'BadRequest',
+        code: 400,
+      };
+      throw new KubeApiError(400, status, message);
+    }
     // Kept under the server's own path (a kube-apiserver behind a proxy prefix), as the forwarder does.
     const base = this.connection.server;
     const url = new URL(base.pathname.replace(/\/+$/, '') + req.path, base);
@@ -106,6 +121,9 @@ function readBody(res: http.IncomingMessage): Promise<string> {
     res.on('error', reject);
   });
 }
+
+/** "." or ".." as a whole path segment, also percent-encoded (URL folds "%2e%2e" as it folds ".."). */
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
 function toKubeApiError(code: number, text: string, req: KubeRequest): KubeApiError {
   let status: KubeStatus | undefined;

@@ -35,6 +35,25 @@ describe('KubeClient', () => {
     expect(seen.at(-1)).toBe('/k8s/clusters/c-1/api/v1/nodes?limit=1');
   });
 
+  test.each(['/api/v1/namespaces/../secrets', '/api/v1/namespaces/%2E%2E/secrets', '/api/v1/namespaces/x/secrets/.'])(
+    'when a path has a "." or ".." segment (%s), then it is refused as a 400 Status and never sent',
+    async (path) => {
+      const { client, connection } = clientFor(base);
+      const before = seen.length;
+      await expect(client.request({ path })).rejects.toMatchObject({ code: 400, status: { reason: 'BadRequest' } });
+      connection.close();
+      expect(seen.length).toBe(before);
+    },
+  );
+
+  test('when a name only starts with dots, then it is sent as it is', async () => {
+    const { client, connection } = clientFor(base);
+    answer = (res) => res.end('{}');
+    await client.request({ path: '/api/v1/configmaps/..data' });
+    connection.close();
+    expect(seen.at(-1)).toBe('/api/v1/configmaps/..data');
+  });
+
   test('when a 200 answer is not JSON, then it is a cluster error (502), never a SyntaxError', async () => {
     const { client, connection } = clientFor(base);
     answer = (res) => res.end('<html>proxy error</html>');
