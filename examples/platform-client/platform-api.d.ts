@@ -15501,6 +15501,15 @@ export interface operations {
                     "application/json": components["schemas"]["ResourceUsage"];
                 };
             };
+            /** @description The namespace in the path is not a DNS label. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
             /** @description No bearer token, or one that is invalid, expired or revoked. */
             401: {
                 headers: {
@@ -15596,6 +15605,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AbnormalWorkloads"];
+                };
+            };
+            /** @description The namespace in the path is not a DNS label. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
                 };
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */

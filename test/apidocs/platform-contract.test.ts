@@ -584,6 +584,9 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
       expect((await get(url, theirs)).status).toBe(403);
       expect((await get(url)).status).toBe(401);
     }
+    for (const path of ['namespaces/Not_A_Label/quotas', 'namespaces/Not_A_Label/abnormalworkloads']) {
+      expect((await get(`/kapis/resources.kapi.io/v1alpha2/${path}`, mine)).status).toBe(400);
+    }
   }, 120_000);
 });
 

@@ -6,6 +6,7 @@
  *
  * A bare cluster has no quota controller: the quotas' status is written here as the controller would write it.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startE2E, waitFor, type E2E } from './harness.js';
 import { KapiCaller } from './identity-http.js';
@@ -23,6 +24,21 @@ const caller = new KapiCaller();
 interface Usage {
   namespace: string;
   data: { hard?: Record<string, string>; used: Record<string, string>; left?: Record<string, string> };
+}
+
+/** A GET of `path` exactly as written (no URL normalization), with a bearer token. */
+function rawGet(path: string, token: string): Promise<{ status: number; body: unknown }> {
+  const { hostname, port } = new URL(e2e.kapiUrl);
+  return new Promise((resolve, reject) => {
+    const req = request({ hostname, port, path, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function create(path: string, body: Record<string, unknown>): Promise<void> {
@@ -153,6 +169,18 @@ describe('a project’s overview: its usage and abnormal workloads', () => {
     );
     expect(abnormal.body.data.deployments).toBeGreaterThanOrEqual(1);
     expect(abnormal.body.data.persistentvolumeclaims).toBeGreaterThanOrEqual(1);
+  });
+
+  it('then a namespace that is not a DNS label is a 400 Status (`..` would reach every project’s quotas)', async () => {
+    // sent as raw paths: fetch and URL would fold %2E%2E into a step up before kapi saw it
+    for (const path of [
+      'namespaces/%2E%2E/quotas',
+      'namespaces/%2E/quotas',
+      'namespaces/Not_A_Label/abnormalworkloads',
+    ]) {
+      const answer = await rawGet(`${RESOURCES2}/${path}`, readerToken);
+      expect([answer.status, answer.body]).toMatchObject([400, { kind: 'Status', code: 400 }]);
+    }
   });
 
   it('then one without the right gets a 403 Status, one without a token a 401 Status', async () => {

@@ -95,6 +95,7 @@ export const readNamespaceQuotas = defineOperation({
   security: 'bearer',
   pathParameters: projectParameter,
   responses: {
+    400: { description: 'The namespace in the path is not a DNS label.', body: StatusSchema },
     200: { description: 'The usage.', body: ResourceUsageSchema },
     403: {
       description: 'The caller may not get quotas here, or kube-apiserver does not let it list the ResourceQuotas.',
@@ -129,6 +130,7 @@ export const readNamespaceAbnormalWorkloads = defineOperation({
   security: 'bearer',
   pathParameters: projectParameter,
   responses: {
+    400: { description: 'The namespace in the path is not a DNS label.', body: StatusSchema },
     200: { description: 'The counts.', body: AbnormalWorkloadsSchema },
     403: { description: 'The caller may not get abnormalworkloads here.', body: StatusSchema },
     ...statusResponses,

@@ -3,7 +3,8 @@ import { forbidden } from '../../../auth/authorization/access-guard.js';
 import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
 import type { KubeClient } from '../../../kube/client.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { UnauthorizedError } from '../../../server/errors.js';
+import { BadRequestError, UnauthorizedError } from '../../../server/errors.js';
+import { isObjectName } from '../../../auth/kube-names.js';
 import { asCaller, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
@@ -60,19 +61,37 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
     })().catch(next);
   });
 
-  const countsOf = async (namespace: string | undefined, kinds: readonly (readonly [string, string])[]) => {
-    const counts = new Map<string, number>();
-    for (const [key, resource] of kinds)
-      counts.set(key, await deps.listing.cachedCount(KINDS_BY_RESOURCE.get(resource) as KindDefinition, namespace));
-    return counts;
-  };
-  const abnormalIn = async (namespace: string | undefined) => {
-    const counts = new Map<string, number>();
-    for (const [resource, statuses] of ABNORMAL_STATUSES) {
-      const definition = KINDS_BY_RESOURCE.get(resource) as KindDefinition;
-      counts.set(resource, await deps.listing.cachedCount(definition, namespace, statuses));
-    }
-    return counts;
+  // each kind's cache (started on its first use) is waited for side by side
+  const countsOf = async (namespace: string | undefined, kinds: readonly (readonly [string, string])[]) =>
+    new Map(
+      await Promise.all(
+        kinds.map(
+          async ([key, resource]) =>
+            [
+              key,
+              await deps.listing.cachedCount(KINDS_BY_RESOURCE.get(resource) as KindDefinition, namespace),
+            ] as const,
+        ),
+      ),
+    );
+  const abnormalIn = async (namespace: string | undefined) =>
+    new Map(
+      await Promise.all(
+        ABNORMAL_STATUSES.map(
+          async ([resource, statuses]) =>
+            [
+              resource,
+              await deps.listing.cachedCount(KINDS_BY_RESOURCE.get(resource) as KindDefinition, namespace, statuses),
+            ] as const,
+        ),
+      ),
+    );
+  /** The path's project: a DNS label, or a 400 (`..` or `.` would change the path read as the caller). */
+  const projectOf = (req: { params: Record<string, unknown> }): string => {
+    const namespace = String(req.params['namespace']);
+    if (!isObjectName(namespace) || namespace.length > 63 || namespace.includes('.'))
+      throw new BadRequestError(`namespace "${namespace.slice(0, 63)}" is not a DNS label`);
+    return namespace;
   };
 
   mountOperation(
@@ -89,7 +108,7 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
     '',
     readNamespaceQuotas,
     withCaller(async (caller, req, res) => {
-      const namespace = String(req.params['namespace']);
+      const namespace = projectOf(req);
       await requireRight(deps.authorizer, caller, usageRight('quotas', namespace));
       const quotas = await asCaller(
         deps.client,
@@ -115,7 +134,7 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
     '',
     readNamespaceAbnormalWorkloads,
     withCaller(async (caller, req, res) => {
-      const namespace = String(req.params['namespace']);
+      const namespace = projectOf(req);
       await requireRight(deps.authorizer, caller, usageRight('abnormalworkloads', namespace));
       res.json(abnormalWorkloads(namespace, await abnormalIn(namespace)));
     }),

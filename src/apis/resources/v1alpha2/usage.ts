@@ -64,15 +64,43 @@ function smallest(lists: readonly unknown[]): ResourceList {
   return merged;
 }
 
-const milli = (text: string): bigint => {
-  const value = Math.round(parseQuantity(text) * 1000);
-  return Number.isSafeInteger(value) ? BigInt(value) : 0n;
+const DECIMAL_POWERS: Readonly<Record<string, number>> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
 };
+const BINARY_POWERS: Readonly<Record<string, number>> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
+const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/;
 
-/** hard − used in hard's format, never below zero (Quantity.Sub, as KubeSphere does it). */
+/** A quantity exactly, as mantissa × 10^exponent; undefined for text kube would not have taken. */
+function exactQuantity(text: string): { mantissa: bigint; exponent: number } | undefined {
+  const match = QUANTITY.exec(text.trim());
+  if (!match || (match[2] === '' && !match[3])) return undefined;
+  const [, sign, whole = '', fraction = '', exponentText, suffix = ''] = match;
+  let mantissa = BigInt(`${whole}${fraction}` || '0') * (sign === '-' ? -1n : 1n);
+  let exponent = -fraction.length + (exponentText === undefined ? 0 : Number(exponentText));
+  const binary = BINARY_POWERS[suffix];
+  if (binary !== undefined) mantissa *= 1024n ** BigInt(binary);
+  else exponent += DECIMAL_POWERS[suffix] ?? 0;
+  return Number.isSafeInteger(exponent) && Math.abs(exponent) <= 64 ? { mantissa, exponent } : undefined;
+}
+
+/** hard − used in hard's format, never below zero (Quantity.Sub, as KubeSphere does it), computed exactly. */
 function remaining(hard: string, used: string): string {
-  const left = milli(hard) - milli(used);
-  return left <= 0n ? '0' : canonicalQuantity(left, -3, quantityFormat(hard));
+  const limit = exactQuantity(hard);
+  const use = exactQuantity(used);
+  if (!limit || !use) return '0';
+  const exponent = Math.min(limit.exponent, use.exponent);
+  const scaled = (q: { mantissa: bigint; exponent: number }) => q.mantissa * 10n ** BigInt(q.exponent - exponent);
+  const left = scaled(limit) - scaled(use);
+  return left <= 0n ? '0' : canonicalQuantity(left, exponent, quantityFormat(hard));
 }
 
 /**

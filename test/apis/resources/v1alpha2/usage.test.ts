@@ -39,6 +39,11 @@ describe('a project’s usage (KubeSphere 3.4’s namespace quotas)', () => {
     ['a count', '10', '3', '7'],
     ['a use over its limit: never below zero', '1Gi', '1536Mi', '0'],
     ['a limit used up', '4', '4', '0'],
+    ['large binary values, exactly', '10Ti', '1Gi', '10239Gi'],
+    ['large decimal values, exactly', '20T', '1', '19999999999999'],
+    ['a fraction of a binary suffix', '1.5Gi', '512Mi', '1Gi'],
+    ['an exponent', '1e3', '1', '999'],
+    ['a use it cannot read', '2', 'lots', '0'],
   ])('when a limit has a use (%s), then left is the rest in the limit’s format', (_case, hard, used, left) => {
     const usage = namespaceUsage('p', [quota({ r: hard }, { r: used })], noCounts);
     expect(usage.data.left).toEqual({ r: left });
