@@ -28,7 +28,6 @@ const caller = new KapiCaller();
 
 const suite = home ? describe : describe.skip;
 if (!home) {
-  // eslint-disable-next-line no-console
   console.warn('kit-outage: skipped, no kit.sh in $KUBE_KIT_DIR, ../shared/kube or /work/shared/kube');
 }
 
@@ -90,7 +89,6 @@ suite(
      */
     async function backAgain(what: string, nodeSuffix: string): Promise<void> {
       const lagMs = await waitFor(ready);
-      // eslint-disable-next-line no-console
       console.info(`kit-outage: kapi ready ${lagMs} ms after kube-apiserver's own readiness (${what})`);
       const node = await e2e.createNode(nodeSuffix);
       await waitFor(async () => {
