@@ -10,6 +10,7 @@ import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
+import { isObjectName } from '../../../auth/kube-names.js';
 import { KINDS_BY_RESOURCE, userAsAnswered, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { confirmNoEscalation } from './escalation.js';
@@ -90,6 +91,8 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
   };
 
   const readStored = async (name: string): Promise<Raw> => {
+    // a name no object can have ("..", "a/b") is no user, and never becomes a path of kube-apiserver's
+    if (!isObjectName(name)) throw userNotFound(name);
     try {
       return await deps.client.request<Raw>({
         path: `${USERS_PATH}/${encodeURIComponent(name)}`,
@@ -182,6 +185,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
     handle(async (caller, req, res) => {
       const name = String(req.params.name);
       await requireRight(caller, { verb: 'delete', group: IAM_GROUP, resource: 'users', name });
+      if (!isObjectName(name)) throw userNotFound(name);
       let uid: string | undefined;
       try {
         const deleted = await deps.client.request<Raw>({
