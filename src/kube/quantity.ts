@@ -33,6 +33,28 @@ export function parseQuantity(text: string | number | undefined): number {
   return base * (SUFFIX[match[3] ?? ''] ?? 1);
 }
 
+const DECIMAL_POWERS: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_POWERS: Readonly<Record<string, number>> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
+
+/**
+ * The text exactly, as mantissa × 10^exponent (parseQuantity's float loses whole units above 2^53: a 10Ti limit
+ * less 1Gi); undefined for text kube-apiserver would not have taken.
+ */
+export function exactQuantity(text: string): { mantissa: bigint; exponent: number } | undefined {
+  const match = QUANTITY.exec(text.trim());
+  if (!match) return undefined;
+  const number = match[1] as string;
+  const negative = number.startsWith('-');
+  const [whole = '', fraction = ''] = number.replace(/^[+-]/, '').split('.');
+  let mantissa = BigInt(`${whole}${fraction}` || '0') * (negative ? -1n : 1n);
+  let exponent = -fraction.length + (match[2] ? Number(match[2].slice(1)) : 0);
+  const suffix = match[3] ?? '';
+  const binary = BINARY_POWERS[suffix];
+  if (binary !== undefined) mantissa *= 1024n ** BigInt(binary);
+  else exponent += DECIMAL_POWERS[suffix] ?? 0;
+  return Math.abs(exponent) <= 64 ? { mantissa, exponent } : undefined;
+}
+
 /** CPU in millicores, rounded up as kube-scheduler does. */
 export function cpuToMilli(text: string | number | undefined): number {
   return Math.ceil(Math.round(parseQuantity(text) * 1e6) / 1e3);

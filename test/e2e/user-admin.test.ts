@@ -3,12 +3,12 @@
  * kapi hashes, given a platform role only by one who holds what it grants, edited, disabled, deleted with their
  * bindings and sessions; every refusal a Kubernetes Status naming its rule, none carrying a password or hash.
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   bindGlobalRole,
   deleteIgnoringMissing,
   ensurePlatformObjects,
+  rawRequest,
   startE2E,
   waitFor,
   type E2E,
@@ -175,31 +175,6 @@ describe('users administered through kapi', () => {
   });
 
   it('when the name in the path is "." or ".." (sent raw), then editing or deleting it is a 404 Status, nothing else is touched', async () => {
-    const { hostname, port } = new URL(e2e.kapiUrl);
-    const raw = (method: string, path: string, body?: unknown) =>
-      new Promise<{ status: number; body: { kind?: string; code?: number } }>((resolve, reject) => {
-        const payload = body === undefined ? undefined : JSON.stringify(body);
-        const req = request(
-          {
-            hostname,
-            port,
-            method,
-            path,
-            headers: {
-              Authorization: `Bearer ${adminToken}`,
-              ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
-            },
-          },
-          (res) => {
-            let text = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (text += chunk));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
     // fetch and URL would fold these into the users collection before kapi saw them
     for (const name of ['%2E%2E', '%2E', '..']) {
       const path = `${KAPIS}/users/${name}`;
@@ -207,7 +182,7 @@ describe('users administered through kapi', () => {
         ['PATCH', { spec: { email: 'x@example.com' } }],
         ['DELETE', undefined],
       ] as const) {
-        const answer = await raw(method, path, body);
+        const answer = await rawRequest(e2e.kapiUrl, method, path, adminToken, body);
         expect([method, name, answer.status, answer.body.kind]).toEqual([method, name, 404, 'Status']);
       }
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { quantityFormat, type QuantityFormat } from '../../src/kube/quantity.js';
+import { exactQuantity, quantityFormat, type QuantityFormat } from '../../src/kube/quantity.js';
 
 describe('quantityFormat', () => {
   // apimachinery quantity_test.go TestQuantityParse: the format each text parses to.
@@ -29,5 +29,22 @@ describe('quantityFormat', () => {
     [undefined, 'DecimalSI'],
   ])('when a quantity is written %j, then it keeps the %s format', (text, format) => {
     expect(quantityFormat(text)).toBe(format);
+  });
+});
+
+describe('exactQuantity', () => {
+  it.each([
+    ['10Ti', 10n * 1024n ** 4n, 0],
+    ['1.5Gi', 15n * 1024n ** 3n, -1],
+    ['250m', 250n, -3],
+    ['-2k', -2n, 3],
+    ['1e3', 1n, 3],
+    ['.5', 5n, -1],
+  ])('when the text is %s, then it is read exactly', (text, mantissa, exponent) => {
+    expect(exactQuantity(text)).toEqual({ mantissa, exponent });
+  });
+
+  it.each(['', 'lots', '1Zi', '1e999'])('when the text is %j, then it is not a quantity', (text) => {
+    expect(exactQuantity(text)).toBeUndefined();
   });
 });

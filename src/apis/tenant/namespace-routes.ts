@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { jsonBody } from '../../auth/account/account-routes.js';
-import { isObjectName } from '../../auth/kube-names.js';
+import { isLabelName } from '../../auth/kube-names.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../auth/identity.js';
 import { CREATOR_PENDING_ANNOTATION } from '../../controllers/platform-rbac/controller.js';
 import { TENANT_GROUP, namespaceMemberBinding } from '../../controllers/platform-rbac/workspaces.js';
@@ -156,7 +156,7 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
       await existingWorkspace(workspace);
       const body = req.body as Raw;
       const name = body?.metadata?.name;
-      if (typeof name !== 'string' || !isObjectName(name) || name.length > 63 || name.includes('.'))
+      if (typeof name !== 'string' || !isLabelName(name))
         throw new BadRequestError('metadata.name must be a DNS label (a-z, 0-9 and -, at most 63 characters)');
       const edit = namespaceEditFrom(body);
       const drop = (values?: Record<string, string | null>) =>

@@ -4,7 +4,7 @@ import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
 import type { KubeClient } from '../../../kube/client.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { BadRequestError, UnauthorizedError } from '../../../server/errors.js';
-import { isObjectName } from '../../../auth/kube-names.js';
+import { isLabelName } from '../../../auth/kube-names.js';
 import { asCaller, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
@@ -89,8 +89,7 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
   /** The path's project: a DNS label, or a 400 (`..` or `.` would change the path read as the caller). */
   const projectOf = (req: { params: Record<string, unknown> }): string => {
     const namespace = String(req.params['namespace']);
-    if (!isObjectName(namespace) || namespace.length > 63 || namespace.includes('.'))
-      throw new BadRequestError(`namespace "${namespace.slice(0, 63)}" is not a DNS label`);
+    if (!isLabelName(namespace)) throw new BadRequestError(`namespace "${namespace.slice(0, 63)}" is not a DNS label`);
     return namespace;
   };
 

@@ -3,7 +3,7 @@
  * `abnormalworkloads`, pure): what a project's overview draws its counts and warnings from. The counts come from
  * kapi's watched caches; a project's ResourceQuotas, when it has some, give its limits and their own counts.
  */
-import { parseQuantity, quantityFormat } from '../../../kube/quantity.js';
+import { exactQuantity, parseQuantity, quantityFormat } from '../../../kube/quantity.js';
 import { canonicalQuantity } from '../v1alpha3/quantity-format.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -62,34 +62,6 @@ function smallest(lists: readonly unknown[]): ResourceList {
       if (before === undefined || parseQuantity(value) < parseQuantity(before)) merged[key] = value;
     }
   return merged;
-}
-
-const DECIMAL_POWERS: Readonly<Record<string, number>> = {
-  n: -9,
-  u: -6,
-  m: -3,
-  '': 0,
-  k: 3,
-  M: 6,
-  G: 9,
-  T: 12,
-  P: 15,
-  E: 18,
-};
-const BINARY_POWERS: Readonly<Record<string, number>> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
-const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/;
-
-/** A quantity exactly, as mantissa × 10^exponent; undefined for text kube would not have taken. */
-function exactQuantity(text: string): { mantissa: bigint; exponent: number } | undefined {
-  const match = QUANTITY.exec(text.trim());
-  if (!match || (match[2] === '' && !match[3])) return undefined;
-  const [, sign, whole = '', fraction = '', exponentText, suffix = ''] = match;
-  let mantissa = BigInt(`${whole}${fraction}` || '0') * (sign === '-' ? -1n : 1n);
-  let exponent = -fraction.length + (exponentText === undefined ? 0 : Number(exponentText));
-  const binary = BINARY_POWERS[suffix];
-  if (binary !== undefined) mantissa *= 1024n ** BigInt(binary);
-  else exponent += DECIMAL_POWERS[suffix] ?? 0;
-  return Number.isSafeInteger(exponent) && Math.abs(exponent) <= 64 ? { mantissa, exponent } : undefined;
 }
 
 /** hard − used in hard's format, never below zero (Quantity.Sub, as KubeSphere does it), computed exactly. */
