@@ -149,40 +149,65 @@ function dispatchExchange(
   handler: ExchangeHandler,
   responseTimeoutMs: number,
 ): Exchange {
-  let controller: Dispatcher.DispatchController | undefined;
-  let given = false;
-  let discard = false;
-  const abandon = () => controller?.abort(Object.assign(new Error('the client went away'), { code: 'ECANCELED' }));
-  pool.dispatch(
-    { method: request.method, path, headers: framedAsEmpty(request.method, request.headers) },
-    {
-      onRequestStart(started) {
-        controller = started;
-        if (given) abandon();
-      },
-      onResponseStart(started, statusCode, _headers, statusMessage) {
-        if (statusCode < 200) return; // 1xx: informational, the real head follows
-        const raw = (started.rawHeaders ?? []) as (Buffer | string)[];
-        discard = !handler.onHead(statusCode, raw.map(latin1), statusMessage ?? '');
-      },
-      onResponseData(started, chunk) {
-        if (!discard && !handler.onData(chunk)) started.pause();
-      },
-      onResponseEnd() {
-        if (!discard) handler.onEnd();
-      },
-      onResponseError(_started, error) {
-        if (!given && !discard) handler.onError(nodeError(error, responseTimeoutMs));
-      },
-    },
-  );
-  return {
-    resume: () => controller?.resume(),
-    abort() {
-      given = true;
-      abandon();
-    },
-  };
+  const exchange = new PooledExchange(handler, responseTimeoutMs);
+  pool.dispatch({ method: request.method, path, headers: framedAsEmpty(request.method, request.headers) }, exchange);
+  return exchange;
+}
+
+/**
+ * One short exchange: undici's handler and the caller's `Exchange` in one object, its state in fields (no closures
+ * made per request: this runs for most forwarded requests).
+ */
+class PooledExchange implements Dispatcher.DispatchHandler, Exchange {
+  private controller: Dispatcher.DispatchController | undefined;
+  private given = false;
+  private discard = false;
+
+  constructor(
+    private readonly handler: ExchangeHandler,
+    private readonly responseTimeoutMs: number,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.given) this.abandon();
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    _headers: unknown,
+    statusMessage?: string,
+  ): void {
+    if (statusCode < 200) return; // 1xx: informational, the real head follows
+    const raw = (controller.rawHeaders ?? []) as (Buffer | string)[];
+    this.discard = !this.handler.onHead(statusCode, raw.map(latin1), statusMessage ?? '');
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.discard && !this.handler.onData(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (!this.discard) this.handler.onEnd();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (!this.given && !this.discard) this.handler.onError(nodeError(error, this.responseTimeoutMs));
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  abort(): void {
+    this.given = true;
+    this.abandon();
+  }
+
+  private abandon(): void {
+    this.controller?.abort(Object.assign(new Error('the client went away'), { code: 'ECANCELED' }));
+  }
 }
 
 function latin1(value: Buffer | string): string {

@@ -19,6 +19,7 @@ import {
   redirectRefused,
   type BackendOptions,
   type Exchange,
+  type ExchangeHandler,
 } from './backend.js';
 import { declaresBodyOver, DEFAULT_MAX_REQUEST_BODY_BYTES, limitBody, requestEntityTooLarge } from './body-limit.js';
 import { clientAddress, clientProto, type StreamGauge } from './client-info.js';
@@ -259,78 +260,100 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     headers: string[],
     passed: boolean,
   ) => {
-    let current: Exchange;
-    let answered = false;
-    let clientGone = false;
-    let held: HeldAnswer | undefined;
-    const resume = () => current.resume();
-    const send = (chunk: Buffer) => {
-      if (res.write(chunk)) return true;
-      res.once('drain', resume);
-      return false;
-    };
-
-    const start = (retry: boolean) => {
-      current = backend.exchange(
-        { method: req.method, target, headers },
-        {
-          onHead(code, rawHeaders, statusMessage) {
-            answered = true;
-            if (isRedirect(code)) {
-              next(redirectRefused());
-              return false;
-            }
-            if (code === 401) {
-              next(refusedCredentials(passed));
-              return false;
-            }
-            held = { code, statusMessage, head: answerHead(rawHeaders, req.requestId), chunks: [], bytes: 0 };
-            return true;
-          },
-          onData(chunk) {
-            if (!held) return send(chunk);
-            held.chunks.push(chunk);
-            held.bytes += chunk.length;
-            if (held.bytes <= HELD_ANSWER_BYTES) return true;
-            // a long answer: what came so far goes out now, the rest as it comes
-            const { chunks } = held;
-            res.writeHead(held.code, held.statusMessage || undefined, held.head);
-            held = undefined;
-            let flowing = true;
-            for (const part of chunks) flowing = res.write(part);
-            if (flowing) return true;
-            res.once('drain', resume);
-            return false;
-          },
-          onEnd() {
-            if (!held) return void res.end();
-            const { code, statusMessage, head, chunks, bytes } = held;
-            held = undefined;
-            if (framesItsLength(req.method, code) && !hasHeader(head, 'content-length')) {
-              head.push('Content-Length', String(bytes));
-            }
-            res.writeHead(code, statusMessage || undefined, head);
-            res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, bytes));
-          },
-          onError(error) {
-            if (clientGone) return;
-            // A cut backend answer reaches the client as a cut answer, never as a clean end (or a complete one).
-            if (answered) return void res.destroy();
-            if (retry && STALE_SOCKET_ERRORS.has(error.code ?? '')) return start(false);
-            failed(req, next, error, reachedBackend(error));
-          },
-        },
-      );
-    };
-
-    res.once('close', () => {
-      if (res.writableFinished) return;
-      clientGone = true;
-      current.abort();
-    });
+    const relay = new RelayedAnswer(req, res, next, target, headers, passed);
+    res.on('close', () => relay.clientClosed());
     // Sent again only when repeating it is harmless; a bodiless DELETE or POST may have reached kube-apiserver.
-    start(SAFE_METHODS.has(req.method));
+    relay.start(SAFE_METHODS.has(req.method));
   };
+
+  /** One short exchange relayed to its client: its state in fields, the handler's steps as methods (no closures). */
+  class RelayedAnswer implements ExchangeHandler {
+    private current: Exchange | undefined;
+    private answered = false;
+    private clientGone = false;
+    private retry = false;
+    private held: HeldAnswer | undefined;
+
+    constructor(
+      private readonly req: ForwardedRequest,
+      private readonly res: ServerResponse,
+      private readonly next: Fail,
+      private readonly target: string,
+      private readonly headers: string[],
+      private readonly passed: boolean,
+    ) {}
+
+    start(retry: boolean): void {
+      this.retry = retry;
+      this.current = backend.exchange({ method: this.req.method, target: this.target, headers: this.headers }, this);
+    }
+
+    clientClosed(): void {
+      if (this.res.writableFinished) return;
+      this.clientGone = true;
+      this.current?.abort();
+    }
+
+    onHead(code: number, rawHeaders: string[], statusMessage: string): boolean {
+      this.answered = true;
+      if (isRedirect(code)) {
+        this.next(redirectRefused());
+        return false;
+      }
+      if (code === 401) {
+        this.next(refusedCredentials(this.passed));
+        return false;
+      }
+      this.held = { code, statusMessage, head: answerHead(rawHeaders, this.req.requestId), chunks: [], bytes: 0 };
+      return true;
+    }
+
+    onData(chunk: Buffer): boolean {
+      const held = this.held;
+      if (!held) return this.send(chunk);
+      held.chunks.push(chunk);
+      held.bytes += chunk.length;
+      if (held.bytes <= HELD_ANSWER_BYTES) return true;
+      // a long answer: what came so far goes out now, the rest as it comes
+      this.res.writeHead(held.code, held.statusMessage || undefined, held.head);
+      this.held = undefined;
+      let flowing = true;
+      for (const part of held.chunks) flowing = this.res.write(part);
+      if (flowing) return true;
+      this.waitForDrain();
+      return false;
+    }
+
+    onEnd(): void {
+      const held = this.held;
+      if (!held) return void this.res.end();
+      this.held = undefined;
+      const { code, statusMessage, head, chunks, bytes } = held;
+      if (framesItsLength(this.req.method, code) && !hasHeader(head, 'content-length')) {
+        head.push('Content-Length', String(bytes));
+      }
+      this.res.writeHead(code, statusMessage || undefined, head);
+      this.res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, bytes));
+    }
+
+    onError(error: NodeJS.ErrnoException): void {
+      if (this.clientGone) return;
+      // A cut backend answer reaches the client as a cut answer, never as a clean end (or a complete one).
+      if (this.answered) return void this.res.destroy();
+      if (this.retry && STALE_SOCKET_ERRORS.has(error.code ?? '')) return this.start(false);
+      failed(this.req, this.next, error, reachedBackend(error));
+    }
+
+    private send(chunk: Buffer): boolean {
+      if (this.res.write(chunk)) return true;
+      this.waitForDrain();
+      return false;
+    }
+
+    private waitForDrain(): void {
+      this.res.once('drain', () => this.current?.resume());
+    }
+  }
 
   const forwardRequest: ForwardRequest = (req, res, next) => {
     const user = req.user;

@@ -5,7 +5,7 @@ import type { RequestAuthenticator } from '../auth/authenticate.js';
 import { writeAuditLine } from '../observability/access-log.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { ForwardedRequest, ForwardRequest } from '../proxy/forwarder.js';
+import type { Fail, ForwardedRequest, ForwardRequest } from '../proxy/forwarder.js';
 import { answerError } from './error-handler.js';
 import { assignRequestId } from './request-id.js';
 
@@ -61,27 +61,28 @@ export function forwardedRequests(deps: ForwardingDeps): ForwardedHandler {
   const metrics = deps.metrics;
   // A line nobody keeps costs nothing: no listener, no fields gathered.
   const audited = deps.logger.isLevelEnabled('info');
+  const forward = (req: ForwardedRequest, res: ServerResponse, fail: Fail, user: ForwardedRequest['user']) => {
+    req.user = user;
+    try {
+      deps.forward(req, res, fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
   return (incoming, res, path) => {
     const req = incoming as ForwardedRequest;
     assignRequestId(req);
-    // One listener for both the metrics and the audit line, when the exchange ends (answered or abandoned).
+    // One listener for both the metrics and the audit line, when the exchange ends (answered or abandoned). `on`, not
+    // `once`: a response closes once, and `once` wraps every listener in two more objects.
     if (metrics || audited) {
       const started = performance.now();
-      res.once('close', () => {
+      res.on('close', () => {
         const ms = performance.now() - started;
         if (metrics && res.writableFinished) metrics.answered(req.method, path, req.url, res.statusCode, ms / 1000);
         if (audited) writeAuditLine(deps.logger, req, res, path, sourceIpOf(req), ms);
       });
     }
-    const fail = (error: unknown) => answerError(deps.logger, error, req, res, path);
-    const forward = (user: ForwardedRequest['user']) => {
-      req.user = user;
-      try {
-        deps.forward(req, res, fail);
-      } catch (error) {
-        fail(error);
-      }
-    };
+    const fail: Fail = (error) => answerError(deps.logger, error, req, res, path);
     // As Express would: a step that throws instead of rejecting still ends in a Status, never in a crash.
     let user: ReturnType<RequestAuthenticator>;
     try {
@@ -90,8 +91,8 @@ export function forwardedRequests(deps: ForwardingDeps): ForwardedHandler {
       return fail(error);
     }
     // nearly always known at once (from memory): forwarded without a promise in between
-    if (user instanceof Promise) user.then(forward, fail);
-    else forward(user);
+    if (user instanceof Promise) user.then((known) => forward(req, res, fail, known), fail);
+    else forward(req, res, fail, user);
   };
 }
 
