@@ -67,7 +67,7 @@ export class Logger {
       this.encodedContext.set(names, context);
     }
     this.sink(
-      `${context}${members},"level":"info","message":${JSON.stringify(message)},"timestamp":"${new Date().toISOString()}"}`,
+      `${context}${members},"level":"info","message":${JSON.stringify(message)},"timestamp":"${isoNow()}"}`,
       'info',
     );
   }
@@ -80,6 +80,23 @@ export class Logger {
     this.sink(jsonLine(level, message, this.context, fields), level);
   }
 }
+
+/**
+ * `new Date().toISOString()`, with the text up to the second made once a second: the audit line's timestamp is
+ * written once per request, and a Date and its formatting each time were a measurable share of the line's cost.
+ */
+export function isoNow(now = Date.now()): string {
+  const second = Math.floor(now / 1000);
+  if (second !== timestampSecond) {
+    timestampSecond = second;
+    timestampPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+  }
+  return `${timestampPrefix}${MILLISECONDS[now - second * 1000]}Z`;
+}
+let timestampSecond = Number.NaN;
+let timestampPrefix = '';
+/** '000' … '999'. */
+const MILLISECONDS = Array.from({ length: 1000 }, (_, ms) => String(ms).padStart(3, '0'));
 
 /** Whether a field name is a secret's, remembered: field names come from kapi's code, a small fixed set. */
 const secretField = new Map<string, boolean>();
@@ -98,7 +115,7 @@ function jsonLine(level: LogLevel, message: string, context: LogFields, fields: 
   if (fields) for (const key in fields) record[key] = isSecretField(key) ? '[redacted]' : fields[key];
   record.level = level;
   record.message = message;
-  record.timestamp = new Date().toISOString();
+  record.timestamp = isoNow();
   try {
     return JSON.stringify(record);
   } catch {

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { createLogger, flushLogs, type Logger } from '../../src/observability/logger.js';
+import { createLogger, flushLogs, isoNow, type Logger } from '../../src/observability/logger.js';
 
 function capture(): { lines: string[]; logger: Logger } {
   const lines: string[] = [];
@@ -163,5 +163,25 @@ describe('stdout batching', () => {
       expect(written).toHaveLength(1);
       expect(messages(written[0]!)).toEqual(['third']);
     });
+  });
+});
+
+describe('isoNow', () => {
+  test('when times fall within one second, across seconds and across days, then each is written as toISOString writes it', () => {
+    const base = Date.UTC(2026, 10, 28, 23, 59, 58, 0);
+    const times = [
+      base,
+      base + 1,
+      base + 999,
+      base + 1000,
+      base + 1001,
+      base + 1999,
+      base + 2000,
+      base + 2007,
+      base + 9,
+      0,
+      999,
+    ];
+    expect(times.map((t) => isoNow(t))).toEqual(times.map((t) => new Date(t).toISOString()));
   });
 });
