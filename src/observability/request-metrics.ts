@@ -41,8 +41,11 @@ interface RegisteredMetric {
 }
 
 export class RequestMetrics {
-  private readonly series = new Map<string, Series>();
-  private readonly timings = new Map<string, Timing>();
+  /** Every series, in the order first seen, for the scrape; found per request by route, method and code. */
+  private readonly series: Series[] = [];
+  private readonly seriesByLabels = new Map<string, Map<string, Map<string, Series>>>();
+  private readonly timings: Timing[] = [];
+  private readonly timingsByLabels = new Map<string, Map<string, Timing>>();
 
   constructor(
     registry: Registry,
@@ -50,7 +53,7 @@ export class RequestMetrics {
   ) {
     registry.registerMetric(
       this.metric('kapi_http_requests_total', 'HTTP requests by route pattern, method and status code', 'counter', () =>
-        [...this.series.values()].map((s) => ({
+        this.series.map((s) => ({
           labels: { route: s.route, method: s.method, code: s.code },
           value: s.count,
         })),
@@ -61,28 +64,31 @@ export class RequestMetrics {
         'kapi_http_request_duration_seconds',
         'HTTP request latency by route pattern (time to the last byte; watches excluded)',
         'histogram',
-        () => [...this.timings.values()].flatMap((timing) => this.histogramValues(timing)),
+        () => this.timings.flatMap((timing) => this.histogramValues(timing)),
       ) as never,
     );
   }
 
   /** One answered request. The key space is bounded: the labels come from fixed sets (route-labels.ts). */
   count(route: string, method: string, code: string): void {
-    const key = `${route} ${method} ${code}`;
-    let series = this.series.get(key);
+    // Maps by label rather than one map by a joined key: no key string is built (and hashed) per request.
+    const byCode = getOrMake(getOrMake(this.seriesByLabels, route, newMap), method, newMap);
+    let series = byCode.get(code);
     if (!series) {
       series = { route, method, code, count: 0 };
-      this.series.set(key, series);
+      byCode.set(code, series);
+      this.series.push(series);
     }
     series.count++;
   }
 
   time(route: string, method: string, seconds: number): void {
-    const key = `${route} ${method}`;
-    let timing = this.timings.get(key);
+    const byMethod = getOrMake(this.timingsByLabels, route, newMap);
+    let timing = byMethod.get(method);
     if (!timing) {
       timing = { route, method, buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
-      this.timings.set(key, timing);
+      byMethod.set(method, timing);
+      this.timings.push(timing);
     }
     let bucket = 0;
     while (bucket < this.bounds.length && seconds > this.bounds[bucket]!) bucket++;
@@ -119,9 +125,25 @@ export class RequestMetrics {
       aggregator: 'sum',
       get: () => Promise.resolve({ name, help, type, aggregator: 'sum', values: values() }),
       reset: () => {
-        if (type === 'counter') this.series.clear();
-        else this.timings.clear();
+        if (type === 'counter') {
+          this.series.length = 0;
+          this.seriesByLabels.clear();
+        } else {
+          this.timings.length = 0;
+          this.timingsByLabels.clear();
+        }
       },
     };
   }
+}
+
+const newMap = () => new Map();
+
+function getOrMake<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }

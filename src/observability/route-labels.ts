@@ -18,8 +18,11 @@ export function methodLabel(method: string): string {
 
 /** A status code Node knows by name (about sixty); anything else kube-apiserver or a proxied service sent is `other`. */
 export function codeLabel(code: number): string {
-  return STATUS_CODES[code] === undefined ? OTHER : String(code);
+  return CODE_LABELS.get(code) ?? OTHER;
 }
+
+/** Each known code's label, made once (not a new string per request). */
+const CODE_LABELS: ReadonlyMap<number, string> = new Map(Object.keys(STATUS_CODES).map((code) => [Number(code), code]));
 
 interface TrieNode {
   readonly literals: Map<string, TrieNode>;
