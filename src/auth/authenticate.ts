@@ -10,7 +10,7 @@ import type { SessionStore } from './sessions/sessions.js';
 import type { LoginSession } from './sessions/session-record.js';
 import type { SigningKeyProvider } from './tokens/signing-key.js';
 import { VerifiedTokenCache, signingKeyOf, timesProblem, type TokenClaims, type TokenPolicy } from './tokens/tokens.js';
-import type { KeySet } from './tokens/key-set.js';
+import type { KeySet, SigningKey } from './tokens/key-set.js';
 import { isPassable, keepPassableToken } from './passable-token.js';
 import type { AuthSettings } from '../config/cluster-configuration.js';
 import type { UserStore } from './users/users.js';
@@ -56,6 +56,20 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
     return groups;
   };
 
+  /**
+   * The key a verified token was signed with, read from its header once per token (by its claims, the same frozen
+   * object on every request that presents it), not decoded again on every request.
+   */
+  const signingKeys = new WeakMap<TokenClaims, SigningKey | null>();
+  const signingKeyOfVerified = (token: string, claims: TokenClaims, keys: KeySet) => {
+    let key = signingKeys.get(claims);
+    if (key === undefined) {
+      key = signingKeyOf(token, keys) ?? null;
+      signingKeys.set(claims, key);
+    }
+    return key ?? undefined;
+  };
+
   function refuse(reason: string): UnauthorizedError {
     log.debug('request not authenticated', { reason });
     return new UnauthorizedError();
@@ -98,7 +112,7 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
           };
     // an https issuer is the only kind kube-apiserver can trust: only then is the token looked at for pass-through
     if (claims.iss.startsWith('https://')) {
-      const key = signingKeyOf(presented.token, keys);
+      const key = signingKeyOfVerified(presented.token, claims, keys);
       const signedWith = { algorithm: key?.algorithm ?? 'HS256', active: key !== undefined && key === keys.active };
       if (isPassable(claims, signedWith, deps.policy.issuer, identity.groups, AUTHENTICATED_GROUP, nowSeconds))
         keepPassableToken(identity, { token: presented.token, expiresAt: claims.exp, kid: key!.kid });

@@ -4,8 +4,12 @@
  */
 export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
-  /** The most recently used key: using it again moves nothing (one caller's requests in a row, one lookup each). */
+  /**
+   * The most recently used entry: using it again moves nothing and looks nothing up (one caller's requests in a row).
+   * Compared before any lookup: a long key (a token) is then compared once, not hashed first.
+   */
   private newest: K | undefined;
+  private newestValue: V | undefined;
 
   constructor(readonly capacity: number) {
     if (!(capacity >= 1)) throw new Error('an LruMap needs a capacity of at least 1');
@@ -17,13 +21,13 @@ export class LruMap<K, V> {
 
   /** The value, marked as most recently used. */
   get(key: K): V | undefined {
+    if (this.newestValue !== undefined && key === this.newest) return this.newestValue;
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
-    if (key !== this.newest) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-      this.newest = key;
-    }
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    this.newest = key;
+    this.newestValue = value;
     return value;
   }
 
@@ -35,6 +39,7 @@ export class LruMap<K, V> {
     this.entries.delete(key);
     this.entries.set(key, value);
     this.newest = key;
+    this.newestValue = value;
     if (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
@@ -47,12 +52,17 @@ export class LruMap<K, V> {
   }
 
   delete(key: K): boolean {
-    if (key === this.newest) this.newest = undefined;
+    if (key === this.newest) this.forgetNewest();
     return this.entries.delete(key);
   }
 
   clear(): void {
-    this.newest = undefined;
+    this.forgetNewest();
     this.entries.clear();
+  }
+
+  private forgetNewest(): void {
+    this.newest = undefined;
+    this.newestValue = undefined;
   }
 }

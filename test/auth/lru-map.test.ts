@@ -51,4 +51,27 @@ describe('LruMap', () => {
     expect(map.get(['x'.repeat(50), 'x'.repeat(50)].join(''))).toBe(1);
     expect(map.size).toBe(1);
   });
+
+  test('when the newest entry is set again or deleted, then a get answers what the map holds, never an old value', () => {
+    const map = new LruMap<string, number>(2);
+    map.set('a', 1);
+    expect(map.get('a')).toBe(1);
+    map.set('a', 2);
+    expect(map.get('a')).toBe(2);
+    map.delete('a');
+    expect(map.get('a')).toBeUndefined();
+    map.set('b', 3);
+    map.clear();
+    expect(map.get('b')).toBeUndefined();
+    expect(map.size).toBe(0);
+  });
+
+  test('when the newest entry is pushed out by a full map, then it is not answered from memory', () => {
+    const map = new LruMap<string, number>(1);
+    map.set('a', 1);
+    expect(map.get('a')).toBe(1);
+    map.set('b', 2);
+    expect(map.get('a')).toBeUndefined();
+    expect(map.get('b')).toBe(2);
+  });
 });
