@@ -150,20 +150,22 @@ async function measureForwarding(
     const bare = bare1 && bare16 && bareProxyCost(bare1, bare16, d1s.p50);
     const errors = k1.errors + k16.errors;
     // kube-apiserver trusting a kapi as its OpenID issuer (the bench's kit): the same GET with the caller's own token
-    const passThrough = ctx.env.issuer
-      ? await passThroughRows(ctx, { path, direct, bare }).catch((error: unknown): Row[] => {
-          const why = error instanceof Error ? error.message : String(error);
-          detail(`token pass-through: not measured (${why})`);
-          return [
-            {
-              metric: 'forwarding, token pass-through: kube-apiserver CPU per GET through kapi vs direct',
-              value: `not measured: ${why}`,
-              target: '≤ +5 % at both',
-              verdict: 'not measured',
-            },
-          ];
-        })
-      : [];
+    // BENCH_PASS_THROUGH=0 leaves the pass-through rows out (a quicker look at the impersonating rows alone).
+    const passThrough =
+      ctx.env.issuer && process.env.BENCH_PASS_THROUGH !== '0'
+        ? await passThroughRows(ctx, { path, direct, bare }).catch((error: unknown): Row[] => {
+            const why = error instanceof Error ? error.message : String(error);
+            detail(`token pass-through: not measured (${why})`);
+            return [
+              {
+                metric: 'forwarding, token pass-through: kube-apiserver CPU per GET through kapi vs direct',
+                value: `not measured: ${why}`,
+                target: '≤ +5 % at both',
+                verdict: 'not measured',
+              },
+            ];
+          })
+        : [];
     const onKube: { rows: Row[]; figures?: Record<string, unknown> } = { rows: [] };
     const KAS = 'kube-apiserver';
     if (cpu16[KAS] !== undefined) {
