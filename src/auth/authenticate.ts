@@ -58,7 +58,8 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
 
   /**
    * The key a verified token was signed with, read from its header once per token (by its claims, the same frozen
-   * object on every request that presents it), not decoded again on every request.
+   * object on every request that presents it), not decoded again on every request. A memo never outlives its key
+   * set: the verified-token cache starts afresh (new claims objects) whenever the key set changes.
    */
   const signingKeys = new WeakMap<TokenClaims, SigningKey | null>();
   const signingKeyOfVerified = (token: string, claims: TokenClaims, keys: KeySet) => {

@@ -85,7 +85,8 @@ export class Logger {
  * `new Date().toISOString()`, with the text up to the second made once a second: the audit line's timestamp is
  * written once per request, and a Date and its formatting each time were a measurable share of the line's cost.
  */
-export function isoNow(now = Date.now()): string {
+export function isoNow(at = Date.now()): string {
+  const now = Math.floor(at);
   const second = Math.floor(now / 1000);
   if (second !== timestampSecond) {
     timestampSecond = second;

@@ -273,6 +273,9 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     private clientGone = false;
     private retry = false;
     private held: HeldAnswer | undefined;
+    /** Which dispatch is current: a retry started from within a dispatch must not be overwritten by it. */
+    private attempts = 0;
+    private resumeAfterDrain: (() => void) | undefined;
 
     constructor(
       private readonly req: ForwardedRequest,
@@ -285,7 +288,9 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
 
     start(retry: boolean): void {
       this.retry = retry;
-      this.current = backend.exchange({ method: this.req.method, target: this.target, headers: this.headers }, this);
+      const attempt = ++this.attempts;
+      const current = backend.exchange({ method: this.req.method, target: this.target, headers: this.headers }, this);
+      if (attempt === this.attempts) this.current = current;
     }
 
     clientClosed(): void {
@@ -351,7 +356,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     }
 
     private waitForDrain(): void {
-      this.res.once('drain', () => this.current?.resume());
+      this.resumeAfterDrain ??= () => this.current?.resume();
+      this.res.once('drain', this.resumeAfterDrain);
     }
   }
 

@@ -64,5 +64,7 @@ describe('RequestMetrics', () => {
     const text = await registry.metrics();
     expect(text).toContain('kapi_http_requests_total{route="/api",method="GET",code="200"} 1');
     expect(text).not.toContain('kapi_http_request_duration_seconds_count');
+    metrics.time('/api', 'GET', 0.002);
+    expect(await registry.metrics()).toContain('kapi_http_request_duration_seconds_count{route="/api",method="GET"} 1');
   });
 });
