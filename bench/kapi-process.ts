@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +21,8 @@ export interface KapiProcess {
   heapSnapshot(file: string): Promise<void>;
   /** SIGTERM, then SIGKILL if it has not exited in time. */
   stop(): Promise<void>;
+  /** BENCH_BARE_PROXY_IN_KAPI=1: where the bare proxy inside kapi's process says its port (bare-proxy-in-kapi.ts). */
+  readonly bareProxyDirectory?: string;
 }
 
 export interface ProcessMemory {
@@ -69,6 +72,13 @@ export async function startKapiProcess(options: {
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
   // BENCH_KAPI_NODE_ARGS adds Node flags for a look inside, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extra = process.env.BENCH_KAPI_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // BENCH_BARE_PROXY_IN_KAPI=1: the forwarding rows' bare proxy runs inside kapi's process (bare-proxy-in-kapi.ts)
+  let bareProxyDirectory: string | undefined;
+  if (process.env.BENCH_BARE_PROXY_IN_KAPI === '1') {
+    bareProxyDirectory = mkdtempSync(path.join(os.tmpdir(), 'kapi-bench-bare-'));
+    env.KAPI_BENCH_BARE_PROXY_DIR = bareProxyDirectory;
+    extra.push(`--import=${path.join(options.root, 'dist/bench/bare-proxy-in-kapi.js')}`);
+  }
   const child = spawn(
     process.execPath,
     [...extra, '--inspect=127.0.0.1:0', path.join(options.root, 'dist/src/main.js')],
@@ -100,6 +110,7 @@ export async function startKapiProcess(options: {
   return {
     pid,
     url,
+    bareProxyDirectory,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     async ready(timeoutMs) {
       const started = Date.now();

@@ -20,8 +20,8 @@ export interface PairedRuns {
   runs: number[];
   /** Failed requests through kapi, over every run. */
   throughErrors: number;
-  /** With `alongside`: its figures, each run's right after kapi's (see `pairedRuns`). */
-  alongside?: AlongsideRuns;
+  /** With `alongside`: each one's figures, in its order, each run's right after kapi's (see `pairedRuns`). */
+  alongside: AlongsideRuns[];
 }
 
 /** Another proxy's runs, each right after kapi's: its median CPU per request and kapi's ÷ its own, run by run. */
@@ -53,20 +53,22 @@ export async function pairedRuns(
     role: string;
     paced: boolean;
     /**
-     * Another proxy (the bare one) loaded right after kapi in every round, so that kapi's CPU ÷ its own is taken
-     * from neighbouring windows: this machine's speed drifts by tens of per cent within a run.
+     * Other proxies (the bare one) loaded right after kapi in every round, in this order, so that kapi's CPU ÷ theirs
+     * is taken from neighbouring windows: this machine's speed drifts by tens of per cent within a run.
      */
-    alongside?: { operation: Operation; role: string };
+    alongside?: readonly { operation: Operation; role: string }[];
   },
 ): Promise<PairedRuns> {
+  const others = options.alongside ?? [];
   const runs: (Omit<PairedRuns, 'runs' | 'throughErrors' | 'alongside'> & {
-    beside?: LoadResult;
-    besideCost?: number;
+    beside: LoadResult[];
+    besideCosts: number[];
   })[] = [];
   for (let i = 0; i < RUNS; i++) {
     const d = await load(direct, concurrency);
     const t = await load(through, concurrency);
-    const beside = options.alongside ? await load(options.alongside.operation, concurrency) : undefined;
+    const beside: LoadResult[] = [];
+    for (const other of others) beside.push(await load(other.operation, concurrency));
     const p = options.paced
       ? await load(direct, concurrency, undefined, undefined, intervalOf(t, concurrency))
       : undefined;
@@ -75,33 +77,33 @@ export async function pairedRuns(
       through: t,
       ...(p && { paced: p }),
       cost: cpuPerOperation(t)[options.role] ?? Number.NaN,
-      ...(beside && { beside, besideCost: cpuPerOperation(beside)[options.alongside!.role] ?? Number.NaN }),
+      beside,
+      besideCosts: beside.map((result, n) => cpuPerOperation(result)[others[n]!.role] ?? Number.NaN),
     });
   }
   const {
     beside: _beside,
-    besideCost: _besideCost,
+    besideCosts: _besideCosts,
     ...median
   } = [...runs].sort((x, y) => x.cost - y.cost)[Math.floor((runs.length - 1) / 2)]!;
-  let alongside: AlongsideRuns | undefined;
-  if (options.alongside) {
-    const costs = runs.map((run) => run.besideCost!);
-    const ratios = runs.map((run) => run.cost / run.besideCost!);
+  const alongside = others.map((_, n): AlongsideRuns => {
+    const costs = runs.map((run) => run.besideCosts[n]!);
     const cost = medianOf(costs);
-    alongside = {
-      median: runs.find((run) => run.besideCost === cost)!.beside!,
+    const ratios = runs.map((run) => run.cost / run.besideCosts[n]!);
+    return {
+      median: runs.find((run) => run.besideCosts[n] === cost)!.beside[n]!,
       cost,
       runs: costs,
       ratios,
       ratio: medianOf(ratios),
-      errors: runs.reduce((sum, run) => sum + run.beside!.errors, 0),
+      errors: runs.reduce((sum, run) => sum + run.beside[n]!.errors, 0),
     };
-  }
+  });
   return {
     ...median,
     runs: runs.map((run) => run.cost),
     throughErrors: runs.reduce((sum, run) => sum + run.through.errors, 0),
-    ...(alongside && { alongside }),
+    alongside,
   };
 }
 

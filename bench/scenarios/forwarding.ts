@@ -51,15 +51,17 @@ export const forwardingScenario: Scenario = {
     const direct: Operation = { kind: 'request', ...directRequest, expect: 200 };
     // The bare proxy's runs come right after kapi's in every round (pairedRuns), so their ratio is a neighbour's.
     const bareProxy = await startBareProxyFor(ctx, path, directRequest.headers);
+    const insideKapi = await startBareProxyInsideKapiFor(ctx, path, directRequest.headers);
     try {
       // kapi serves for days: its first seconds of forwarding (V8 compiling the path) are not what it costs.
       const warmup = await load(through, 16, 0, WARMUP_FORWARDING_MS);
       detail(
         `warm-up: ${warmup.latenciesNs.length.toLocaleString('en-US')} GETs through kapi in ${WARMUP_FORWARDING_MS / 1000} s at c16, not measured`,
       );
-      if (bareProxy) await load(bareProxy.operation, 16, 0, WARMUP_FORWARDING_MS);
-      return await measureForwarding(ctx, { path, direct, through, directRequest, bareProxy });
+      for (const proxy of [bareProxy, insideKapi]) if (proxy) await load(proxy.operation, 16, 0, WARMUP_FORWARDING_MS);
+      return await measureForwarding(ctx, { path, direct, through, directRequest, bareProxy, insideKapi });
     } finally {
+      await insideKapi?.stop();
       await bareProxy?.stop();
     }
   },
@@ -74,24 +76,31 @@ async function measureForwarding(
     through: Operation;
     directRequest: { url: string; headers: Record<string, string> };
     bareProxy: BareProxy | undefined;
+    insideKapi: BareProxy | undefined;
   },
 ): Promise<ScenarioResult> {
-  const { path, direct, through, directRequest, bareProxy } = input;
+  const { path, direct, through, directRequest, bareProxy, insideKapi } = input;
   {
     // on a real kube-apiserver, also direct GETs paced as kapi paces them (see pairedRuns)
     const onRealKube = ctx.env.target === 'cluster';
     const pairing = {
       role: 'kapi',
       paced: onRealKube,
-      ...(bareProxy && { alongside: { operation: bareProxy.operation, role: BARE_PROXY } }),
+      alongside: [bareProxy, insideKapi].filter((proxy) => proxy !== undefined),
     };
+    // the alongside runs in that order
+    const split = (runs: AlongsideRuns[]) => ({
+      bare: bareProxy && runs[0],
+      inside: insideKapi && runs[bareProxy ? 1 : 0],
+    });
     const {
       direct: d1,
       through: k1,
       paced: p1,
       runs: runs1,
-      alongside: bare1,
+      alongside: beside1,
     } = await pairedRuns(direct, through, 1, pairing);
+    const { bare: bare1, inside: inside1 } = split(beside1);
     const d1s = summarize(d1.latenciesNs);
     const k1s = summarize(k1.latenciesNs);
     detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
@@ -104,8 +113,9 @@ async function measureForwarding(
       through: k16,
       paced: p16,
       runs: runs16,
-      alongside: bare16,
+      alongside: beside16,
     } = await pairedRuns(direct, through, 16, pairing);
+    const { bare: bare16, inside: inside16 } = split(beside16);
     for (const [c, paced] of [
       [1, p1],
       [16, p16],
@@ -148,6 +158,7 @@ async function measureForwarding(
     }
 
     const bare = bare1 && bare16 && bareProxyCost(bare1, bare16, d1s.p50);
+    const insideRows = inside1 && inside16 ? insideKapiRows(inside1, inside16, bare1, bare16) : [];
     const errors = k1.errors + k16.errors;
     // kube-apiserver trusting a kapi as its OpenID issuer (the bench's kit): the same GET with the caller's own token
     // BENCH_PASS_THROUGH=0 leaves the pass-through rows out (a quicker look at the impersonating rows alone).
@@ -253,6 +264,7 @@ async function measureForwarding(
           { c1: cpuPerOperation(d1)[KAS], c16: direct16[KAS] },
           errors,
         ),
+        ...insideRows,
         ...onKube.rows,
         ...passThrough,
       ],
@@ -278,6 +290,7 @@ async function measureForwarding(
 }
 
 export const BARE_PROXY = 'bare proxy';
+const BARE_PROXY_INSIDE_KAPI = 'bare proxy inside kapi';
 
 /** A bare Node proxy's CPU per forwarded GET (median of `RUNS` runs), and kapi's ÷ its own (median of the rounds). */
 interface BareProxyCost {
@@ -293,6 +306,8 @@ interface BareProxyCost {
 export interface BareProxy {
   /** The GET through it. */
   operation: Operation;
+  /** Whose CPU it is in the figures. */
+  role: string;
   /** Its address, for other requests through it (a watch). */
   url: string;
   pid: number;
@@ -309,21 +324,50 @@ export async function startBareProxyFor(
   path: string,
   directHeaders: Record<string, string>,
 ): Promise<BareProxy | undefined> {
+  return bareProxyFor(ctx, path, directHeaders, BARE_PROXY);
+}
+
+/**
+ * BENCH_BARE_PROXY_IN_KAPI=1: the same bare proxy served from inside kapi's own process (bench/bare-proxy-in-kapi.ts),
+ * its CPU being kapi's process's: kapi ÷ it is what kapi's per-request work costs, and it ÷ the bare proxy alone what
+ * being kapi's process costs the same requests (its heap of caches, its collections, its other code).
+ */
+async function startBareProxyInsideKapiFor(
+  ctx: BenchContext,
+  path: string,
+  directHeaders: Record<string, string>,
+): Promise<BareProxy | undefined> {
+  const directory = ctx.kapi.bareProxyDirectory;
+  if (!directory) return undefined;
+  return bareProxyFor(ctx, path, directHeaders, BARE_PROXY_INSIDE_KAPI, { directory, pid: ctx.kapi.pid });
+}
+
+async function bareProxyFor(
+  ctx: BenchContext,
+  path: string,
+  directHeaders: Record<string, string>,
+  role: string,
+  insideKapi?: { directory: string; pid: number },
+): Promise<BareProxy | undefined> {
   const trust = backendTrust();
-  const proxy = await startBareProxy({
-    backendUrl: ctx.sandboxUrl,
-    ca: trust.ca,
-    servername: trust.servername,
-    headers: ctx.env.impersonatingHeaders ?? { ...directHeaders, 'Impersonate-User': ctx.env.kapiUser.name },
-  }).catch((error: unknown) => {
-    detail(`bare proxy: not measured (${error instanceof Error ? error.message : String(error)})`);
+  const proxy = await startBareProxy(
+    {
+      backendUrl: ctx.sandboxUrl,
+      ca: trust.ca,
+      servername: trust.servername,
+      headers: ctx.env.impersonatingHeaders ?? { ...directHeaders, 'Impersonate-User': ctx.env.kapiUser.name },
+    },
+    insideKapi,
+  ).catch((error: unknown) => {
+    detail(`${role}: not measured (${error instanceof Error ? error.message : String(error)})`);
     return undefined;
   });
   if (!proxy) return undefined;
   const before = accountedCpu();
-  accountCpuOf({ ...before, [BARE_PROXY]: proxy.pid });
+  accountCpuOf({ ...before, [role]: proxy.pid });
   return {
     operation: { kind: 'request', url: `${proxy.url}${path}`, headers: bearer(ctx.kapiToken), expect: 200 },
+    role,
     url: proxy.url,
     pid: proxy.pid,
     stop: async () => {
@@ -391,4 +435,49 @@ function bareProxyRows(
     });
   }
   return rows;
+}
+
+/**
+ * The bare proxy inside kapi's process, run by run beside kapi and the bare proxy alone: a detail line each, and a row
+ * splitting kapi ÷ the bare proxy into kapi's per-request work (kapi ÷ the one inside) and its process (the one inside
+ * ÷ the one alone).
+ */
+function insideKapiRows(
+  c1: AlongsideRuns,
+  c16: AlongsideRuns,
+  bare1: AlongsideRuns | undefined,
+  bare16: AlongsideRuns | undefined,
+): Row[] {
+  const list = (values: number[], digits = 0) => values.map((value) => value.toFixed(digits)).join(', ');
+  const byRound = (inside: AlongsideRuns, alone: AlongsideRuns | undefined) =>
+    alone ? inside.runs.map((cost, round) => cost / alone.runs[round]!) : [];
+  const split: string[] = [];
+  for (const [concurrency, inside, alone] of [
+    [1, c1, bare1],
+    [16, c16, bare16],
+  ] as const) {
+    const overAlone = byRound(inside, alone);
+    detail(
+      `bare proxy inside kapi c${concurrency}: ${formatSummary(summarize(inside.median.latenciesNs))}${cpuNote(inside.median)}${errorNote(inside.median)}`,
+    );
+    detail(
+      `  (after the bare proxy alone in each round; µs/req by round: ${list(inside.runs)}; kapi ÷ it by round: ${list(inside.ratios, 2)}` +
+        (alone ? `; it ÷ the bare proxy alone by round: ${list(overAlone, 2)})` : ')'),
+    );
+    const median = overAlone.length
+      ? [...overAlone].sort((x, y) => x - y)[Math.floor((overAlone.length - 1) / 2)]!
+      : NaN;
+    split.push(
+      `c${concurrency}: kapi ÷ it ${inside.ratio.toFixed(2)}×` +
+        (Number.isNaN(median) ? '' : `, it ÷ the bare proxy alone ${median.toFixed(2)}×`),
+    );
+  }
+  return [
+    {
+      metric: 'forwarding: the bare proxy inside kapi’s process (kapi’s per-request work ÷ kapi’s process)',
+      value: split.join('; ') + ` (${us(c1.cost)} at c1, ${us(c16.cost)} at c16)`,
+      target: '(info: medians of the rounds)',
+      verdict: 'info',
+    },
+  ];
 }
