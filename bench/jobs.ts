@@ -73,6 +73,11 @@ export interface WatchRelayJob {
   kind: 'watch-relay';
   kapiUrl: string;
   kapiToken: string;
+  /**
+   * The second watch's own headers instead of kapi's token: with `kapiUrl` the backend itself, two direct watches,
+   * whose difference is what the backend and the client add between two streams of the same event, with no proxy.
+   */
+  secondHeaders?: Record<string, string>;
   /** The backend (the sandbox or kube-apiserver). */
   sandboxUrl: string;
   /** Who the direct watch is (kapi's own identity). */

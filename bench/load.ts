@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoadJob, LoadResult } from './jobs.js';
 import { operationRunner } from './operations.js';
@@ -73,5 +74,20 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   clearTimeout(windowOpens);
   const cpuMs = cpuAtStart ? cpuSince(pids, cpuAtStart) : {};
   agent.destroy();
+  // BENCH_LOAD_WINDOWS=<file>: each measured window (CLOCK_MONOTONIC ns, as `perf record -k CLOCK_MONOTONIC` stamps
+  // its samples) with its target and count, so a profile of a whole run can be cut into its rounds
+  if (process.env.BENCH_LOAD_WINDOWS) {
+    const target = new URL(url);
+    const window = {
+      target: `${target.host}${target.pathname}`,
+      concurrency: job.concurrency,
+      from: measureFrom,
+      to: lastEnd,
+    };
+    appendFileSync(
+      process.env.BENCH_LOAD_WINDOWS,
+      `${JSON.stringify({ ...window, operations: latenciesNs.length })}\n`,
+    );
+  }
   return { latenciesNs, errors, errorsByStatus, firstError, elapsedMs: (lastEnd - measureFrom) / MS, cpuMs };
 }

@@ -115,7 +115,8 @@ export async function runWatchRelay(job: WatchRelayJob): Promise<WatchRelayResul
     const open = (base: string, headers: Record<string, string>, agent: http.Agent, stream: number, label: string) =>
       openWatch(watchUrl(base, rv), headers, agent, arrivals.handlers(stream, label), job.timeoutMs);
     streams.push(await open(job.sandboxUrl, job.directHeaders, streamAgents.direct, DIRECT, 'direct watch'));
-    streams.push(await open(job.kapiUrl, bearer(job.kapiToken), streamAgents.kapi, KAPI, 'watch through kapi'));
+    const secondHeaders = job.secondHeaders ?? bearer(job.kapiToken);
+    streams.push(await open(job.kapiUrl, secondHeaders, streamAgents.kapi, KAPI, 'watch through kapi'));
 
     const result: WatchRelayResult = { addedNs: [], directNs: [], missed: 0 };
     for (let i = 1; i <= job.patches; i++) {

@@ -16,6 +16,10 @@ const TIMEOUT_MS = 15_000;
 export const watchMetrics = {
   added: { metric: 'watch relay added p99', target: '≤ 1 ms', reference: '+0.13 ms p50, +0.9 ms max' },
   bareAdded: { metric: 'watch relay added p99 through a bare Node proxy', target: '(info: the floor, same run)' },
+  betweenDirect: {
+    metric: 'watch relay: p99 between two direct watches (no proxy)',
+    target: '(info: the backend’s and the client’s share, same run)',
+  },
   held: { metric: `watches held through kapi`, target: `${WATCHES.toLocaleString('en-US')}, all get the event` },
   fanoutMemory: { metric: `kapi RSS, ${WATCHES.toLocaleString('en-US')} watches open`, target: '(info)' },
 };
@@ -37,10 +41,14 @@ export const watchScenario: Scenario = {
     const bare = await startBareProxyFor(ctx, '/api/v1/nodes', ctx.env.directHeaders);
     const kapiRelay = new RelayRounds();
     const bareRelay = new RelayRounds();
+    // Two direct watches of the same event: what the backend (one writer per watch) and the client add between two
+    // streams with no proxy at all, the part of a proxy's added tail that is not the proxy's.
+    const twoDirect = new RelayRounds();
     try {
       for (let round = 0; round < ROUNDS; round++) {
         await kapiRelay.add(ctx, ctx.kapi.url, { kapi: ctx.kapi.pid, ...ctx.env.backendPids });
         if (bare) await bareRelay.add(ctx, bare.url, { [BARE_PROXY]: bare.pid, ...ctx.env.backendPids });
+        await twoDirect.add(ctx, ctx.sandboxUrl, { ...ctx.env.backendPids }, ctx.env.directHeaders);
       }
     } finally {
       await bare?.stop();
@@ -63,6 +71,10 @@ export const watchScenario: Scenario = {
       detail(`added by the bare proxy, in the rounds between kapi's: ${formatSummary(bareAdded)}`);
       detail(`${formatCpu(bareResult.cpu, 'event')}`);
     }
+
+    const directResult = twoDirect.result();
+    const betweenDirect = summarize(directResult.addedNs);
+    detail(`between two direct watches, in the same rounds: ${formatSummary(betweenDirect)}`);
 
     let withWatches: ProcessMemory | undefined;
     const before = ctx.kapi.memory();
@@ -103,6 +115,11 @@ export const watchScenario: Scenario = {
         value: `+${ms(added.p99)} (p50 +${ms(added.p50)}, max +${ms(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''}; kapi ${Math.round(relayCpu.kapi ?? Number.NaN)} µs CPU/event)`,
         verdict: verdict(added.p99 <= 1 && relay.missed === 0),
       },
+      {
+        ...watchMetrics.betweenDirect,
+        value: `${signedMs(betweenDirect.p99)} (p50 ${signedMs(betweenDirect.p50)}, max ${signedMs(betweenDirect.max)}${directResult.missed ? `, ${directResult.missed} missed` : ''})`,
+        verdict: 'info' as const,
+      },
       ...(bareResult && bareAdded
         ? [
             {
@@ -136,6 +153,7 @@ export const watchScenario: Scenario = {
             bareAdded && {
               bareProxy: { addedMs: bareAdded, missed: bareResult.missed, cpuUsPerEvent: bareResult.cpu },
             }),
+          betweenDirectWatchesMs: betweenDirect,
         },
         fanout: {
           watches: WATCHES,
@@ -154,6 +172,11 @@ export const watchScenario: Scenario = {
   },
 };
 
+/** "+0.79 ms", "−0.10 ms": one stream's arrival after the other's, either way. */
+function signedMs(value: number): string {
+  return `${value < 0 ? '−' : '+'}${ms(Math.abs(value))}`;
+}
+
 /** The relay's figures over its rounds: each round a worker's patches, timed on both streams. */
 class RelayRounds {
   private readonly addedNs: number[] = [];
@@ -162,8 +185,8 @@ class RelayRounds {
   private cpuUs: Record<string, number> = {};
   private events = 0;
 
-  /** One round of PATCHES ÷ ROUNDS patches, watched through `url`; `pids`' CPU taken over it. */
-  async add(ctx: BenchContext, url: string, pids: CpuPids): Promise<void> {
+  /** One round of PATCHES ÷ ROUNDS patches, watched through `url` (as `secondHeaders`, else kapi's token); `pids`' CPU taken over it. */
+  async add(ctx: BenchContext, url: string, pids: CpuPids, secondHeaders?: Record<string, string>): Promise<void> {
     const patches = Math.round(PATCHES / ROUNDS);
     const before = cpuSnapshot(pids);
     const round = await inWorker<WatchRelayJob>({
@@ -176,6 +199,7 @@ class RelayRounds {
       nodeName: ctx.nodeName,
       patches,
       timeoutMs: TIMEOUT_MS,
+      ...(secondHeaders && { secondHeaders }),
     });
     const used = perOperationUs(cpuSince(pids, before), 1);
     for (const [role, us] of Object.entries(used)) this.cpuUs[role] = (this.cpuUs[role] ?? 0) + (us ?? 0);
