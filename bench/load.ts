@@ -83,6 +83,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       concurrency: job.concurrency,
       from: measureFrom,
       to: lastEnd,
+      warmupMs: job.warmupMs,
     };
     appendFileSync(
       process.env.BENCH_LOAD_WINDOWS,

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 /**
  * Where one process's CPU per request goes, window by window: `perf script` of a `perf record -k CLOCK_MONOTONIC -p
  * <pid>` taken over a bench run, cut by the load windows that run wrote (BENCH_LOAD_WINDOWS=<file>, bench/load.ts),
- * and summed per symbol and per request for each target and concurrency. Two targets served by the same process
+ * and summed per symbol and per request for each target and concurrency (windows without a warm-up of their own, the
+ * forwarding row's warm-up runs, are left out). Two targets served by the same process
  * (kapi, and the bare proxy inside it: BENCH_BARE_PROXY_IN_KAPI=1) are then compared symbol by symbol.
  *
  *   node dist/bench/profile-split.js <perf.data> <windows file> <target host:port> <other target host:port> [rows]
@@ -14,6 +15,7 @@ interface LoadWindow {
   concurrency: number;
   from: number;
   to: number;
+  warmupMs?: number;
   operations: number;
 }
 
@@ -26,7 +28,8 @@ const rows = Number(rowsArg ?? 30);
 const windows = readFileSync(windowsFile, 'utf8')
   .split('\n')
   .filter(Boolean)
-  .map((line) => JSON.parse(line) as LoadWindow);
+  .map((line) => JSON.parse(line) as LoadWindow)
+  .filter((window) => window.warmupMs !== 0);
 
 /** Samples as [time ns, period ns, symbol], in time order. */
 const samples: [number, number, string][] = [];

@@ -39,6 +39,12 @@ export function ms(value: number): string {
   return `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0)} ms`;
 }
 
+/** "+0.29 ms", "−0.03 ms": a difference, with its sign either way. */
+export function signedMs(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return `${value < 0 ? '−' : '+'}${ms(Math.abs(value))}`;
+}
+
 export function rate(perSecond: number, unit = 'req/s'): string {
   if (!Number.isFinite(perSecond)) return 'n/a';
   return `${perSecond < 100 ? perSecond.toFixed(1) : Math.round(perSecond).toLocaleString('en-US')} ${unit}`;

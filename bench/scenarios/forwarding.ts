@@ -8,7 +8,7 @@ import { forwardingOnKubeRows, kapiOverBareProxyRow } from '../forwarding-target
 import { passThroughRows } from './pass-through.js';
 import { RUNS, pairedRuns, type AlongsideRuns } from '../paired-runs.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, rate, summarize } from '../stats.js';
+import { formatSummary, ms, rate, signedMs, summarize } from '../stats.js';
 
 export const forwardingMetrics = {
   added: { metric: 'forwarding added p50 @c1', target: '≤ 0.3 ms', reference: '+0.35 ms' },
@@ -234,7 +234,7 @@ async function measureForwarding(
       rows: [
         {
           ...forwardingMetrics.added,
-          value: `+${ms(added)} (${ms(k1s.p50)} vs ${ms(d1s.p50)} direct)`,
+          value: `${signedMs(added)} (${ms(k1s.p50)} vs ${ms(d1s.p50)} direct)`,
           verdict: verdict(added <= 0.3 && errors === 0),
         },
         {
@@ -421,7 +421,7 @@ function bareProxyRows(
     kapiOverBareProxyRow(bare.ratios, errors + bare.errors),
     {
       metric: 'forwarding: a bare Node proxy’s added p50 @c1',
-      value: `+${ms(bare.addedP50Ms)}`,
+      value: `${signedMs(bare.addedP50Ms)}`,
       target: '(info: the floor of the added p50 row, same run)',
       verdict: 'info',
     },

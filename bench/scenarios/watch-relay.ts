@@ -4,7 +4,7 @@ import type { ProcessMemory } from '../kapi-process.js';
 import type { WatchFanoutJob, WatchRelayJob } from '../jobs.js';
 import { cpuSince, cpuSnapshot, formatCpu, perOperationUs, type CpuPids } from '../process-cpu.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, summarize } from '../stats.js';
+import { formatSummary, ms, signedMs, summarize } from '../stats.js';
 import { BARE_PROXY, startBareProxyFor } from './forwarding.js';
 
 const PATCHES = 1_000;
@@ -112,7 +112,7 @@ export const watchScenario: Scenario = {
     const rows: Row[] = [
       {
         ...watchMetrics.added,
-        value: `+${ms(added.p99)} (p50 +${ms(added.p50)}, max +${ms(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''}; kapi ${Math.round(relayCpu.kapi ?? Number.NaN)} µs CPU/event)`,
+        value: `${signedMs(added.p99)} (p50 ${signedMs(added.p50)}, max ${signedMs(added.max)}${relay.missed ? `, ${relay.missed} missed` : ''}; kapi ${Math.round(relayCpu.kapi ?? Number.NaN)} µs CPU/event)`,
         verdict: verdict(added.p99 <= 1 && relay.missed === 0),
       },
       {
@@ -124,7 +124,7 @@ export const watchScenario: Scenario = {
         ? [
             {
               ...watchMetrics.bareAdded,
-              value: `+${ms(bareAdded.p99)} (p50 +${ms(bareAdded.p50)}, max +${ms(bareAdded.max)}${bareResult.missed ? `, ${bareResult.missed} missed` : ''}; ${Math.round(bareResult.cpu[BARE_PROXY] ?? Number.NaN)} µs CPU/event)`,
+              value: `${signedMs(bareAdded.p99)} (p50 ${signedMs(bareAdded.p50)}, max ${signedMs(bareAdded.max)}${bareResult.missed ? `, ${bareResult.missed} missed` : ''}; ${Math.round(bareResult.cpu[BARE_PROXY] ?? Number.NaN)} µs CPU/event)`,
               verdict: 'info' as const,
             },
           ]
@@ -171,11 +171,6 @@ export const watchScenario: Scenario = {
     };
   },
 };
-
-/** "+0.79 ms", "−0.10 ms": one stream's arrival after the other's, either way. */
-function signedMs(value: number): string {
-  return `${value < 0 ? '−' : '+'}${ms(Math.abs(value))}`;
-}
 
 /** The relay's figures over its rounds: each round a worker's patches, timed on both streams. */
 class RelayRounds {
