@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { bareProxy, type BareProxyOptions } from './bare-proxy-server.js';
@@ -16,12 +16,19 @@ const directory = process.env.KAPI_BENCH_BARE_PROXY_DIR;
 if (directory) {
   let proxy: ReturnType<typeof bareProxy> | undefined;
   const server = http.createServer((req, res) => {
-    proxy ??= bareProxy(JSON.parse(readFileSync(path.join(directory, 'options.json'), 'utf8')) as BareProxyOptions);
+    if (!proxy) {
+      // read once, then removed: it holds kapi's token for the cluster
+      const file = path.join(directory, 'options.json');
+      proxy = bareProxy(JSON.parse(readFileSync(file, 'utf8')) as BareProxyOptions);
+      unlinkSync(file);
+    }
     proxy.listener(req, res);
   });
   server.listen(0, '127.0.0.1', () => {
     const address = server.address();
-    writeFileSync(path.join(directory, 'port'), String(typeof address === 'object' && address ? address.port : 0));
+    // written whole, then renamed: the bench never reads half of it
+    writeFileSync(path.join(directory, 'port.tmp'), String(typeof address === 'object' && address ? address.port : 0));
+    renameSync(path.join(directory, 'port.tmp'), path.join(directory, 'port'));
   });
   // kapi's own shutdown waits for nothing of this listener's
   server.unref();

@@ -46,5 +46,6 @@ async function bareProxyInsideKapi(options: BareProxyOptions, directory: string,
     await sleep(100);
   }
   const port = Number(readFileSync(portFile, 'utf8'));
+  if (!(port > 0)) throw new Error('the bare proxy inside kapi said no port');
   return { pid, url: `http://127.0.0.1:${port}`, stop: async () => {} };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -131,11 +131,13 @@ export async function startKapiProcess(options: {
     heapSnapshot: (file) =>
       inspector ? writeHeapSnapshot(inspector, file) : Promise.reject(new Error('kapi printed no inspector address')),
     async stop() {
-      if (exit) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-      await exited;
-      clearTimeout(timer);
+      if (!exit) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (bareProxyDirectory) rmSync(bareProxyDirectory, { recursive: true, force: true });
     },
   };
 }

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
  * forwarding row's warm-up runs, are left out). Two targets served by the same process
  * (kapi, and the bare proxy inside it: BENCH_BARE_PROXY_IN_KAPI=1) are then compared symbol by symbol.
  *
- *   node dist/bench/profile-split.js <perf.data> <windows file> <target host:port> <other target host:port> [rows]
+ *   node dist/bench/profile-split.js <perf.data> <windows file> <host:port[/path]> <other host:port[/path]> [rows]
+ *
+ * The recording must be of `cpu-clock` (`perf record -e cpu-clock`: its periods are nanoseconds) and without `-g`.
  */
 interface LoadWindow {
   target: string;
@@ -36,7 +38,7 @@ const samples: [number, number, string][] = [];
 const script = execFileSync('perf', ['script', '-i', perfData, '-F', 'time,period,ip,sym', '--ns'], {
   maxBuffer: 1 << 30,
   encoding: 'utf8',
-  stdio: ['ignore', 'pipe', 'ignore'],
+  stdio: ['ignore', 'pipe', 'inherit'],
 });
 for (const line of script.split('\n')) {
   const match = /^\s*(\d+)\.(\d{9}):\s+(\d+)\s+\S+\s+(.*)$/.exec(line);
@@ -55,13 +57,13 @@ function firstAtOrAfter(time: number): number {
   return low;
 }
 
-/** µs per request by symbol, and in all, over every window of `host` at `concurrency`. */
-function perRequest(host: string, concurrency: number) {
+/** µs per request by symbol, and in all, over every window of `target` (host:port, or with its path) at `concurrency`. */
+function perRequest(target: string, concurrency: number) {
   const bySymbol = new Map<string, number>();
   let operations = 0;
   let total = 0;
   for (const window of windows) {
-    if (!window.target.startsWith(`${host}/`) || window.concurrency !== concurrency) continue;
+    if (!`${window.target}/`.startsWith(`${target}/`) || window.concurrency !== concurrency) continue;
     operations += window.operations;
     for (let i = firstAtOrAfter(window.from); i < samples.length && samples[i]![0] <= window.to; i++) {
       const [, period, symbol] = samples[i]!;

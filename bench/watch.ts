@@ -116,7 +116,8 @@ export async function runWatchRelay(job: WatchRelayJob): Promise<WatchRelayResul
       openWatch(watchUrl(base, rv), headers, agent, arrivals.handlers(stream, label), job.timeoutMs);
     streams.push(await open(job.sandboxUrl, job.directHeaders, streamAgents.direct, DIRECT, 'direct watch'));
     const secondHeaders = job.secondHeaders ?? bearer(job.kapiToken);
-    streams.push(await open(job.kapiUrl, secondHeaders, streamAgents.kapi, KAPI, 'watch through kapi'));
+    const secondLabel = job.secondHeaders ? 'second direct watch' : 'watch through kapi';
+    streams.push(await open(job.kapiUrl, secondHeaders, streamAgents.kapi, KAPI, secondLabel));
 
     const result: WatchRelayResult = { addedNs: [], directNs: [], missed: 0 };
     for (let i = 1; i <= job.patches; i++) {

@@ -106,7 +106,7 @@ async function measureForwarding(
     detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
     detail(`kapi   c1 : ${formatSummary(k1s)}${cpuNote(k1)}${errorNote(k1)}`);
     const added = k1s.p50 - d1s.p50;
-    detail(`added by kapi: p50 +${ms(added)}, p99 +${ms(k1s.p99 - d1s.p99)}`);
+    detail(`added by kapi: p50 ${signedMs(added)}, p99 ${signedMs(k1s.p99 - d1s.p99)}`);
 
     const {
       direct: d16,
@@ -461,7 +461,7 @@ function insideKapiRows(
       `bare proxy inside kapi c${concurrency}: ${formatSummary(summarize(inside.median.latenciesNs))}${cpuNote(inside.median)}${errorNote(inside.median)}`,
     );
     detail(
-      `  (after the bare proxy alone in each round; µs/req by round: ${list(inside.runs)}; kapi ÷ it by round: ${list(inside.ratios, 2)}` +
+      `  (loaded last in each round; µs/req by round: ${list(inside.runs)}; kapi ÷ it by round: ${list(inside.ratios, 2)}` +
         (alone ? `; it ÷ the bare proxy alone by round: ${list(overAlone, 2)})` : ')'),
     );
     const median = overAlone.length
@@ -474,7 +474,7 @@ function insideKapiRows(
   }
   return [
     {
-      metric: 'forwarding: the bare proxy inside kapi’s process (kapi’s per-request work ÷ kapi’s process)',
+      metric: 'forwarding: the bare proxy inside kapi’s process (kapi’s per-request work; kapi’s process)',
       value: split.join('; ') + ` (${us(c1.cost)} at c1, ${us(c16.cost)} at c16)`,
       target: '(info: medians of the rounds)',
       verdict: 'info',

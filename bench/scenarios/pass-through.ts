@@ -9,7 +9,7 @@ import { startKapiProcess } from '../kapi-process.js';
 import { pairedRuns } from '../paired-runs.js';
 import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
-import { formatSummary, ms, rate, summarize } from '../stats.js';
+import { formatSummary, rate, signedMs, summarize } from '../stats.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ROLE = 'kapi (pass-through)';
@@ -137,7 +137,7 @@ export async function passThroughRows(ctx: BenchContext, input: PassThroughInput
       },
       {
         metric: 'forwarding, token pass-through: kapi CPU per GET, and ÷ the bare proxy’s',
-        value: `${us(c1.kapi)} at c1 (${share(c1.kapi, input.bare?.c1)}), ${us(c16.kapi)} at c16 (${share(c16.kapi, input.bare?.c16)}); added p50 @c1 +${ms(c1.added)}`,
+        value: `${us(c1.kapi)} at c1 (${share(c1.kapi, input.bare?.c1)}), ${us(c16.kapi)} at c16 (${share(c16.kapi, input.bare?.c16)}); added p50 @c1 ${signedMs(c1.added)}`,
         target: '(info)',
         verdict: clean ? 'info' : 'MISS',
       },

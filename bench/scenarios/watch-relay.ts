@@ -37,7 +37,7 @@ export const watchScenario: Scenario = {
     if (!ctx.env.sandbox && !ctx.env.writable)
       throw new Error('patches nodes: the sandbox or the bench’s own kit only');
     // Over the relay rounds: kapi relays one event per patch; the backend serves the patch and both watches. The bare
-    // Node proxy (bare-proxy-main.ts, relaying the watch chunk by chunk) relays the same in the rounds between.
+    // Node proxy (bare-proxy-server.ts, relaying the watch chunk by chunk) relays the same in the rounds between.
     const bare = await startBareProxyFor(ctx, '/api/v1/nodes', ctx.env.directHeaders);
     const kapiRelay = new RelayRounds();
     const bareRelay = new RelayRounds();
