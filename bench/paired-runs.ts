@@ -37,7 +37,9 @@ export interface AlongsideRuns {
   errors: number;
 }
 
-const medianOf = (values: readonly number[]) => [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)]!;
+/** The middle value (the lower of the two middle ones for an even count): always one of `values`. */
+export const medianOf = (values: readonly number[]) =>
+  [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)]!;
 
 /**
  * Direct then through kapi, `RUNS` times; the run whose CPU per request of `role` (the kapi forwarding) is the

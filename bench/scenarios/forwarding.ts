@@ -6,7 +6,7 @@ import { startBareProxy } from '../bare-proxy.js';
 import { backendTrust } from '../tls.js';
 import { forwardingOnKubeRows, kapiOverBareProxyRow } from '../forwarding-targets.js';
 import { passThroughRows } from './pass-through.js';
-import { RUNS, pairedRuns, type AlongsideRuns } from '../paired-runs.js';
+import { RUNS, medianOf, pairedRuns, type AlongsideRuns } from '../paired-runs.js';
 import { detail, verdict, type Row } from '../report.js';
 import { formatSummary, ms, rate, signedMs, summarize } from '../stats.js';
 
@@ -377,9 +377,14 @@ async function bareProxyFor(
   };
 }
 
+/** "233, 196, 204" or, with `digits`, "1.41, 1.56": figures by round for a detail line. */
+function byRoundList(values: number[], digits = 0): string {
+  return values.map((value) => value.toFixed(digits)).join(', ');
+}
+
 /** The bare proxy's figures from the rounds at c1 and c16, with a detail line each. */
 function bareProxyCost(c1: AlongsideRuns, c16: AlongsideRuns, directP50Ms: number): BareProxyCost {
-  const list = (values: number[], digits = 0) => values.map((value) => value.toFixed(digits)).join(', ');
+  const list = byRoundList;
   for (const [concurrency, runs] of [
     [1, c1],
     [16, c16],
@@ -448,7 +453,7 @@ function insideKapiRows(
   bare1: AlongsideRuns | undefined,
   bare16: AlongsideRuns | undefined,
 ): Row[] {
-  const list = (values: number[], digits = 0) => values.map((value) => value.toFixed(digits)).join(', ');
+  const list = byRoundList;
   const byRound = (inside: AlongsideRuns, alone: AlongsideRuns | undefined) =>
     alone ? inside.runs.map((cost, round) => cost / alone.runs[round]!) : [];
   const split: string[] = [];
@@ -464,9 +469,7 @@ function insideKapiRows(
       `  (loaded last in each round; µs/req by round: ${list(inside.runs)}; kapi ÷ it by round: ${list(inside.ratios, 2)}` +
         (alone ? `; it ÷ the bare proxy alone by round: ${list(overAlone, 2)})` : ')'),
     );
-    const median = overAlone.length
-      ? [...overAlone].sort((x, y) => x - y)[Math.floor((overAlone.length - 1) / 2)]!
-      : NaN;
+    const median = overAlone.length ? medianOf(overAlone) : NaN;
     split.push(
       `c${concurrency}: kapi ÷ it ${inside.ratio.toFixed(2)}×` +
         (Number.isNaN(median) ? '' : `, it ÷ the bare proxy alone ${median.toFixed(2)}×`),
