@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import { Pool } from 'undici';
 
 /**
@@ -16,6 +17,11 @@ export interface BareProxyOptions {
   servername?: string;
   /** Added to every request (the caller's Authorization is dropped). */
   headers: Record<string, string | string[]>;
+  /**
+   * `https`: Node's core client with a keep-alive agent, the answer piped through as it comes: the yardstick issue 27
+   * was measured against from outside (what a plain Node proxy does), beside the bench's own, which does as kapi does.
+   */
+  client?: 'undici' | 'https';
 }
 
 /** Not relayed either way: hop-by-hop, the caller's credentials, and framing the proxy sets itself. */
@@ -32,6 +38,7 @@ const WATCH = /[?&]watch=(1|true)(&|$)/;
 
 /** The bare proxy's request listener and how to close its pool. */
 export function bareProxy(options: BareProxyOptions): { listener: http.RequestListener; close(): void } {
+  if (options.client === 'https') return coreHttpsProxy(options);
   const backend = new URL(options.backendUrl);
   const basePath = backend.pathname.replace(/\/+$/, '');
   const pool = new Pool(backend.origin, {
@@ -85,4 +92,43 @@ export function bareProxy(options: BareProxyOptions): { listener: http.RequestLi
     );
   };
   return { listener, close: () => void pool.destroy() };
+}
+
+/** With Node's core `https` client: a keep-alive agent, the same identity headers, the answer piped as it comes. */
+function coreHttpsProxy(options: BareProxyOptions): { listener: http.RequestListener; close(): void } {
+  const backend = new URL(options.backendUrl);
+  const basePath = backend.pathname.replace(/\/+$/, '');
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: options.ca, servername: options.servername });
+  // given as a flat list, the headers get no Host of Node's own
+  const added: string[] = ['Host', backend.host];
+  for (const [name, value] of Object.entries(options.headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) added.push(name, one);
+  }
+  const listener: http.RequestListener = (req, res) => {
+    const upstream = https.request(
+      {
+        host: backend.hostname,
+        port: backend.port,
+        method: req.method,
+        path: basePath + (req.url ?? '/'),
+        headers: [...relayed(req.rawHeaders), ...added],
+        agent,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, relayed(answer.rawHeaders));
+        answer.once('error', () => res.destroy());
+        answer.pipe(res);
+      },
+    );
+    upstream.once('error', (error) => {
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(502, { 'Content-Type': 'text/plain' });
+      res.end(error.message);
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  };
+  return { listener, close: () => agent.destroy() };
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BareProxyOptions } from './bare-proxy-server.js';
 import { startReadyChild } from './child-process.js';
-import { DEPLOYED_NODE_OPTIONS } from './kapi-process.js';
+import { DEPLOYED_RUNTIME_ENV, trialEnv } from './kapi-process.js';
 
-/** The bare proxy (bare-proxy-server.ts), run with kapi's Node flags so that its CPU compares with kapi's. */
+/** The bare proxy (bare-proxy-server.ts), run as kapi runs (Node flags, allocator) so that its CPU compares with kapi's. */
 export interface BareProxy {
   readonly pid: number;
   readonly url: string;
@@ -29,7 +29,9 @@ export async function startBareProxy(
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      NODE_OPTIONS: [DEPLOYED_NODE_OPTIONS, process.env.BENCH_BARE_PROXY_NODE_ARGS ?? ''].join(' ').trim(),
+      ...DEPLOYED_RUNTIME_ENV,
+      NODE_OPTIONS: [DEPLOYED_RUNTIME_ENV.NODE_OPTIONS, process.env.BENCH_BARE_PROXY_NODE_ARGS ?? ''].join(' ').trim(),
+      ...trialEnv(process.env.BENCH_BARE_PROXY_ENV),
     },
     timeoutMs: 10_000,
     stopGraceMs: 5_000,

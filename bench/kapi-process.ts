@@ -35,6 +35,23 @@ export interface ProcessMemory {
 const STOP_GRACE_MS = 15_000;
 /** kapi's Node flags as the chart and the image set them. */
 export const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192';
+/** kapi's runtime as the image and the chart set it (Dockerfile ENV, values.yaml nodeOptions and malloc). */
+export const DEPLOYED_RUNTIME_ENV: Readonly<Record<string, string>> = {
+  NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+};
+
+/** `NAME=value,NAME2=value` (BENCH_KAPI_ENV, BENCH_BARE_PROXY_ENV): more environment for a trial. */
+export function trialEnv(spec: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (spec?.split(',').filter(Boolean) ?? []).map((pair) => [
+      pair.slice(0, pair.indexOf('=')),
+      pair.slice(pair.indexOf('=') + 1),
+    ]),
+  );
+}
 /** The last lines of kapi's output are kept to explain a failed start; nothing else of it is printed. */
 const KEPT_OUTPUT_LINES = 20;
 
@@ -55,19 +72,10 @@ export async function startKapiProcess(options: {
     KUBECONFIG: options.kubeconfig,
     // The deployed default: one audit line per request is part of the cost being measured.
     LOG_LEVEL: process.env.BENCH_KAPI_LOG_LEVEL ?? 'info',
-    // As the image and the chart run it (Dockerfile ENV, values.yaml nodeOptions and malloc).
-    NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
-    MALLOC_ARENA_MAX: '2',
-    MALLOC_MMAP_THRESHOLD_: '131072',
-    MALLOC_TRIM_THRESHOLD_: '131072',
+    ...DEPLOYED_RUNTIME_ENV,
     ...options.env,
     // BENCH_KAPI_ENV="NAME=value,NAME2=value": more of kapi's environment, for a trial (an allocator setting, a flag)
-    ...Object.fromEntries(
-      (process.env.BENCH_KAPI_ENV?.split(',').filter(Boolean) ?? []).map((pair) => [
-        pair.slice(0, pair.indexOf('=')),
-        pair.slice(pair.indexOf('=') + 1),
-      ]),
-    ),
+    ...trialEnv(process.env.BENCH_KAPI_ENV),
   };
   // The inspector (loopback, random port) is only used to force a full GC before memory is read.
   // BENCH_KAPI_NODE_ARGS adds Node flags for a look inside, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.

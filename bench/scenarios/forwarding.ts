@@ -3,6 +3,7 @@ import { bearer, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
 import { accountCpuOf, accountedCpu, cpuNote, cpuPerOperation, errorNote, load, throughput } from '../measure.js';
 import { startBareProxy } from '../bare-proxy.js';
+import type { BareProxyOptions } from '../bare-proxy-server.js';
 import { backendTrust } from '../tls.js';
 import { forwardingOnKubeRows, kapiOverBareProxyRow } from '../forwarding-targets.js';
 import { passThroughRows } from './pass-through.js';
@@ -51,6 +52,7 @@ export const forwardingScenario: Scenario = {
     const direct: Operation = { kind: 'request', ...directRequest, expect: 200 };
     // The bare proxy's runs come right after kapi's in every round (pairedRuns), so their ratio is a neighbour's.
     const bareProxy = await startBareProxyFor(ctx, path, directRequest.headers);
+    const coreHttps = await startCoreHttpsProxyFor(ctx, path, directRequest.headers);
     const insideKapi = await startBareProxyInsideKapiFor(ctx, path, directRequest.headers);
     try {
       // kapi serves for days: its first seconds of forwarding (V8 compiling the path) are not what it costs.
@@ -58,10 +60,12 @@ export const forwardingScenario: Scenario = {
       detail(
         `warm-up: ${warmup.latenciesNs.length.toLocaleString('en-US')} GETs through kapi in ${WARMUP_FORWARDING_MS / 1000} s at c16, not measured`,
       );
-      for (const proxy of [bareProxy, insideKapi]) if (proxy) await load(proxy.operation, 16, 0, WARMUP_FORWARDING_MS);
-      return await measureForwarding(ctx, { path, direct, through, directRequest, bareProxy, insideKapi });
+      for (const proxy of [bareProxy, coreHttps, insideKapi])
+        if (proxy) await load(proxy.operation, 16, 0, WARMUP_FORWARDING_MS);
+      return await measureForwarding(ctx, { path, direct, through, directRequest, bareProxy, coreHttps, insideKapi });
     } finally {
       await insideKapi?.stop();
+      await coreHttps?.stop();
       await bareProxy?.stop();
     }
   },
@@ -76,23 +80,26 @@ async function measureForwarding(
     through: Operation;
     directRequest: { url: string; headers: Record<string, string> };
     bareProxy: BareProxy | undefined;
+    coreHttps: BareProxy | undefined;
     insideKapi: BareProxy | undefined;
   },
 ): Promise<ScenarioResult> {
-  const { path, direct, through, directRequest, bareProxy, insideKapi } = input;
+  const { path, direct, through, directRequest, bareProxy, coreHttps, insideKapi } = input;
   {
     // on a real kube-apiserver, also direct GETs paced as kapi paces them (see pairedRuns)
     const onRealKube = ctx.env.target === 'cluster';
     const pairing = {
       role: 'kapi',
       paced: onRealKube,
-      alongside: [bareProxy, insideKapi].filter((proxy) => proxy !== undefined),
+      alongside: [bareProxy, coreHttps, insideKapi].filter((proxy) => proxy !== undefined),
     };
     // the alongside runs in that order
-    const split = (runs: AlongsideRuns[]) => ({
-      bare: bareProxy && runs[0],
-      inside: insideKapi && runs[bareProxy ? 1 : 0],
-    });
+    const split = (runs: AlongsideRuns[]) => {
+      const [bare, core, inside] = [bareProxy, coreHttps, insideKapi].map((proxy) =>
+        proxy ? runs.shift() : undefined,
+      );
+      return { bare, core, inside };
+    };
     const {
       direct: d1,
       through: k1,
@@ -100,7 +107,7 @@ async function measureForwarding(
       runs: runs1,
       alongside: beside1,
     } = await pairedRuns(direct, through, 1, pairing);
-    const { bare: bare1, inside: inside1 } = split(beside1);
+    const { bare: bare1, core: core1, inside: inside1 } = split([...beside1]);
     const d1s = summarize(d1.latenciesNs);
     const k1s = summarize(k1.latenciesNs);
     detail(`direct c1 : ${formatSummary(d1s)}${cpuNote(d1)}${errorNote(d1)}`);
@@ -115,7 +122,7 @@ async function measureForwarding(
       runs: runs16,
       alongside: beside16,
     } = await pairedRuns(direct, through, 16, pairing);
-    const { bare: bare16, inside: inside16 } = split(beside16);
+    const { bare: bare16, core: core16, inside: inside16 } = split([...beside16]);
     for (const [c, paced] of [
       [1, p1],
       [16, p16],
@@ -159,6 +166,7 @@ async function measureForwarding(
 
     const bare = bare1 && bare16 && bareProxyCost(bare1, bare16, d1s.p50);
     const insideRows = inside1 && inside16 ? insideKapiRows(inside1, inside16, bare1, bare16) : [];
+    const coreHttpsRows = core1 && core16 ? coreHttpsProxyRows(core1, core16) : [];
     const errors = k1.errors + k16.errors;
     // kube-apiserver trusting a kapi as its OpenID issuer (the bench's kit): the same GET with the caller's own token
     // BENCH_PASS_THROUGH=0 leaves the pass-through rows out (a quicker look at the impersonating rows alone).
@@ -264,6 +272,7 @@ async function measureForwarding(
           { c1: cpuPerOperation(d1)[KAS], c16: direct16[KAS] },
           errors,
         ),
+        ...coreHttpsRows,
         ...insideRows,
         ...onKube.rows,
         ...passThrough,
@@ -275,6 +284,11 @@ async function measureForwarding(
           kapiOverBare: bare.ratios,
           errors: bare.errors,
         },
+        coreHttpsProxy: core1 &&
+          core16 && {
+            cpuUsPerRequest: { c1: core1.cost, c16: core16.cost },
+            kapiOverIt: { c1: core1.ratio, c16: core16.ratio },
+          },
         path,
         direct: { c1: d1s, c16: { rps: throughput(d16), errors: d16.errors } },
         kapi: { c1: { ...k1s, errors: k1.errors }, c16: { rps: throughput(k16), errors: k16.errors } },
@@ -291,6 +305,7 @@ async function measureForwarding(
 
 export const BARE_PROXY = 'bare proxy';
 const BARE_PROXY_INSIDE_KAPI = 'bare proxy inside kapi';
+const CORE_HTTPS_PROXY = 'core https proxy';
 
 /** A bare Node proxy's CPU per forwarded GET (median of `RUNS` runs), and kapi's ÷ its own (median of the rounds). */
 interface BareProxyCost {
@@ -328,6 +343,20 @@ export async function startBareProxyFor(
 }
 
 /**
+ * The same GET through a plain Node proxy (core `https` with a keep-alive agent, the answer piped): the yardstick
+ * issue 27 measured kapi against from outside, beside the bench's own bare proxy, which uses kapi's client library and
+ * holds the answer as kapi does. BENCH_CORE_HTTPS_PROXY=0 leaves it out.
+ */
+async function startCoreHttpsProxyFor(
+  ctx: BenchContext,
+  path: string,
+  directHeaders: Record<string, string>,
+): Promise<BareProxy | undefined> {
+  if (process.env.BENCH_CORE_HTTPS_PROXY === '0') return undefined;
+  return bareProxyFor(ctx, path, directHeaders, CORE_HTTPS_PROXY, undefined, 'https');
+}
+
+/**
  * BENCH_BARE_PROXY_IN_KAPI=1: the same bare proxy served from inside kapi's own process (bench/bare-proxy-in-kapi.ts),
  * its CPU being kapi's process's: kapi ÷ it is what kapi's per-request work costs, and it ÷ the bare proxy alone what
  * being kapi's process costs the same requests (its heap of caches, its collections, its other code).
@@ -348,6 +377,7 @@ async function bareProxyFor(
   directHeaders: Record<string, string>,
   role: string,
   insideKapi?: { directory: string; pid: number },
+  client?: BareProxyOptions['client'],
 ): Promise<BareProxy | undefined> {
   const trust = backendTrust();
   const proxy = await startBareProxy(
@@ -356,6 +386,7 @@ async function bareProxyFor(
       ca: trust.ca,
       servername: trust.servername,
       headers: ctx.env.impersonatingHeaders ?? { ...directHeaders, 'Impersonate-User': ctx.env.kapiUser.name },
+      ...(client && { client }),
     },
     insideKapi,
   ).catch((error: unknown) => {
@@ -480,6 +511,31 @@ function insideKapiRows(
       metric: 'forwarding: the bare proxy inside kapi’s process (kapi’s per-request work; kapi’s process)',
       value: split.join('; ') + ` (${us(c1.cost)} at c1, ${us(c16.cost)} at c16)`,
       target: '(info: medians of the rounds)',
+      verdict: 'info',
+    },
+  ];
+}
+
+/** kapi against the core-https proxy, round by round: a detail line each, and an info row. */
+function coreHttpsProxyRows(c1: AlongsideRuns, c16: AlongsideRuns): Row[] {
+  for (const [concurrency, runs] of [
+    [1, c1],
+    [16, c16],
+  ] as const) {
+    detail(
+      `core https proxy c${concurrency}: ${formatSummary(summarize(runs.median.latenciesNs))}${cpuNote(runs.median)}${errorNote(runs.median)}`,
+    );
+    detail(
+      `  (after the bare proxy in each round; µs/req by round: ${byRoundList(runs.runs)}; kapi ÷ it by round: ${byRoundList(runs.ratios, 2)})`,
+    );
+  }
+  return [
+    {
+      metric: 'forwarding: kapi CPU ÷ a core-https Node proxy’s (issue 27’s outside yardstick)',
+      value:
+        `${c1.ratio.toFixed(2)}× at c1, ${c16.ratio.toFixed(2)}× at c16 (it: ${us(c1.cost)} at c1, ${us(c16.cost)} at c16` +
+        `${c1.errors + c16.errors ? `; ${c1.errors + c16.errors} errors` : ''})`,
+      target: '(info: judged against the bare proxy above)',
       verdict: 'info',
     },
   ];
