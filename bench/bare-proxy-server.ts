@@ -33,6 +33,15 @@ function relayed(raw: readonly string[]): string[] {
   return out;
 }
 
+/** Headers as one flat list of names and values, a repeated header once per value. */
+function flat(headers: Record<string, string | string[]>): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) out.push(name, one);
+  }
+  return out;
+}
+
 /** A watch (`watch=1` or `watch=true`) is relayed chunk by chunk as it comes; every other answer is held whole. */
 const WATCH = /[?&]watch=(1|true)(&|$)/;
 
@@ -48,10 +57,7 @@ export function bareProxy(options: BareProxyOptions): { listener: http.RequestLi
     connect: { ca: options.ca, servername: options.servername },
     bodyTimeout: 0,
   });
-  const added: string[] = ['Host', backend.host];
-  for (const [name, value] of Object.entries(options.headers)) {
-    for (const one of Array.isArray(value) ? value : [value]) added.push(name, one);
-  }
+  const added = ['Host', backend.host, ...flat(options.headers)];
   const listener: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     let code = 502;
@@ -100,10 +106,7 @@ function coreHttpsProxy(options: BareProxyOptions): { listener: http.RequestList
   const basePath = backend.pathname.replace(/\/+$/, '');
   const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: options.ca, servername: options.servername });
   // given as a flat list, the headers get no Host of Node's own
-  const added: string[] = ['Host', backend.host];
-  for (const [name, value] of Object.entries(options.headers)) {
-    for (const one of Array.isArray(value) ? value : [value]) added.push(name, one);
-  }
+  const added = ['Host', backend.host, ...flat(options.headers)];
   const listener: http.RequestListener = (req, res) => {
     const upstream = https.request(
       {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bareProxy } from '../../bench/bare-proxy-server.js';
-import { loadServingCertificate } from '../../src/server/tls.js';
+import { generatedCertificate } from '../support/certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kapi-bare-proxy-'));
 let backend: https.Server;
@@ -16,13 +16,7 @@ let ca: string;
 const seen: string[][] = [];
 
 beforeAll(async () => {
-  const certificate = await loadServingCertificate({
-    certFile: undefined,
-    keyFile: undefined,
-    secret: undefined,
-    caOut: join(dir, 'ca.crt'),
-    hosts: [],
-  });
+  const certificate = await generatedCertificate(dir);
   ca = certificate.ca!;
   backend = https.createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     seen.push(req.rawHeaders);

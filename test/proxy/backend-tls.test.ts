@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
-import { loadServingCertificate, type ServingCertificate } from '../../src/server/tls.js';
+import type { ServingCertificate } from '../../src/server/tls.js';
+import { generatedCertificate } from '../support/certificates.js';
 import { auth, headerValues, KAPI_TOKEN, send, startKapi } from './harness.js';
 
 /** kube-apiserver over TLS: kapi verifies it against the cluster CA from the kubeconfig, and nothing else. */
@@ -17,15 +18,10 @@ let url: string;
 const seen: string[][] = [];
 
 beforeAll(async () => {
-  const generate = (name: string) =>
-    loadServingCertificate({
-      certFile: undefined,
-      keyFile: undefined,
-      secret: undefined,
-      caOut: join(dir, name),
-      hosts: [],
-    });
-  [clusterCa, otherCa] = await Promise.all([generate('cluster-ca.crt'), generate('other-ca.crt')]);
+  [clusterCa, otherCa] = await Promise.all([
+    generatedCertificate(dir, 'cluster-ca.crt'),
+    generatedCertificate(dir, 'other-ca.crt'),
+  ]);
   server = https.createServer({ key: clusterCa.key, cert: clusterCa.cert }, (req, res) => {
     seen.push(req.rawHeaders);
     res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"kind":"Node"}');

@@ -13,7 +13,7 @@ import { connectionFor, tokenAccess } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KAPI_SERVICE_ACCOUNT } from '../../src/sandbox/policy.js';
-import { loadServingCertificate } from '../../src/server/tls.js';
+import { generatedCertificate } from '../support/certificates.js';
 import { ALICE, startKapi, until, USER_TOKEN, type Kapi } from './harness.js';
 
 const KUBECTL = join(process.cwd(), '.cache/tools/kubectl/kubectl');
@@ -82,13 +82,7 @@ function kubectl(args: string[], options: { token?: string; stdin?: string; time
       apiGroups: [''],
       resources: ['pods/exec'],
     });
-    const certificate = await loadServingCertificate({
-      certFile: undefined,
-      keyFile: undefined,
-      secret: undefined,
-      caOut: join(dir, 'ca.crt'),
-      hosts: [],
-    });
+    const certificate = await generatedCertificate(dir);
     caFile = certificate.caFile!;
     const connection = connectionFor(tokenAccess(sandbox.url, sandbox.serviceAccountToken), 'sandbox');
     kapi = await startKapi(sandbox.url, { connection, tls: { key: certificate.key, cert: certificate.cert } });

@@ -17,7 +17,7 @@ import {
   USER_TOKEN,
   type Kapi,
 } from './harness.js';
-import { loadServingCertificate } from '../../src/server/tls.js';
+import { generatedCertificate } from '../support/certificates.js';
 
 let backend: Backend;
 let kapi: Kapi;
@@ -117,13 +117,7 @@ describe('WebSocket upgrades', () => {
 describe('over kapi’s HTTPS listener', () => {
   it('when kubectl-style client opens a WebSocket over TLS, then it is relayed and kube-apiserver learns the client used https', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kapi-upgrade-tls-'));
-    const certificate = await loadServingCertificate({
-      certFile: undefined,
-      keyFile: undefined,
-      secret: undefined,
-      caOut: join(dir, 'ca.crt'),
-      hosts: [],
-    });
+    const certificate = await generatedCertificate(dir);
     const secure = await startKapi(backend.url, { tls: { key: certificate.key, cert: certificate.cert } });
     const wss = new WebSocketServer({ noServer: true, handleProtocols: () => 'v5.channel.k8s.io' });
     backend.onUpgrade = (req, socket, head) =>
