@@ -118,7 +118,11 @@ function coreHttpsProxy(options: BareProxyOptions): { listener: http.RequestList
         agent,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, relayed(answer.rawHeaders));
+        // its length kept when it came with one; a chunked answer goes on chunked, framed by Node
+        const length = answer.headers['content-length'];
+        const head = relayed(answer.rawHeaders);
+        if (length !== undefined) head.push('Content-Length', length);
+        res.writeHead(answer.statusCode ?? 502, head);
         answer.once('error', () => res.destroy());
         answer.pipe(res);
       },

@@ -46,7 +46,7 @@ export const DEPLOYED_RUNTIME_ENV: Readonly<Record<string, string>> = {
 /** `NAME=value,NAME2=value` (BENCH_KAPI_ENV, BENCH_BARE_PROXY_ENV): more environment for a trial. */
 export function trialEnv(spec: string | undefined): Record<string, string> {
   return Object.fromEntries(
-    (spec?.split(',').filter(Boolean) ?? []).map((pair) => [
+    (spec?.split(',').filter((pair) => pair.includes('=')) ?? []).map((pair) => [
       pair.slice(0, pair.indexOf('=')),
       pair.slice(pair.indexOf('=') + 1),
     ]),

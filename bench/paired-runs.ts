@@ -20,11 +20,11 @@ export interface PairedRuns {
   runs: number[];
   /** Failed requests through kapi, over every run. */
   throughErrors: number;
-  /** With `alongside`: each one's figures, in its order, each run's right after kapi's (see `pairedRuns`). */
+  /** With `alongside`: each one's figures, in its order, its runs after kapi's in the same rounds (see `pairedRuns`). */
   alongside: AlongsideRuns[];
 }
 
-/** Another proxy's runs, each right after kapi's: its median CPU per request and kapi's ÷ its own, run by run. */
+/** Another proxy's runs, each after kapi's in its round: its median CPU per request and kapi's ÷ its own, run by run. */
 export interface AlongsideRuns {
   /** The run with the median CPU per request of its role. */
   median: LoadResult;
@@ -55,8 +55,9 @@ export async function pairedRuns(
     role: string;
     paced: boolean;
     /**
-     * Other proxies (the bare one) loaded right after kapi in every round, in this order, so that kapi's CPU ÷ theirs
-     * is taken from neighbouring windows: this machine's speed drifts by tens of per cent within a run.
+     * Other proxies (the bare ones) loaded after kapi in every round, in this order, so that kapi's CPU ÷ theirs is
+     * taken from nearby windows (the first one's from the neighbouring one): this machine's speed drifts by tens of
+     * per cent within a run.
      */
     alongside?: readonly { operation: Operation; role: string }[];
   },

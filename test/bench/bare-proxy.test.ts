@@ -20,6 +20,10 @@ beforeAll(async () => {
   ca = certificate.ca!;
   backend = https.createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     seen.push(req.rawHeaders);
+    if (req.url === '/api/v1/nodes/sized') {
+      const body = JSON.stringify({ kind: 'Node', sized: true });
+      return void res.writeHead(200, { 'Content-Length': String(body.length) }).end(body);
+    }
     res.writeHead(req.url === '/api/v1/nodes/missing' ? 404 : 200, {
       'Content-Type': 'application/json',
       'Audit-Id': 'a-1',
@@ -68,14 +72,25 @@ describe.each(['undici', 'https'] as const)('the bare proxy with the %s client',
   });
 
   it('when a GET comes through, then kube-apiserver gets kapi’s identity headers and not the caller’s token', async () => {
+    const before = seen.length;
     const answer = await fetch(`${url}/api/v1/nodes/n1?x=1`, { headers: { Authorization: 'Bearer caller-token' } });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ kind: 'Node', path: '/api/v1/nodes/n1?x=1' });
     expect(answer.headers.get('audit-id')).toBe('a-1');
+    expect(seen).toHaveLength(before + 1);
     const sent = seen.at(-1)!;
+    expect(header(sent, 'host')).toEqual([new URL(backendUrl).host]);
     expect(header(sent, 'authorization')).toEqual(['Bearer kapi-token']);
     expect(header(sent, 'impersonate-user')).toEqual(['alice']);
     expect(header(sent, 'impersonate-group')).toEqual(['a', 'b']);
+  });
+
+  it('when kube-apiserver states its answer’s length, then the caller gets that length once', async () => {
+    const answer = await fetch(`${url}/api/v1/nodes/sized`);
+    const body = JSON.stringify({ kind: 'Node', sized: true });
+    expect(answer.headers.get('content-length')).toBe(String(body.length));
+    expect(answer.headers.get('transfer-encoding')).toBeNull();
+    expect(await answer.text()).toBe(body);
   });
 
   it('when kube-apiserver answers with an error status, then the caller gets that status and body', async () => {
