@@ -25,14 +25,14 @@ export async function startBareProxy(
     what: 'the bare proxy',
     main: 'bare-proxy-main',
     args: options,
-    // BENCH_BARE_PROXY_NODE_ARGS, as BENCH_KAPI_NODE_ARGS: Node flags for a look inside (`--cpu-prof --cpu-prof-dir=…`)
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       ...DEPLOYED_RUNTIME_ENV,
-      NODE_OPTIONS: [DEPLOYED_RUNTIME_ENV.NODE_OPTIONS, process.env.BENCH_BARE_PROXY_NODE_ARGS ?? ''].join(' ').trim(),
       ...trialEnv(process.env.BENCH_BARE_PROXY_ENV),
     },
+    // BENCH_BARE_PROXY_NODE_ARGS, as BENCH_KAPI_NODE_ARGS: Node flags for a look inside (`--cpu-prof --cpu-prof-dir=…`)
+    nodeArgs: process.env.BENCH_BARE_PROXY_NODE_ARGS?.split(' ').filter(Boolean),
     timeoutMs: 10_000,
     stopGraceMs: 5_000,
   });

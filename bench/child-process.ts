@@ -28,6 +28,8 @@ export async function startReadyChild<Ready>(options: {
   main: string;
   args: unknown;
   env: NodeJS.ProcessEnv;
+  /** Node and V8 flags on the command line (NODE_OPTIONS refuses most V8 flags, `--log-ic` among them). */
+  nodeArgs?: readonly string[];
   /** An IPC channel too (the sandbox answers the bench's questions over it). */
   ipc?: boolean;
   timeoutMs: number;
@@ -36,7 +38,7 @@ export async function startReadyChild<Ready>(options: {
   const main = path.join(path.dirname(new URL(import.meta.url).pathname), `${options.main}.js`);
   // The options travel in the environment, not on the command line, where anyone on the machine can read them with
   // `ps` (the bare proxy's carry kapi's service-account token for the kit).
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
     env: { ...options.env, [CHILD_OPTIONS_VARIABLE]: JSON.stringify(options.args) },
   });
