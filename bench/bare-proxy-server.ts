@@ -100,15 +100,22 @@ export function bareProxy(options: BareProxyOptions): { listener: http.RequestLi
   return { listener, close: () => void pool.destroy() };
 }
 
-/** With Node's core `https` client: a keep-alive agent, the same identity headers, the answer piped as it comes. */
+/**
+ * With Node's core `https` client (`http` for a plain-http backend, as the sandbox's with BENCH_SANDBOX_TLS=0): a
+ * keep-alive agent, the same identity headers, the answer piped as it comes.
+ */
 function coreHttpsProxy(options: BareProxyOptions): { listener: http.RequestListener; close(): void } {
   const backend = new URL(options.backendUrl);
   const basePath = backend.pathname.replace(/\/+$/, '');
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 256, ca: options.ca, servername: options.servername });
+  const secure = backend.protocol === 'https:';
+  const agent = secure
+    ? new https.Agent({ keepAlive: true, maxSockets: 256, ca: options.ca, servername: options.servername })
+    : new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const request = secure ? https.request : http.request;
   // given as a flat list, the headers get no Host of Node's own
   const added = ['Host', backend.host, ...flat(options.headers)];
   const listener: http.RequestListener = (req, res) => {
-    const upstream = https.request(
+    const upstream = request(
       {
         host: backend.hostname,
         port: backend.port,

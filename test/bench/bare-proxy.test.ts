@@ -99,3 +99,25 @@ describe.each(['undici', 'https'] as const)('the bare proxy with the %s client',
     expect(await answer.json()).toEqual({ kind: 'Node', path: '/api/v1/nodes/missing' });
   });
 });
+
+describe('the core-https proxy in front of a plain-http backend (the sandbox with BENCH_SANDBOX_TLS=0)', () => {
+  it('when a GET comes through, then it is sent over plain http and answered', async () => {
+    const plain = http.createServer((req, res) => res.end(JSON.stringify({ path: req.url, host: req.headers.host })));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const plainUrl = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+    const proxy = bareProxy({ backendUrl: plainUrl, headers: { 'Impersonate-User': 'alice' }, client: 'https' });
+    const server = http.createServer(proxy.listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/nodes/n2`);
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ path: '/api/v1/nodes/n2', host: new URL(plainUrl).host });
+    } finally {
+      proxy.close();
+      for (const one of [server, plain]) {
+        one.closeAllConnections();
+        await new Promise<void>((resolve) => one.close(() => resolve()));
+      }
+    }
+  });
+});
