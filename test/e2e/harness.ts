@@ -321,6 +321,12 @@ export async function startE2E(
         },
       });
       created.push({ path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${roleName}` });
+      // kube-apiserver's authorizer reads bindings from its own watch cache, a moment behind the objects just made (a
+      // watch opened right after was once answered 403 on 1.26 in CI): each rule in effect before the caller goes on
+      await waitFor(async () => {
+        const answers = await Promise.all(rules.map((rule) => allowedAtKube(admin, username, rule)));
+        return answers.every(Boolean);
+      });
     },
     createNamespace: (suffix) => createNamespace(`${runId}-${suffix}`),
     createNode,
@@ -483,9 +489,32 @@ export async function createUnlessExists(client: KubeClient, path: string, body:
 }
 
 /**
- * Polls `check` every 25 ms until it holds; resolves with the time that took (for a report, never for a bound). No
- * deadline of its own: the test's timeout is the only limit, as a busy machine is slow, not wrong.
+ * Whether kube-apiserver's own authorizer allows `username` the first verb of `rule` on its first resource (a
+ * SubjectAccessReview by the cluster's administrator; `pods/exec` is the subresource `exec` of `pods`).
  */
+async function allowedAtKube(admin: KubeClient, username: string, rule: PolicyRule): Promise<boolean> {
+  const [resource, subresource] = rule.resources[0]!.split('/');
+  const review = await admin.request<{ status?: { allowed?: boolean } }>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: username,
+        groups: ['system:authenticated'],
+        resourceAttributes: {
+          verb: rule.verbs[0],
+          group: rule.apiGroups[0],
+          resource,
+          ...(subresource && { subresource }),
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
 /** Merges `status` into a User's status subresource (a lock, a disabled state), as an administrator would. */
 export async function patchUserStatus(admin: KubeClient, name: string, status: Record<string, unknown>): Promise<void> {
   await admin.request({
@@ -496,6 +525,10 @@ export async function patchUserStatus(admin: KubeClient, name: string, status: R
   });
 }
 
+/**
+ * Polls `check` every 25 ms until it holds; resolves with the time that took (for a report, never for a bound). No
+ * deadline of its own: the test's timeout is the only limit, as a busy machine is slow, not wrong.
+ */
 export async function waitFor(check: () => Promise<boolean> | boolean): Promise<number> {
   const started = Date.now();
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
