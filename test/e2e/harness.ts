@@ -489,30 +489,35 @@ export async function createUnlessExists(client: KubeClient, path: string, body:
 }
 
 /**
- * Whether kube-apiserver's own authorizer allows `username` the first verb of `rule` on its first resource (a
- * SubjectAccessReview by the cluster's administrator; `pods/exec` is the subresource `exec` of `pods`).
+ * What kube-apiserver's own authorizer decides for `username` (with `system:authenticated`): a SubjectAccessReview by
+ * the cluster's administrator.
  */
-async function allowedAtKube(admin: KubeClient, username: string, rule: PolicyRule): Promise<boolean> {
-  const [resource, subresource] = rule.resources[0]!.split('/');
+export async function kubeAllows(
+  admin: KubeClient,
+  username: string,
+  attributes: { verb: string; group: string; resource: string; subresource?: string },
+): Promise<boolean> {
   const review = await admin.request<{ status?: { allowed?: boolean } }>({
     method: 'POST',
     path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
     body: {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SubjectAccessReview',
-      spec: {
-        user: username,
-        groups: ['system:authenticated'],
-        resourceAttributes: {
-          verb: rule.verbs[0],
-          group: rule.apiGroups[0],
-          resource,
-          ...(subresource && { subresource }),
-        },
-      },
+      spec: { user: username, groups: ['system:authenticated'], resourceAttributes: attributes },
     },
   });
   return review.status?.allowed === true;
+}
+
+/** Whether the first verb of `rule` on its first resource is allowed (`pods/exec`: the subresource `exec` of `pods`). */
+function allowedAtKube(admin: KubeClient, username: string, rule: PolicyRule): Promise<boolean> {
+  const [resource, subresource] = rule.resources[0]!.split('/');
+  return kubeAllows(admin, username, {
+    verb: rule.verbs[0]!,
+    group: rule.apiGroups[0]!,
+    resource: resource!,
+    ...(subresource && { subresource }),
+  });
 }
 
 /** Merges `status` into a User's status subresource (a lock, a disabled state), as an administrator would. */

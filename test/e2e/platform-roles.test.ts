@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { bindGlobalRole, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
+import { bindGlobalRole, deleteIgnoringMissing, kubeAllows, startE2E, waitFor, type E2E } from './harness.js';
 import { Kubectl, kubectlBinary } from './forwarding-kubectl.js';
 import { KapiCaller } from './identity-http.js';
 import { assertTarget } from './target.js';
@@ -56,20 +56,7 @@ async function straight(user: string, q: Question): Promise<boolean> {
     expect(['yes', 'no']).toContain(run.stdout.trim());
     return run.stdout.trim() === 'yes';
   }
-  const review = await e2e.admin.request<{ status: { allowed?: boolean } }>({
-    method: 'POST',
-    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-    body: {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: {
-        user,
-        groups: ['system:authenticated'],
-        resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource },
-      },
-    },
-  });
-  return review.status.allowed === true;
+  return kubeAllows(e2e.admin, user, { verb: q.verb, group: q.group, resource: q.resource });
 }
 
 /** `kubectl auth can-i` through kapi, with the holder's own token. */
