@@ -1,3 +1,5 @@
+import { guardObjects } from '../tenant-guard/policy.js';
+import { KAPI_SERVICE_ACCOUNT } from './policy.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import { nowTimestamp } from './registry-store.js';
@@ -92,7 +94,23 @@ export async function seedIdentity(
   seeded.push('Secret');
   seedConsoleConfig(registry, store, now);
   if (platformFile && seedPlatform(registry, store, platformFile, now, users !== undefined)) seeded.push('GlobalRole');
+  if (seedTenantGuard(registry, store, now)) seeded.push('ValidatingAdmissionPolicy');
   return seeded;
+}
+
+/** kapi's tenant guard, as the chart installs it for kapi's ServiceAccount (where the sandbox serves policies). */
+function seedTenantGuard(registry: ResourceRegistry, store: ObjectStore, now: string): boolean {
+  const policies = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicies');
+  const bindings = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicybindings');
+  if (!policies || !bindings) return false;
+  const { policy, binding } = guardObjects('v1', { kapiUsername: KAPI_SERVICE_ACCOUNT });
+  const stored = (object: Record<string, unknown>): KubeObject => {
+    const { apiVersion: _v, kind: _k, metadata, ...rest } = object as KubeObject;
+    return { metadata: { ...metadata, uid: randomUUID(), creationTimestamp: now, generation: 1 }, ...rest };
+  };
+  store.load(policies, [stored(policy)]);
+  store.load(bindings, [stored(binding)]);
+  return true;
 }
 
 /** The chart's built-in platform roles and system-workspace, and the admin's platform-admin binding. */

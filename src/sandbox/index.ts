@@ -12,6 +12,8 @@ import { AuditTrail, type SandboxAuditEntry } from './audit.js';
 import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
+import { admissionTypes, SandboxAdmission } from './admission.js';
+import { objectKey, parseStored, type StoredObject } from './stored-object.js';
 import { platformFileBeside } from './platform-objects.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
 import { Discovery, NEWEST_KUBERNETES_MINOR, OLDEST_KUBERNETES_MINOR } from './discovery.js';
@@ -182,7 +184,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const logger = options.logger;
   const registry = new ResourceRegistry();
   const kubernetesMinor = kubernetesMinorOf(options.kubernetesMinor);
-  for (const type of builtinTypes(kubernetesMinor)) registry.register(type);
+  for (const type of [...builtinTypes(kubernetesMinor), ...admissionTypes(kubernetesMinor)]) registry.register(type);
   const crds = crdType();
   registry.register(crds);
 
@@ -275,6 +277,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const policy = new SandboxPolicy();
   const rbac = new RbacAuthorizer(registry, store);
   rbac.invalidate(); // the bootstrap objects were loaded without events
+  const authorizer = new UnionAuthorizer([policy, rbac]);
+  const admissionType = (resource: string) => registry.byGroupResource('admissionregistration.k8s.io', resource);
+  const storedAdmission = (resource: string) => (name: string) => {
+    const type = admissionType(resource);
+    return type && store.collection(type).get(objectKey('', name));
+  };
+  objects.setAdmission(
+    new SandboxAdmission({
+      policy: storedAdmission('validatingadmissionpolicies'),
+      binding: storedAdmission('validatingadmissionpolicybindings'),
+      json: (stored) =>
+        parseStored(admissionType('validatingadmissionpolicies') as ResourceType, stored as StoredObject),
+      allowed: (user, attributes) => authorizer.decide(user, attributes).allowed,
+    }),
+  );
   const audit = new AuditTrail(1000);
   const upgrades = new UpgradeEcho();
   const websocketWatches = new WebSocketWatches();
@@ -286,7 +303,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     objects,
     hub,
     tokens,
-    authorizer: new UnionAuthorizer([policy, rbac]),
+    authorizer,
     audit,
     requestMetrics: new RequestMetrics(),
     discovery: new Discovery(registry, () => address, kubernetesMinor),

@@ -139,6 +139,21 @@ export function defaultRules(): PolicyRule[] {
       resources: ['secrets'],
       namespaces: ['kapi-system'],
     },
+    // the users' password hashes, in Secrets of kapi's namespace that no one else reads
+    {
+      users: kapi,
+      verbs: ['create', 'update', 'patch', 'delete'],
+      apiGroups: [''],
+      resources: ['secrets'],
+      namespaces: ['kapi-system'],
+    },
+    // the tenant guard (SPEC §18): kapi reads its policy and puts it back when it was changed or deleted
+    {
+      users: kapi,
+      verbs: ['get', 'create', 'update'],
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'],
+    },
     { users: kapi, verbs: ['get', 'list', 'watch'], apiGroups: ['iam.kapi.io'], resources: ['users', 'loginsessions'] },
     {
       users: kapi,

@@ -16,6 +16,8 @@ import type { ObjectStore } from './store.js';
 import { objectKey, parseStored, type StoredObject } from './stored-object.js';
 import { kindMismatchMessage } from './decode-errors.js';
 import { generateName, validateObjectMeta } from './validation.js';
+import type { AdmittedWrite } from './admission.js';
+import type { SandboxUser } from './identity.js';
 
 /**
  * Create, update, patch and delete with kube-apiserver's semantics (its generic registry store): name generation,
@@ -35,6 +37,13 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** The served version the request used, to check the body's apiVersion. */
   version?: string;
+  /** Who writes: a request's user goes through validating admission; the sandbox's own writes (seed) do not. */
+  user?: SandboxUser;
+}
+
+/** Validating admission (admission.ts): throws the Status that refuses a write. */
+export interface WriteAdmission {
+  admit(write: AdmittedWrite): void;
 }
 
 export interface DeleteOptions {
@@ -81,12 +90,17 @@ function withoutMetaAndStatus(obj: KubeObject, dropStatus: boolean): unknown {
 
 export class RegistryStore {
   private readonly lifecycles = new Map<string, TypeLifecycle>();
+  private admission: WriteAdmission | undefined;
 
   constructor(
     readonly store: ObjectStore,
     /** Namespaced writes need the namespace to exist; answers whether it does. */
     private readonly namespaceExists: (name: string) => boolean,
   ) {}
+
+  setAdmission(admission: WriteAdmission): void {
+    this.admission = admission;
+  }
 
   setLifecycle(group: string, resource: string, lifecycle: TypeLifecycle): void {
     this.lifecycles.set(typeKey(group, resource), lifecycle);
@@ -184,6 +198,8 @@ export class RegistryStore {
     if (type.subresources.includes('status') && !type.builtin) delete obj.status;
     type.strategy.prepareForCreate?.(obj);
     this.validate(type, obj, undefined);
+    if (options.user)
+      this.admission?.admit({ operation: 'CREATE', type, subresource: '', object: obj, user: options.user });
     const key = objectKey(type.namespaced ? namespace : '', meta.name as string);
     if (collection.get(key)) throw alreadyExists(groupResource(type), meta.name as string);
     if (options.dryRun) return { ...toDryRun(type, obj), key };
@@ -291,6 +307,15 @@ export class RegistryStore {
       delete obj.metadata.generation;
     }
     this.validate(type, obj, previous);
+    if (options.user)
+      this.admission?.admit({
+        operation: 'UPDATE',
+        type,
+        subresource,
+        object: obj,
+        oldObject: previous,
+        user: options.user,
+      });
 
     obj.metadata.resourceVersion = String(old.rv);
     if (

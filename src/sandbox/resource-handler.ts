@@ -1,3 +1,4 @@
+import type { SandboxUser } from './identity.js';
 import type { Exchange } from './exchange.js';
 import { readPage } from './list-pager.js';
 import { parseListOptions, type ListOptions } from './list-options.js';
@@ -45,6 +46,7 @@ export async function serveResource(
   type: ResourceType,
   info: RequestInfo,
   namespace: string,
+  user?: SandboxUser,
 ): Promise<void> {
   const { objects, store } = deps;
   const version = info.apiVersion;
@@ -85,6 +87,7 @@ export async function serveResource(
       const created = objects.create(type, namespace, await readObjectBody(x, type.kind), {
         dryRun: dryRun(x),
         version,
+        user,
       });
       x.sendJson(201, objectJson(type, version, created));
       return;
@@ -97,7 +100,7 @@ export async function serveResource(
         name,
         await readObjectBody(x, type.kind),
         subresource === 'status' ? 'status' : '',
-        { dryRun: dryRun(x), version },
+        { dryRun: dryRun(x), version, user },
       );
       x.sendJson(200, objectJson(type, version, updated));
       return;
@@ -116,6 +119,7 @@ export async function serveResource(
         {
           dryRun: dryRun(x),
           version,
+          user,
         },
       );
       x.sendJson(200, objectJson(type, version, patched));

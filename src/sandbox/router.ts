@@ -155,7 +155,7 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
     streamTarget(deps, parseStored(type, deps.objects.get(type, namespace, info.name)), info.subresource, x.url);
     throw badRequest('Upgrade request required');
   }
-  await serveResource(x, deps, type, info, namespace);
+  await serveResource(x, deps, type, info, namespace, user);
 }
 
 function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): void {

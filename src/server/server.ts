@@ -239,7 +239,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     namespace: options.configuration.namespace,
     name: 'kapi-apiserver-controllers',
     onStartedLeading: () => {
-      rbacController = new PlatformRbacController(client, logger);
+      rbacController = new PlatformRbacController(client, logger, { kapiNamespace: options.configuration.namespace });
       rbacController.start();
     },
     onStoppedLeading: () => {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { plan, type Realized } from '../../src/controllers/platform-rbac/realize.js';
 import {
+  NAMESPACE_ROLE_RULES,
   desiredWorkspaceRbac,
   membershipsOf,
   orphanedMemberships,
 } from '../../src/controllers/platform-rbac/workspaces.js';
+import { rbacRuleAllows } from '../../src/sandbox/rbac-rules.js';
 
 const template = (name: string, manager?: string) => ({
   metadata: { name, uid: `uid-${name}` },
@@ -86,10 +88,8 @@ describe('workspaces realized in RBAC (pure)', () => {
     expect(
       rules.filter((r) => r.apiGroups?.includes('tenant.kapi.io')).every((r) => r.resourceNames?.join() === 'ws'),
     ).toBe(true);
-    // and the admin may list users (whom to invite), nothing else outside its workspace
-    expect(rules.filter((r) => !r.apiGroups?.includes('tenant.kapi.io'))).toEqual([
-      { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] },
-    ]);
+    // and nothing outside its workspace: not the User objects (their hashes, failed logins), not through /apis
+    expect(rules.filter((r) => !r.apiGroups?.includes('tenant.kapi.io'))).toEqual([]);
   });
 
   it('when a member is removed, then the plan updates the binding and the namespace’s; when the workspace goes, everything of it is deleted', () => {
@@ -128,5 +128,53 @@ describe('workspaces realized in RBAC (pure)', () => {
       { workspace: 'ws', base: 'admin', subject: { kind: 'User', name: 'm' } },
       { workspace: 'ws', base: 'viewer', subject: { kind: 'User', name: 'y' } },
     ]);
+  });
+
+  describe('the project roles, as RBAC matches their rules', () => {
+    const allows = (
+      role: keyof typeof NAMESPACE_ROLE_RULES,
+      verb: string,
+      apiGroup: string,
+      resource: string,
+      subresource = '',
+    ) =>
+      NAMESPACE_ROLE_RULES[role].some((rule) =>
+        rbacRuleAllows(rule, {
+          verb,
+          apiGroup,
+          resource,
+          subresource,
+          namespace: 'a-dev',
+          name: 'x',
+          user: { username: 'bob', groups: [] },
+        } as never),
+      );
+
+    it.each([
+      ['update', 'namespaces', ''],
+      ['patch', 'namespaces', ''],
+      ['delete', 'namespaces', ''],
+      ['create', 'rolebindings', ''],
+      ['update', 'resourcequotas', ''],
+      ['create', 'limitranges', ''],
+    ])(
+      'when an operator would %s %s, then the role does not allow it (the project and its settings are the admin’s)',
+      (verb, resource) => {
+        const group = resource === 'rolebindings' ? 'rbac.authorization.k8s.io' : '';
+        expect(allows('operator', verb, group, resource)).toBe(false);
+        expect(allows('admin', verb, group, resource)).toBe(true);
+      },
+    );
+
+    it.each([
+      ['create', '', 'pods', ''],
+      ['create', '', 'pods', 'exec'],
+      ['update', '', 'secrets', ''],
+      ['patch', 'apps', 'deployments', 'scale'],
+      ['create', 'batch', 'jobs', ''],
+      ['get', '', 'namespaces', ''],
+    ])('when an operator would %s %s/%s %s, then the role allows it', (verb, group, resource, subresource) => {
+      expect(allows('operator', verb, group, resource, subresource)).toBe(true);
+    });
   });
 });

@@ -69,6 +69,11 @@ export interface E2E {
   readonly runId: string;
   /** Cluster-admin access for arranging objects (the sandbox admin, or the KUBECONFIG user). */
   readonly admin: KubeClient;
+  /**
+   * kapi's own access to the cluster (the sandbox's kapi ServiceAccount, or the KUBECONFIG user kapi runs as): for
+   * writing what only kapi may (the tenant guard lets kapi alone write a project's pending creator).
+   */
+  readonly asKapi: KubeClient;
   readonly kapi: KapiServer;
   readonly kapiUrl: string;
   readonly kapiHttpsUrl: string;
@@ -274,6 +279,7 @@ export async function startE2E(
     target: sandbox ? 'sandbox' : 'cluster',
     runId,
     admin,
+    asKapi: kapiConnection === adminConnection ? admin : new KubeClient(kapiConnection),
     kapi,
     kapiUrl: `http://127.0.0.1:${kapi.httpPort}`,
     kapiHttpsUrl: `https://127.0.0.1:${kapi.httpsPort}`,

@@ -3,7 +3,11 @@ import { jsonBody } from '../../auth/account/account-routes.js';
 import { isLabelName } from '../../auth/kube-names.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../auth/identity.js';
 import { CREATOR_PENDING_ANNOTATION } from '../../controllers/platform-rbac/controller.js';
-import { TENANT_GROUP, namespaceMemberBinding } from '../../controllers/platform-rbac/workspaces.js';
+import {
+  ADMINISTER_PROJECTS_VERB,
+  TENANT_GROUP,
+  namespaceMemberBinding,
+} from '../../controllers/platform-rbac/workspaces.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL, type WatchedNamespaces } from '../../kube/namespace-cache.js';
 import type { Logger } from '../../observability/logger.js';
@@ -123,7 +127,6 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     listWorkspaceNamespaces,
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
-      await existingWorkspace(workspace);
       const all = deps.namespaces
         .list()
         .filter((ns) => ns.workspace === workspace)
@@ -133,6 +136,15 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
         (await may(caller, { verb: 'list', resource: 'namespaces' }));
       const own = everything ? undefined : await memberships.projectsOf(caller.username);
       const names = new Set(own ? all.filter((name) => own.has(name)) : all);
+      // an outsider (no right in the workspace, no project in it) is refused before the workspace is looked up, so
+      // the answer does not tell whether a workspace of that name exists (KubeSphere answers 403 too)
+      if (own && names.size === 0)
+        throw new ForbiddenError(`user "${caller.username}" cannot list projects of workspace "${workspace}"`, {
+          name: workspace,
+          group: TENANT_GROUP,
+          kind: 'workspacetemplates',
+        });
+      await existingWorkspace(workspace);
       await writeListing(
         res,
         await deps.listing.listCached(namespacesKind, req.query as Record<string, unknown>, names),
@@ -221,8 +233,8 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
       const namespace = String(req.params.namespace);
-      inWorkspace(workspace, namespace);
       await requireProjectRight(caller, 'get', workspace, namespace);
+      inWorkspace(workspace, namespace);
       const stored = await deps.listing.readCached(namespacesKind, undefined, namespace);
       if (!stored) throw notHere(namespace);
       res.type('application/json').send(stored);
@@ -233,19 +245,23 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
       const namespace = String(req.params.namespace);
-      inWorkspace(workspace, namespace);
       const change = namespaceEditFrom(req.body);
       await requireProjectRight(caller, verb, workspace, namespace);
+      inWorkspace(workspace, namespace);
       const target = change.labels?.[WORKSPACE_LABEL] ?? workspace;
       if (target !== workspace) {
-        // a move: the caller must be able to put projects in the workspace it goes to
+        // a move: the caller administers the projects of both workspaces (KubeSphere's rule; the tenant guard asks the
+        // same of a relabelling sent straight to kube-apiserver)
+        for (const side of [workspace, target]) {
+          if (!(await may(caller, onWorkspace(ADMINISTER_PROJECTS_VERB, side))))
+            throw new ForbiddenError(
+              `user "${caller.username}" cannot move project "${namespace}" from workspace "${workspace}" to "${target}": ` +
+                `moving a project needs ${ADMINISTER_PROJECTS_VERB} on workspacetemplates/namespaces of both workspaces ` +
+                `(their admin role), and "${side}" is not the caller's`,
+              { name: side, group: TENANT_GROUP, kind: 'workspacetemplates' },
+            );
+        }
         await existingWorkspace(target);
-        if (!(await may(caller, onWorkspace('create', target))))
-          throw new ForbiddenError(`user "${caller.username}" cannot move projects into workspace "${target}"`, {
-            name: target,
-            group: TENANT_GROUP,
-            kind: 'workspacetemplates',
-          });
       }
       const updated = await kapiRequest(
         {
@@ -276,6 +292,7 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
       const namespace = String(req.params.namespace);
+      await requireProjectRight(caller, 'delete', workspace, namespace);
       inWorkspace(workspace, namespace);
       const path = `${NAMESPACES_PATH}/${encodeURIComponent(namespace)}`;
       if (await may(caller, onWorkspace('delete', workspace))) {

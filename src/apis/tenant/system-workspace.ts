@@ -6,9 +6,13 @@ import type { Logger } from '../../observability/logger.js';
 /** KubeSphere's built-in workspace of the system namespaces (the chart's files/platform.yaml makes it). */
 export const SYSTEM_WORKSPACE = 'system-workspace';
 
-/** The namespaces KubeSphere's installer puts in system-workspace, as kapi has them: Kubernetes' own and kapi's. */
-export function systemNamespaces(kapiNamespace: string): ReadonlySet<string> {
-  return new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease', kapiNamespace]);
+/**
+ * The namespaces KubeSphere's installer puts in system-workspace, as kapi has them: Kubernetes' own. Not kapi's own
+ * namespace (KubeSphere's installer puts its own there): it holds kapi's signing key and the users' password hashes,
+ * which no workspace role may reach, so it belongs to no workspace (the tenant guard refuses a label on it).
+ */
+export function systemNamespaces(): ReadonlySet<string> {
+  return new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
 }
 
 /**
@@ -33,35 +37,42 @@ export function placeSystemNamespaces(options: {
   kapiNamespace: string;
   logger: Logger;
 }): () => void {
-  const { client, namespaces, logger } = options;
-  const system = systemNamespaces(options.kapiNamespace);
+  const { client, namespaces, logger, kapiNamespace } = options;
+  const system = systemNamespaces();
   const pending = new Set<string>();
-  const place = (names: readonly string[]) => {
-    for (const name of names) {
-      if (pending.has(name)) continue;
-      pending.add(name);
-      client
-        .request({
-          method: 'PATCH',
-          path: `/api/v1/namespaces/${encodeURIComponent(name)}`,
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { labels: { [WORKSPACE_LABEL]: SYSTEM_WORKSPACE } } },
-          timeoutMs: 10_000,
-        })
-        .then(
-          () => logger.info('system namespace placed in system-workspace', { namespace: name }),
-          (error: unknown) =>
-            logger.warn('could not place a system namespace in system-workspace', {
-              namespace: name,
-              error: describeError(error),
-            }),
-        )
-        .finally(() => pending.delete(name));
-    }
+  const label = (name: string, workspace: string | null) => {
+    if (pending.has(name)) return;
+    pending.add(name);
+    client
+      .request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${encodeURIComponent(name)}`,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { labels: { [WORKSPACE_LABEL]: workspace } } },
+        timeoutMs: 10_000,
+      })
+      .then(
+        () =>
+          logger.info(
+            workspace ? 'system namespace placed in system-workspace' : 'kapi’s namespace taken out of its workspace',
+            { namespace: name },
+          ),
+        (error: unknown) =>
+          logger.warn('could not set the workspace of a system namespace', {
+            namespace: name,
+            error: describeError(error),
+          }),
+      )
+      .finally(() => pending.delete(name));
   };
-  const check = (namespace: CachedNamespace) => place(unplacedSystemNamespaces([namespace], system));
+  const place = (names: readonly string[]) => names.forEach((name) => label(name, SYSTEM_WORKSPACE));
+  const check = (namespace: CachedNamespace) => {
+    // an older kapi put its own namespace in system-workspace: that label goes
+    if (namespace.name === kapiNamespace && namespace.workspace !== undefined) label(namespace.name, null);
+    place(unplacedSystemNamespaces([namespace], system));
+  };
   const unsubscribe = [
-    namespaces.on('synced', () => place(unplacedSystemNamespaces(namespaces.list(), system))),
+    namespaces.on('synced', () => namespaces.list().forEach(check)),
     namespaces.on('added', check),
     namespaces.on('modified', check),
   ];

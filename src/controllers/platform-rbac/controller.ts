@@ -10,9 +10,11 @@ import {
   manifestOf,
   plan,
   realizedFrom,
+  withoutNewGrants,
   type Realized,
   type RbacPlan,
 } from './realize.js';
+import { TenantGuardKeeper, type GuardState } from '../../tenant-guard/guard-keeper.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
@@ -69,14 +71,21 @@ export class PlatformRbacController {
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private readonly log: Logger;
+  /** Whether kube-apiserver guards the fields memberships follow (SPEC §18): without it, grants are only taken away. */
+  readonly guard: { readonly state: GuardState; start(): void; stop(): Promise<void> };
   /** Told after every pass (tests wait on it). */
   onPass?: (outcome: PassOutcome) => void;
+  /** kapi's own namespace: no workspace role reaches it (workspaces.ts). */
+  private readonly kapiNamespace: string;
 
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
+    options: { kapiNamespace: string; guard?: { readonly state: GuardState; start(): void; stop(): Promise<void> } },
   ) {
     this.log = logger.child({ component: 'platform-rbac' });
+    this.guard = options.guard ?? new TenantGuardKeeper({ client, logger, onChange: () => this.trigger() });
+    this.kapiNamespace = options.kapiNamespace;
     const keep = (raw: Raw) => raw;
     const watch = (name: string, listPath: string, labelSelector?: string) =>
       new Reflector<Raw>({ client, logger, name, listPath, transform: keep, ...(labelSelector && { labelSelector }) });
@@ -97,6 +106,7 @@ export class PlatformRbacController {
   }
 
   start(): void {
+    this.guard.start();
     for (const source of Object.values(this.sources)) source.start();
     this.resync = setInterval(() => this.trigger(), RESYNC_MS);
     this.resync.unref?.();
@@ -109,7 +119,7 @@ export class PlatformRbacController {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    await Promise.all(Object.values(this.sources).map((source) => source.stop()));
+    await Promise.all([this.guard.stop(), ...Object.values(this.sources).map((source) => source.stop())]);
   }
 
   /** Asks for a pass soon (changes close together share one). */
@@ -140,15 +150,17 @@ export class PlatformRbacController {
       const { roles, bindings, workspaces, workspaceBindings, namespaces } = this.sources;
       const desired = [
         ...desiredRbac(roles.list(), bindings.list()),
-        ...desiredWorkspaceRbac(workspaces.list(), workspaceBindings.list(), namespaces.list()),
+        ...desiredWorkspaceRbac(workspaces.list(), workspaceBindings.list(), namespaces.list(), this.kapiNamespace),
       ];
       const existing = [
         ...this.sources.clusterRoles.list().map((raw) => realizedFrom(raw, 'ClusterRole')),
         ...this.sources.clusterRoleBindings.list().map((raw) => realizedFrom(raw, 'ClusterRoleBinding')),
         ...this.sources.roleBindings.list().map((raw) => realizedFrom(raw, 'RoleBinding')),
       ];
-      outcome = await this.apply(plan(desired, existing));
-      const completed = await this.complete();
+      const guarded = this.guard.state.state === 'guarded';
+      const todo = plan(desired, existing);
+      outcome = await this.apply(guarded ? todo : withoutNewGrants(todo, existing));
+      const completed = await this.complete(guarded);
       outcome.deleted += completed.deleted;
       outcome.created += completed.created;
       outcome.failed += completed.failed;
@@ -198,7 +210,7 @@ export class PlatformRbacController {
    * API deletes them after the workspace) are deleted; a project made (the API writes its creator's admin binding,
    * then takes the annotation off) gets its creator's binding.
    */
-  private async complete(): Promise<{ created: number; deleted: number; failed: number }> {
+  private async complete(guarded: boolean): Promise<{ created: number; deleted: number; failed: number }> {
     const done = { created: 0, deleted: 0, failed: 0 };
     const tolerate = (error: unknown) => {
       if (error instanceof KubeApiError && (error.code === 404 || error.code === 409)) return;
@@ -215,7 +227,8 @@ export class PlatformRbacController {
         })
         .then(() => (done.deleted += 1), tolerate);
     }
-    for (const ns of this.sources.namespaces.list()) {
+    // a creator binding follows an annotation only kapi may write, as long as kube-apiserver holds everyone to that
+    for (const ns of guarded ? this.sources.namespaces.list() : []) {
       const creator = ns?.metadata?.annotations?.[CREATOR_PENDING_ANNOTATION];
       if (typeof creator !== 'string' || ns.metadata.deletionTimestamp) continue;
       const name = ns.metadata.name as string;

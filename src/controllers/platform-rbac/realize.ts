@@ -250,3 +250,32 @@ export function manifestOf(object: Realized, resourceVersion?: string): Record<s
     subjects: object.subjects,
   };
 }
+
+/** A rule list that holds no rule `existing` does not (a role only losing rules). */
+const onlyFewerRules = (want: readonly PolicyRule[], existing: readonly PolicyRule[]) =>
+  want.every((rule) => existing.some((held) => same(rule, held)));
+
+/**
+ * The part of a plan that grants nothing new (pure), for when the tenant guard is not in place and the fields the
+ * desired objects follow cannot be trusted: deletions stay; a binding keeps only subjects it already had (none left:
+ * deleted); a role is updated only to fewer rules; nothing is created. kapi's shared roles (`scoped-role`: kapi's own
+ * tables, no field of anyone's) are exempt.
+ */
+export function withoutNewGrants(todo: RbacPlan, existing: readonly Realized[]): RbacPlan {
+  const have = new Map(existing.map((object) => [keyOf(object), object]));
+  const kapisOwn = (object: Realized) => object.labels[REALIZES_LABEL] === 'scoped-role' && !object.owner;
+  const result: RbacPlan = { create: todo.create.filter(kapisOwn), update: [], delete: [...todo.delete] };
+  for (const want of todo.update) {
+    const found = have.get(keyOf(want));
+    if (!found) continue;
+    if (kapisOwn(want)) result.update.push(want);
+    else if (want.kind === 'ClusterRole' && found.kind === 'ClusterRole') {
+      if (onlyFewerRules(want.rules, found.rules)) result.update.push(want);
+    } else if (want.kind !== 'ClusterRole' && found.kind !== 'ClusterRole') {
+      const subjects = want.subjects.filter((subject) => found.subjects.some((had) => same(subject, had)));
+      if (subjects.length === 0) result.delete.push(found);
+      else result.update.push({ ...want, subjects });
+    }
+  }
+  return result;
+}

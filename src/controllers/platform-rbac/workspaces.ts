@@ -91,34 +91,67 @@ export const WORKSPACE_NAMESPACE_RULES: Partial<Record<WorkspaceRoleBase, readon
   viewer: [readEverything],
 };
 
+/**
+ * What a project `operator` may write: the project's workloads and their configuration, never the project itself (the
+ * Namespace object, whose labels place it in a workspace), its members and roles, its quotas, limit ranges or network
+ * isolation (KubeSphere's operator: app workloads, volumes, configuration; project settings stay the admin's). RBAC has
+ * no exceptions, so the core group's resources are named one by one.
+ */
+const OPERATOR_CORE_RESOURCES = [
+  'pods',
+  'pods/attach',
+  'pods/exec',
+  'pods/log',
+  'pods/portforward',
+  'pods/proxy',
+  'pods/eviction',
+  'pods/ephemeralcontainers',
+  'services',
+  'services/proxy',
+  'endpoints',
+  'configmaps',
+  'secrets',
+  'persistentvolumeclaims',
+  'serviceaccounts',
+  'events',
+  'replicationcontrollers',
+  'replicationcontrollers/scale',
+  'podtemplates',
+];
+
 /** The project roles (KubeSphere 3.4.1's RoleBases `admin`, `operator`, `viewer`, over the groups kapi's clusters have). */
 export const NAMESPACE_ROLE_RULES: Record<NamespaceRole, readonly PolicyRule[]> = {
   admin: [everything],
   operator: [
     readEverything,
-    {
-      apiGroups: ['', 'apps', 'extensions', 'batch', 'autoscaling', 'networking.k8s.io', 'events.k8s.io'],
-      resources: ['*'],
-      verbs: ['*'],
-    },
+    { apiGroups: [''], resources: OPERATOR_CORE_RESOURCES, verbs: ['*'] },
+    { apiGroups: ['apps', 'extensions', 'batch', 'autoscaling'], resources: ['*'], verbs: ['*'] },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['*'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['*'] },
   ],
   viewer: [readEverything],
 };
 
 /**
- * The rules of a workspace role's ClusterRole on its workspace; an admin may also list the platform's users, to pick
- * whom to invite (KubeSphere lets every signed-in user list them; kapi only those who may invite).
+ * The rules of a workspace role's ClusterRole on its workspace. None reaches the User objects themselves: whom to
+ * invite, an admin picks from kapi's own users listing, which answers one who may add members to a workspace with each
+ * user's name and e-mail only (not with `list users.iam.kapi.io`, which `/apis` would answer with every User whole).
  */
 export function workspaceRules(workspace: string, base: WorkspaceRoleBase): PolicyRule[] {
-  const rules: PolicyRule[] = WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
+  return WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
     apiGroups: [TENANT_GROUP],
     resources: [resource],
     resourceNames: [workspace],
     verbs: [...verbs],
   }));
-  if (base === 'admin') rules.push({ apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] });
-  return rules;
 }
+
+/**
+ * Who administers a workspace's projects (moves one in or out, adopts or releases one): `update` on its
+ * `workspacetemplates/namespaces`, which the workspace's admin role holds and no other built-in workspace role does. The
+ * tenant guard (admission) asks the same of whoever relabels a namespace directly.
+ */
+export const ADMINISTER_PROJECTS_VERB = 'update';
 
 /** A member of a workspace with a role (pure input). */
 export interface Membership {
@@ -189,11 +222,14 @@ export function sharedRoles(): Realized[] {
  * ClusterRole and ClusterRoleBinding on the workspace and a RoleBinding in each namespace labelled into it. Subjects
  * are sorted (so the answer does not depend on the order things were read in). Each object is owned by its
  * WorkspaceTemplate (a garbage collector, where one runs, removes them with it; the controller does anyway).
+ * `kapiNamespace`, kapi's own (its signing key, the users' password hashes), takes no workspace's RoleBindings
+ * whatever its label says: no workspace role may reach it.
  */
 export function desiredWorkspaceRbac(
   templates: readonly Raw[],
   bindings: readonly Raw[],
   namespaces: readonly Raw[],
+  kapiNamespace?: string,
 ): Realized[] {
   const desired = sharedRoles();
   const owners = new Map<string, OwnerReference>();
@@ -222,6 +258,7 @@ export function desiredWorkspaceRbac(
     const workspace = ns?.metadata?.labels?.[WORKSPACE_LABEL];
     const name = ns?.metadata?.name;
     if (typeof workspace !== 'string' || typeof name !== 'string' || !owners.has(workspace)) continue;
+    if (name === kapiNamespace) continue;
     if (ns?.metadata?.deletionTimestamp) continue; // a namespace being deleted takes no new objects
     const list = namespacesOf.get(workspace) ?? [];
     list.push(name);

@@ -31,9 +31,9 @@ describe('workspaceOf', () => {
 });
 
 describe('unplacedSystemNamespaces', () => {
-  const system = systemNamespaces('kapi-system');
+  const system = systemNamespaces();
 
-  test('when system namespaces have no workspace, then those are placed; others and placed ones are left', () => {
+  test('when system namespaces have no workspace, then those are placed; others, placed ones and kapi’s own are left', () => {
     const namespaces = [
       { name: 'default', createdAt: 0 },
       { name: 'kube-system', createdAt: 0, workspace: 'system-workspace' },
@@ -41,7 +41,7 @@ describe('unplacedSystemNamespaces', () => {
       { name: 'kapi-system', createdAt: 0 },
       { name: 'team-a', createdAt: 0 },
     ];
-    expect(unplacedSystemNamespaces(namespaces, system)).toEqual(['default', 'kapi-system']);
+    expect(unplacedSystemNamespaces(namespaces, system)).toEqual(['default']);
   });
 });
 

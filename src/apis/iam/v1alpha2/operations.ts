@@ -134,7 +134,9 @@ export const listPlatformUsers = defineOperation({
   description:
     'The listing’s parameters of users apply (paging, sorting by `createTime`, `name`, `lastLoginTime`, filters ' +
     '`name`, `email`, `status`, …); `globalrole=<role>` keeps that role’s holders. Never a password hash. Needs ' +
-    '`list users` in API group `iam.kapi.io`. Served from the watched Users and GlobalRoleBindings.',
+    '`list users` in API group `iam.kapi.io`; one who may only add members to a workspace (`create` on ' +
+    '`workspacetemplates/workspacemembers` of one, a workspace admin choosing whom to invite) gets each user’s name, ' +
+    'creation time and e-mail only. Served from the watched Users and GlobalRoleBindings.',
   security: 'bearer',
   query: usersQuery.extend({ globalrole: z.string().optional().describe('Only the holders of this GlobalRole.') }),
   responses: {

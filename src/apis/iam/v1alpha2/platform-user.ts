@@ -18,3 +18,22 @@ export function platformUser(stored: Raw, globalRole: string | undefined): Raw {
   const status = stored?.status?.state ? stored.status : { ...stored?.status, state: 'Active' };
   return { ...stored, apiVersion: 'iam.kapi.io/v1alpha2', kind: 'User', metadata: shownMetadata, status };
 }
+
+/**
+ * A User as a workspace admin choosing whom to invite sees it (pure): its name, creation time and e-mail, nothing of
+ * its state, groups, role, logins or annotations.
+ */
+export function userToInvite(stored: Raw): Raw {
+  const metadata = stored?.metadata ?? {};
+  const email = stored?.spec?.email;
+  return {
+    apiVersion: 'iam.kapi.io/v1alpha2',
+    kind: 'User',
+    metadata: {
+      name: metadata.name,
+      ...(typeof metadata.uid === 'string' && { uid: metadata.uid }),
+      ...(typeof metadata.creationTimestamp === 'string' && { creationTimestamp: metadata.creationTimestamp }),
+    },
+    spec: typeof email === 'string' ? { email } : {},
+  };
+}

@@ -1,6 +1,8 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { forbidden } from '../../../auth/authorization/access-guard.js';
-import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
+import { withCaller } from '../../caller.js';
+import { TENANT_GROUP } from '../../../controllers/platform-rbac/workspaces.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { NotFoundError, UnauthorizedError } from '../../../server/errors.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
@@ -24,8 +26,8 @@ import {
   listUserGlobalRoleTemplates,
   readPlatformUser,
 } from './operations.js';
-import { platformUser } from './platform-user.js';
-import { namespaceRoleOf } from '../../tenant/memberships.js';
+import { platformUser, userToInvite } from './platform-user.js';
+import { TenantMemberships, namespaceRoleOf } from '../../tenant/memberships.js';
 import { templatesOfNamespaceRole } from './scoped-roles.js';
 import { tenantMemberRoutes } from './tenant-member-routes.js';
 import { REALIZES_LABEL } from '../../../controllers/platform-rbac/realize.js';
@@ -157,26 +159,45 @@ export function iamRoutes(deps: IamRouteDeps): Router {
     return stored && (JSON.parse(stored.toString('utf8')) as StoredRole);
   };
 
+  const memberships = new TenantMemberships(deps.listing);
+  /** Whether the caller may add members to some workspace: all of them, or one it belongs to. */
+  const invitesToAWorkspace = async (user: UserInfo) => {
+    const invite = (name?: string) =>
+      deps.authorizer.authorize(user, {
+        verb: 'create',
+        group: TENANT_GROUP,
+        resource: 'workspacetemplates',
+        subresource: 'workspacemembers',
+        ...(name && { name }),
+      });
+    if ((await invite()).allowed) return true;
+    for (const workspace of await memberships.workspacesOf(user)) if ((await invite(workspace)).allowed) return true;
+    return false;
+  };
+
   mountOperation(
     router,
     '',
     listPlatformUsers,
-    guarded(
-      () => ({ verb: 'list', group: IAM_GROUP, resource: 'users' }),
-      async (req, res) => {
-        const role =
-          typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
-        const names = role === undefined ? undefined : deps.roles.holdersOf(role);
-        const answer = await deps.listing.listCached(users, req.query as Record<string, unknown>, names);
-        res.json({
-          items: answer.items.map((item) => {
-            const stored = parseListedItem(item);
-            return platformUser(stored, deps.roles.roleOf(String(stored?.metadata?.name)));
-          }),
-          totalItems: answer.totalItems,
-        });
-      },
-    ),
+    withCaller(async (user, req, res) => {
+      const attributes: ResourceAttributes = { verb: 'list', group: IAM_GROUP, resource: 'users' };
+      const decision = await deps.authorizer.authorize(user, attributes);
+      // whom to invite: a workspace admin picks among the users by name, and learns nothing else of them
+      const picker = !decision.allowed && (await invitesToAWorkspace(user));
+      if (!decision.allowed && !picker) throw forbidden(user.username, attributes, decision.reason);
+      const role = typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
+      const names = role === undefined ? undefined : deps.roles.holdersOf(role);
+      const answer = await deps.listing.listCached(users, req.query as Record<string, unknown>, names);
+      res.json({
+        items: answer.items.map((item) => {
+          const stored = parseListedItem(item);
+          return picker
+            ? userToInvite(stored)
+            : platformUser(stored, deps.roles.roleOf(String(stored?.metadata?.name)));
+        }),
+        totalItems: answer.totalItems,
+      });
+    }),
   );
 
   mountOperation(

@@ -1,0 +1,230 @@
+import { KubeApiError, type KubeClient } from '../kube/client.js';
+import { describeError } from '../kube/cache-health.js';
+import type { Logger } from '../observability/logger.js';
+import {
+  GUARD_API_VERSIONS,
+  GUARD_NAME,
+  guardDrift,
+  same,
+  guardObjects,
+  type GuardApiVersion,
+  type GuardIdentity,
+} from './policy.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+/**
+ * Whether kube-apiserver guards the tenant fields (SPEC §18), and what kapi's controller may trust: `guarded` when
+ * kapi's ValidatingAdmissionPolicy and its binding are in the cluster as kapi makes them; `unguarded` (with why)
+ * otherwise. Unguarded, the controller only takes grants away (controllers/platform-rbac), so a field written
+ * straight to kube-apiserver never becomes a grant.
+ */
+export type GuardState =
+  { state: 'guarded'; version: GuardApiVersion } | { state: 'unguarded'; reason: string; version?: GuardApiVersion };
+
+const GROUP_PATH = '/apis/admissionregistration.k8s.io';
+const TIMEOUT_MS = 10_000;
+/** How often the guard is looked at again (a deleted or edited policy is put back, or reported). */
+const RECHECK_MS = 30_000;
+
+/** The newest policy version kube-apiserver serves (pure, over `/apis/admissionregistration.k8s.io/<v>` lists). */
+export function servedGuardVersion(served: ReadonlyMap<string, readonly string[]>): GuardApiVersion | undefined {
+  return GUARD_API_VERSIONS.find((version) => {
+    const resources = served.get(version) ?? [];
+    return resources.includes('validatingadmissionpolicies') && resources.includes('validatingadmissionpolicybindings');
+  });
+}
+
+/** The user name in a ServiceAccount token (its `sub`), read without verifying: it is kapi's own token. */
+export function tokenSubject(authorization: string | undefined): string | undefined {
+  const token = authorization?.replace(/^Bearer\s+/i, '');
+  const payload = token?.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const sub = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))?.sub;
+    return typeof sub === 'string' && sub.startsWith('system:serviceaccount:') ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface GuardKeeperOptions {
+  client: KubeClient;
+  logger: Logger;
+  /** Told whenever the state changes (the controller passes again). */
+  onChange?: (state: GuardState) => void;
+  recheckMs?: number;
+}
+
+/**
+ * Keeps kapi's tenant guard in the cluster while this replica leads: finds the policy version kube-apiserver serves
+ * and the user kapi is, reads the policy and binding, and makes or mends them where they are not kapi's (the chart
+ * installs them; kapi running with the rights to, as on a development cluster, installs them itself). What it could
+ * not make right, it reports: the state is `unguarded` and says why.
+ */
+export class TenantGuardKeeper {
+  private current: GuardState = { state: 'unguarded', reason: 'not looked at yet' };
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private identity: GuardIdentity | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly options: GuardKeeperOptions) {
+    this.log = options.logger.child({ component: 'tenant-guard' });
+  }
+
+  get state(): GuardState {
+    return this.current;
+  }
+
+  start(): void {
+    this.check();
+  }
+
+  /** Looks at the guard again now (one look at a time). */
+  check(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (!this.running) {
+      this.running = this.look().finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => void this.check(), this.options.recheckMs ?? RECHECK_MS);
+        this.timer.unref?.();
+      });
+    }
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private set(state: GuardState): void {
+    const before = this.current;
+    this.current = state;
+    if (same(before, state)) return;
+    if (state.state === 'guarded')
+      this.log.info('tenant guard in place: kube-apiserver checks every writer of the tenant fields', {
+        policy: GUARD_NAME,
+        version: state.version,
+      });
+    else
+      this.log.error(
+        'tenant guard missing: workspace and platform-role grants are only taken away until it is in place',
+        { policy: GUARD_NAME, reason: state.reason },
+      );
+    this.options.onChange?.(state);
+  }
+
+  private async look(): Promise<void> {
+    try {
+      this.set(await this.ensure());
+    } catch (error) {
+      this.set({ state: 'unguarded', reason: `the cluster could not be asked: ${describeError(error)}` });
+    }
+  }
+
+  private async ensure(): Promise<GuardState> {
+    const { client } = this.options;
+    const version = servedGuardVersion(await this.servedResources());
+    if (!version)
+      return {
+        state: 'unguarded',
+        reason:
+          'kube-apiserver serves no ValidatingAdmissionPolicy (GA in 1.30; on 1.26 to 1.29 enable the ' +
+          'ValidatingAdmissionPolicy feature gate and its admissionregistration.k8s.io API version)',
+      };
+    this.identity ??= await this.whoAmI();
+    if (!this.identity)
+      return { state: 'unguarded', version, reason: 'kapi could not tell which user it is to kube-apiserver' };
+    const expected = guardObjects(version, this.identity);
+    const base = `${GROUP_PATH}/${version}`;
+    const read = (resource: string) =>
+      client
+        .request<Raw>({ path: `${base}/${resource}/${GUARD_NAME}`, timeoutMs: TIMEOUT_MS })
+        .catch((error: unknown) => {
+          if (error instanceof KubeApiError && error.code === 404) return undefined;
+          throw error;
+        });
+    let policy = await read('validatingadmissionpolicies');
+    let binding = await read('validatingadmissionpolicybindings');
+    const drift = guardDrift(expected, policy, binding);
+    if (drift.length === 0) return { state: 'guarded', version };
+    try {
+      policy = await this.write(`${base}/validatingadmissionpolicies`, expected.policy, policy);
+      binding = await this.write(`${base}/validatingadmissionpolicybindings`, expected.binding, binding);
+    } catch (error) {
+      return {
+        state: 'unguarded',
+        version,
+        reason: `${drift.join('; ')}, and kapi could not put it right: ${describeError(error)}`,
+      };
+    }
+    this.log.warn('tenant guard put in place', { policy: GUARD_NAME, version, was: drift.join('; ') });
+    const left = guardDrift(expected, policy, binding);
+    return left.length === 0 ? { state: 'guarded', version } : { state: 'unguarded', version, reason: left.join('; ') };
+  }
+
+  /** Creates or replaces one object of the guard; answers what the cluster stored. */
+  private async write(collection: string, wanted: Record<string, unknown>, existing: Raw): Promise<Raw> {
+    const name = GUARD_NAME;
+    if (!existing)
+      return this.options.client.request({ method: 'POST', path: collection, body: wanted, timeoutMs: TIMEOUT_MS });
+    const body = {
+      ...wanted,
+      metadata: { ...(wanted.metadata as object), resourceVersion: existing.metadata?.resourceVersion },
+    };
+    return this.options.client.request({
+      method: 'PUT',
+      path: `${collection}/${name}`,
+      body,
+      timeoutMs: TIMEOUT_MS,
+    });
+  }
+
+  private async servedResources(): Promise<Map<string, string[]>> {
+    const served = new Map<string, string[]>();
+    const group = await this.options.client
+      .request<Raw>({ path: GROUP_PATH, timeoutMs: TIMEOUT_MS })
+      .catch((error: unknown) => {
+        if (error instanceof KubeApiError && error.code === 404) return undefined;
+        throw error;
+      });
+    for (const entry of group?.versions ?? []) {
+      const version = entry?.version;
+      if (typeof version !== 'string' || !(GUARD_API_VERSIONS as readonly string[]).includes(version)) continue;
+      const list = await this.options.client.request<Raw>({ path: `${GROUP_PATH}/${version}`, timeoutMs: TIMEOUT_MS });
+      served.set(
+        version,
+        (list?.resources ?? []).map((resource: Raw) => String(resource?.name)),
+      );
+    }
+    return served;
+  }
+
+  /** The user kapi is to kube-apiserver: a SelfSubjectReview, else its ServiceAccount token's subject. */
+  private async whoAmI(): Promise<GuardIdentity | undefined> {
+    const { client } = this.options;
+    for (const version of ['v1', 'v1beta1', 'v1alpha1']) {
+      try {
+        const review = await client.request<Raw>({
+          method: 'POST',
+          path: `/apis/authentication.k8s.io/${version}/selfsubjectreviews`,
+          body: { apiVersion: `authentication.k8s.io/${version}`, kind: 'SelfSubjectReview' },
+          timeoutMs: TIMEOUT_MS,
+        });
+        const username = review?.status?.userInfo?.username;
+        if (typeof username === 'string' && username !== '') return { kapiUsername: username };
+      } catch (error) {
+        if (!(error instanceof KubeApiError && (error.code === 404 || error.code === 403))) throw error;
+      }
+    }
+    const subject = tokenSubject((await client.connection.authHeaders()).Authorization);
+    return subject ? { kapiUsername: subject } : undefined;
+  }
+}

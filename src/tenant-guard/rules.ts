@@ -1,0 +1,313 @@
+/**
+ * The tenant guard's rules (SPEC §18, pure): every field a grant that kapi writes with its own credentials follows,
+ * and who may write it. kapi's routes check the same rights before writing; the guard makes kube-apiserver check them
+ * for every other writer, so the field cannot be changed through forwarding or with kubectl straight to
+ * kube-apiserver by anyone not entitled to the grant it leads to.
+ *
+ * Each rule says, once in CEL (for the ValidatingAdmissionPolicy kube-apiserver evaluates, policy.ts) and once in
+ * TypeScript (the same decision, for the sandbox, which evaluates no CEL), when a write touches its field and what
+ * the writer must be allowed. The two are kept side by side so a change to one is a change to the other; the e2e
+ * attack suite runs against the sandbox and real kube-apiservers alike, so a difference between them fails it.
+ *
+ * Costs: kube-apiserver charges a CEL `authorizer` check 350,000 of an expression's 1,000,000, so no rule asks more
+ * than two (a role's rules cannot be checked one by one: a writer without `escalate` writes roles through kapi's
+ * route, which does).
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+export const WORKSPACE_LABEL = 'kapi.io/workspace';
+export const CREATOR_PENDING_ANNOTATION = 'tenant.kapi.io/creator-pending';
+export const ROLE_TEMPLATE_LABEL = 'iam.kapi.io/role-template';
+
+/** A write as the guard sees it: kube-apiserver's admission request, reduced. */
+export interface GuardedWrite {
+  operation: 'CREATE' | 'UPDATE';
+  group: string;
+  resource: string;
+  object: Raw;
+  /** Absent on CREATE. */
+  oldObject?: Raw;
+  user: { username: string; groups: readonly string[] };
+}
+
+/** What the writer must be allowed, as a SubjectAccessReview asks it. */
+export interface GuardCheck {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  name?: string;
+}
+
+export interface GuardRule {
+  /** Stable, named in denials and logs. */
+  id: string;
+  group: string;
+  resource: string;
+  /** Whether the write touches the guarded field (CEL, over `object`, `oldObject`, `request`). */
+  touchesCel: string;
+  touches(write: GuardedWrite): boolean;
+  /**
+   * What the writer must be allowed, all of them: CEL expressions over `authorizer` (at most two), and the same checks
+   * as values. Empty: no one but kapi may make the change.
+   */
+  requiresCel: string[];
+  requires(write: GuardedWrite): GuardCheck[];
+  /** The denial: names the field and the right it needs. */
+  message: string;
+}
+
+// ---- field readers, in CEL and in TypeScript ------------------------------------------------------------------
+
+/** `obj` is `object` or `oldObject` (null on CREATE). */
+const nullable = (obj: string) => (obj === 'oldObject' ? `${obj} != null && ` : '');
+const labelCel = (obj: string, key: string) =>
+  `(${nullable(obj)}has(${obj}.metadata.labels) && '${key}' in ${obj}.metadata.labels ? ${obj}.metadata.labels['${key}'] : '')`;
+const annotationCel = (obj: string, key: string) =>
+  `(${nullable(obj)}has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations ? ${obj}.metadata.annotations['${key}'] : '')`;
+const managerCel = (obj: string) =>
+  `(${nullable(obj)}has(${obj}.spec) && has(${obj}.spec.template) && has(${obj}.spec.template.spec) && ` +
+  `has(${obj}.spec.template.spec.manager) ? ${obj}.spec.template.spec.manager : '')`;
+/** Whether a top-level field (`rules`, `roleRef`, `subjects`) differs between the two, absent counting as a value. */
+const fieldChangedCel = (field: string) =>
+  `!((has(object.${field}) == (oldObject != null && has(oldObject.${field}))) && ` +
+  `(!has(object.${field}) || object.${field} == oldObject.${field}))`;
+const groupsChangedCel =
+  `!(((has(object.spec) && has(object.spec.groups)) == (oldObject != null && has(oldObject.spec) && has(oldObject.spec.groups))) && ` +
+  `(!(has(object.spec) && has(object.spec.groups)) || object.spec.groups == oldObject.spec.groups))`;
+
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+const label = (o: Raw, key: string) => text(o?.metadata?.labels?.[key]);
+const annotation = (o: Raw, key: string) => text(o?.metadata?.annotations?.[key]);
+const manager = (o: Raw) => text(o?.spec?.template?.spec?.manager);
+/** JSON equality as CEL's `==` on values decoded from JSON (absent and absent equal; key order ignored). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, i) => sameValue(item, other[i]));
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  return (
+    keys.length === Object.keys(right).length && keys.every((key) => key in right && sameValue(left[key], right[key]))
+  );
+}
+const fieldChanged = (write: GuardedWrite, read: (o: Raw) => unknown) =>
+  !sameValue(read(write.object), write.oldObject === undefined ? undefined : read(write.oldObject));
+
+const check = (verb: string, group: string, resource: string, subresource: string, name: string): GuardCheck => ({
+  verb,
+  group,
+  resource,
+  ...(subresource && { subresource }),
+  ...(name && { name }),
+});
+const checkCel = (verb: string, group: string, resource: string, subresource: string, name: string) =>
+  `authorizer.group('${group}').resource('${resource}')` +
+  (subresource ? `.subresource('${subresource}')` : '') +
+  (name ? `.name(${name})` : '') +
+  `.check('${verb}').allowed()`;
+
+const TENANT = 'tenant.kapi.io';
+const IAM = 'iam.kapi.io';
+/** Who administers a workspace's projects (workspaces.ts ADMINISTER_PROJECTS_VERB): the verb asked of both sides. */
+const ADMINISTER = 'update';
+
+const newWorkspace = labelCel('object', WORKSPACE_LABEL);
+const oldWorkspace = labelCel('oldObject', WORKSPACE_LABEL);
+
+/** The rules. */
+export function guardRules(): GuardRule[] {
+  return [
+    {
+      id: 'project-created-in-workspace',
+      group: '',
+      resource: 'namespaces',
+      touchesCel: `request.operation == 'CREATE' && ${newWorkspace} != ''`,
+      touches: (w) => w.operation === 'CREATE' && label(w.object, WORKSPACE_LABEL) !== '',
+      requiresCel: [checkCel('create', TENANT, 'workspacetemplates', 'namespaces', newWorkspace)],
+      requires: (w) => [check('create', TENANT, 'workspacetemplates', 'namespaces', label(w.object, WORKSPACE_LABEL))],
+      message:
+        `a namespace created in a workspace (label ${WORKSPACE_LABEL}) needs create on ` +
+        `workspacetemplates/namespaces (${TENANT}) of that workspace`,
+    },
+    {
+      id: 'project-leaves-workspace',
+      group: '',
+      resource: 'namespaces',
+      touchesCel: `request.operation == 'UPDATE' && ${oldWorkspace} != '' && ${newWorkspace} != ${oldWorkspace}`,
+      touches: (w) =>
+        w.operation === 'UPDATE' &&
+        label(w.oldObject, WORKSPACE_LABEL) !== '' &&
+        label(w.object, WORKSPACE_LABEL) !== label(w.oldObject, WORKSPACE_LABEL),
+      requiresCel: [checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', oldWorkspace)],
+      requires: (w) => [
+        check(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', label(w.oldObject, WORKSPACE_LABEL)),
+      ],
+      message:
+        `moving a namespace out of its workspace (label ${WORKSPACE_LABEL}) needs ${ADMINISTER} on ` +
+        `workspacetemplates/namespaces (${TENANT}) of the workspace it leaves (its admin role)`,
+    },
+    {
+      id: 'project-joins-workspace',
+      group: '',
+      resource: 'namespaces',
+      touchesCel: `request.operation == 'UPDATE' && ${newWorkspace} != '' && ${newWorkspace} != ${oldWorkspace}`,
+      touches: (w) =>
+        w.operation === 'UPDATE' &&
+        label(w.object, WORKSPACE_LABEL) !== '' &&
+        label(w.object, WORKSPACE_LABEL) !== label(w.oldObject, WORKSPACE_LABEL),
+      requiresCel: [checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', newWorkspace)],
+      requires: (w) => [
+        check(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', label(w.object, WORKSPACE_LABEL)),
+      ],
+      message:
+        `moving a namespace into a workspace (label ${WORKSPACE_LABEL}) needs ${ADMINISTER} on ` +
+        `workspacetemplates/namespaces (${TENANT}) of the workspace it joins (its admin role)`,
+    },
+    {
+      id: 'project-creator',
+      group: '',
+      resource: 'namespaces',
+      touchesCel:
+        `${annotationCel('object', CREATOR_PENDING_ANNOTATION)} != '' && ` +
+        `${annotationCel('object', CREATOR_PENDING_ANNOTATION)} != ${annotationCel('oldObject', CREATOR_PENDING_ANNOTATION)}`,
+      touches: (w) =>
+        annotation(w.object, CREATOR_PENDING_ANNOTATION) !== '' &&
+        annotation(w.object, CREATOR_PENDING_ANNOTATION) !== annotation(w.oldObject, CREATOR_PENDING_ANNOTATION),
+      requiresCel: [],
+      requires: () => [],
+      message:
+        `the annotation ${CREATOR_PENDING_ANNOTATION} names whom kapi makes the project's admin: only kapi writes ` +
+        `it (create the project through kapi's tenant API)`,
+    },
+    {
+      id: 'workspace-manager',
+      group: TENANT,
+      resource: 'workspacetemplates',
+      touchesCel:
+        `${managerCel('object')} != '' && ${managerCel('object')} != ${managerCel('oldObject')} && ` +
+        `${managerCel('object')} != request.userInfo.username`,
+      touches: (w) =>
+        manager(w.object) !== '' && manager(w.object) !== manager(w.oldObject) && manager(w.object) !== w.user.username,
+      requiresCel: [checkCel('bind', TENANT, 'workspacetemplates', '', 'object.metadata.name')],
+      requires: (w) => [check('bind', TENANT, 'workspacetemplates', '', text(w.object?.metadata?.name))],
+      message:
+        `naming another user a workspace's manager (spec.template.spec.manager, its admin) needs bind on ` +
+        `workspacetemplates (${TENANT}) of that workspace`,
+    },
+    {
+      id: 'workspace-membership',
+      group: IAM,
+      resource: 'workspacerolebindings',
+      touchesCel: `${fieldChangedCel('roleRef')} || ${fieldChangedCel('subjects')} || ${newWorkspace} != ${oldWorkspace}`,
+      touches: (w) =>
+        fieldChanged(w, (o) => o?.roleRef) ||
+        fieldChanged(w, (o) => o?.subjects) ||
+        label(w.object, WORKSPACE_LABEL) !== label(w.oldObject, WORKSPACE_LABEL),
+      requiresCel: [
+        checkCel('bind', TENANT, 'workspacetemplates', 'workspaceroles', newWorkspace),
+        `${oldWorkspace} == '' || ${oldWorkspace} == ${newWorkspace} || ` +
+          checkCel('bind', TENANT, 'workspacetemplates', 'workspaceroles', oldWorkspace),
+      ],
+      requires: (w) => {
+        const now = label(w.object, WORKSPACE_LABEL);
+        const before = label(w.oldObject, WORKSPACE_LABEL);
+        return [
+          check('bind', TENANT, 'workspacetemplates', 'workspaceroles', now),
+          ...(before !== '' && before !== now
+            ? [check('bind', TENANT, 'workspacetemplates', 'workspaceroles', before)]
+            : []),
+        ];
+      },
+      message:
+        `a WorkspaceRoleBinding's role, subjects or workspace (label ${WORKSPACE_LABEL}) is written through kapi's ` +
+        `workspace members API, or by one with bind on workspacetemplates/workspaceroles (${TENANT}) of the workspace`,
+    },
+    {
+      id: 'platform-role-binding',
+      group: IAM,
+      resource: 'globalrolebindings',
+      touchesCel: `${fieldChangedCel('roleRef')} || ${fieldChangedCel('subjects')}`,
+      touches: (w) => fieldChanged(w, (o) => o?.roleRef) || fieldChanged(w, (o) => o?.subjects),
+      requiresCel: [
+        checkCel(
+          'bind',
+          IAM,
+          'globalroles',
+          '',
+          `has(object.roleRef) && has(object.roleRef.name) ? object.roleRef.name : ''`,
+        ),
+      ],
+      requires: (w) => [check('bind', IAM, 'globalroles', '', text(w.object?.roleRef?.name))],
+      message:
+        `a GlobalRoleBinding's role or subjects are written through kapi's users API, or by one with bind on the ` +
+        `globalrole (${IAM}) it names`,
+    },
+    {
+      id: 'platform-role-rules',
+      group: IAM,
+      resource: 'globalroles',
+      touchesCel:
+        `${fieldChangedCel('rules')} || ` +
+        `(${labelCel('object', ROLE_TEMPLATE_LABEL)} == '') != (oldObject == null || ${labelCel('oldObject', ROLE_TEMPLATE_LABEL)} == '')`,
+      touches: (w) =>
+        fieldChanged(w, (o) => o?.rules) ||
+        (w.object?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] === undefined) !==
+          (w.oldObject === undefined || w.oldObject?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] === undefined),
+      requiresCel: [checkCel('escalate', IAM, 'globalroles', '', 'object.metadata.name')],
+      requires: (w) => [check('escalate', IAM, 'globalroles', '', text(w.object?.metadata?.name))],
+      message:
+        `a GlobalRole's rules (and whether it is a role template) are written through kapi's platform roles API, ` +
+        `which checks the writer holds them, or by one with escalate on globalroles (${IAM})`,
+    },
+    {
+      id: 'user-groups',
+      group: IAM,
+      resource: 'users',
+      touchesCel: groupsChangedCel,
+      // a list of type set: kube-apiserver's CEL compares it without order
+      touches: (w) =>
+        fieldChanged(w, (o) => (Array.isArray(o?.spec?.groups) ? [...o.spec.groups].sort() : o?.spec?.groups)),
+      requiresCel: [checkCel('impersonate', '', 'groups', '', '')],
+      requires: () => [check('impersonate', '', 'groups', '', '')],
+      message:
+        `a User's groups (spec.groups) are what kapi asserts to kube-apiserver for it: changing them needs impersonate ` +
+        `on every group (groups, core API group)`,
+    },
+    {
+      id: 'login-session',
+      group: IAM,
+      resource: 'loginsessions',
+      touchesCel: 'true',
+      touches: () => true,
+      requiresCel: [],
+      requires: () => [],
+      message: `LoginSessions carry the groups kapi asserts for a session: only kapi writes them`,
+    },
+  ];
+}
+
+/**
+ * The decision the guard takes on a write (the sandbox's admission; pure but for `authorize`, the cluster's
+ * authorization decision): the first rule whose field the write touches and whose rights the writer lacks refuses it.
+ */
+export function guardDecision(
+  rules: readonly GuardRule[],
+  write: GuardedWrite,
+  authorize: (check: GuardCheck) => boolean,
+): { allowed: true } | { allowed: false; rule: string; message: string } {
+  for (const rule of rules) {
+    if (rule.group !== write.group || rule.resource !== write.resource || !rule.touches(write)) continue;
+    const checks = rule.requires(write);
+    if (checks.length === 0 || !checks.every(authorize))
+      return { allowed: false, rule: rule.id, message: `${rule.message} [${rule.id}]` };
+  }
+  return { allowed: true };
+}
