@@ -1865,7 +1865,7 @@ export interface paths {
         };
         /**
          * List users, each with its platform role (KubeSphere 3.4’s shape)
-         * @description The listing’s parameters of users apply (paging, sorting by `createTime`, `name`, `lastLoginTime`, filters `name`, `email`, `status`, …); `globalrole=<role>` keeps that role’s holders. Never a password hash. Needs `list users` in API group `iam.kapi.io`. Served from the watched Users and GlobalRoleBindings.
+         * @description The listing’s parameters of users apply (paging, sorting by `createTime`, `name`, `lastLoginTime`, filters `name`, `email`, `status`, …); `globalrole=<role>` keeps that role’s holders. Never a password hash. Needs `list users` in API group `iam.kapi.io`; one who may only add members to a workspace (`create` on `workspacetemplates/workspacemembers` of one, a workspace admin choosing whom to invite) gets each user’s name, creation time and e-mail only. Served from the watched Users and GlobalRoleBindings.
          */
         get: operations["listPlatformUsers"];
         put?: never;

@@ -21,6 +21,7 @@ import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.
 import { tokenPolicy, type TokenPolicy } from './tokens/tokens.js';
 import { discoveryRoutes } from './tokens/discovery-routes.js';
 import { ClusterUserStore, type LoginMissReads, type UserStore } from './users/users.js';
+import { PasswordHashes } from './users/password-hashes.js';
 import type { CodeRedemptions } from './browser/authorization-codes.js';
 import { browserRoutes } from './browser/browser-routes.js';
 import { authorizationCodeGrant } from './browser/code-grant.js';
@@ -65,6 +66,8 @@ export interface Identity {
   readiness: ReadinessCheck[];
   /** Ends every login session of the user (a deleted or disabled user's); how many there were. */
   endSessionsOf(username: string): Promise<number>;
+  /** Makes `hash` the password of the User `user` (uid `uid`): its Secret in kapi's namespace. */
+  setPasswordHash(user: string, uid: string, hash: string): Promise<void>;
   /** The watch of Users, for the listings that attach to it. */
   usersWatch: Reflector<unknown>;
   /** A token that asks kube-apiserver whether it accepts kapi's tokens (token pass-through), when it could at all. */
@@ -100,7 +103,8 @@ const START_SYNC_TIMEOUT_MS = 10_000;
 export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
-  const users = new ClusterUserStore(client, logger, config.loginMissReads, config.onUserCreated);
+  const passwordHashes = new PasswordHashes(client, logger, config.signingKeySecret.namespace);
+  const users = new ClusterUserStore(client, logger, passwordHashes, config.loginMissReads, config.onUserCreated);
   const sessions = new ClusterSessionStore(client, logger, clock, () => {
     const settings = config.settings();
     return settings.multipleLogin ? settings.maxSessionsPerUser : 1;
@@ -158,12 +162,13 @@ export function createIdentity(config: IdentityConfig): Identity {
       const unsubscribed = [sessions.onRevoked(listener), users.onRevoked(listener)];
       return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
     },
-    readiness: [keys.readiness, users.readiness, sessions.readiness],
+    readiness: [keys.readiness, users.readiness, passwordHashes.readiness, sessions.readiness],
     async endSessionsOf(username) {
       const ended = await sessions.listForUser(username);
       await Promise.all(ended.map((session) => sessions.delete(session.id)));
       return ended.length;
     },
+    setPasswordHash: (user, uid, hash) => passwordHashes.set(user, uid, hash),
     usersWatch: users.watch,
     passThroughProbe() {
       const keySet = keys.keys();
@@ -171,18 +176,30 @@ export function createIdentity(config: IdentityConfig): Identity {
     },
     async start() {
       users.start();
+      passwordHashes.start();
       loginRecords.start();
       sessions.start();
       redemptions.start();
       await keys.start();
-      await Promise.all([users.waitForSync(START_SYNC_TIMEOUT_MS), sessions.waitForSync(START_SYNC_TIMEOUT_MS)]).catch(
-        (err: unknown) => logger.warn('identity caches not synced yet; /readyz reports it', { error: String(err) }),
+      await Promise.all([
+        users.waitForSync(START_SYNC_TIMEOUT_MS),
+        passwordHashes.waitForSync(START_SYNC_TIMEOUT_MS),
+        sessions.waitForSync(START_SYNC_TIMEOUT_MS),
+      ]).catch((err: unknown) =>
+        logger.warn('identity caches not synced yet; /readyz reports it', { error: String(err) }),
       );
     },
     async stop() {
       redemptions.stop();
       await loginRecords.stop();
-      await Promise.all([keys.stop(), users.stop(), sessions.stop(), passwordChecks.close(), providers.close()]);
+      await Promise.all([
+        keys.stop(),
+        users.stop(),
+        passwordHashes.stop(),
+        sessions.stop(),
+        passwordChecks.close(),
+        providers.close(),
+      ]);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { GUARD_NAME, guardDrift, guardObjects, type GuardIdentity } from '../tenant-guard/policy.js';
+import { GUARD_NAME, exemptUsersOf, guardDrift, guardObjects, type GuardIdentity } from '../tenant-guard/policy.js';
 import { guardDecision, guardRules, type GuardRule } from '../tenant-guard/rules.js';
 import type { SandboxUser } from './identity.js';
 import type { AccessAttributes } from './policy.js';
@@ -66,10 +66,8 @@ type Raw = any;
 
 /** The identity a stored guard policy was made for, when it is exactly kapi's guard for it; undefined otherwise. */
 export function guardIdentityOf(policy: Raw, binding: Raw): GuardIdentity | undefined {
-  const condition: string = policy?.spec?.matchConditions?.[0]?.expression ?? '';
-  const username = /^request\.userInfo\.username != '((?:[^'\\]|\\.)*)'$/.exec(condition)?.[1];
-  if (username === undefined) return undefined;
-  const identity = { kapiUsername: username.replace(/\\(.)/g, '$1') };
+  const identity = { kapiUsernames: exemptUsersOf(policy) };
+  if (identity.kapiUsernames.length === 0) return undefined;
   if (guardDrift(guardObjects('v1', identity), policy, binding).length > 0) return undefined;
   return identity;
 }
@@ -95,7 +93,7 @@ export class SandboxAdmission {
   admit(write: AdmittedWrite): void {
     if (write.subresource !== '') return; // the guard matches main resources only
     const guard = this.guard();
-    if (!guard || write.user.username === guard.identity.kapiUsername) return;
+    if (!guard || guard.identity.kapiUsernames.includes(write.user.username)) return;
     const decision = guardDecision(
       guard.rules,
       {

@@ -1,4 +1,6 @@
 import { guardObjects } from '../tenant-guard/policy.js';
+import { passwordSecret } from '../auth/users/password-hashes.js';
+import { USER_FINALIZER } from '../controllers/users/user-cleanup.js';
 import { KAPI_SERVICE_ACCOUNT } from './policy.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import bcrypt from 'bcrypt';
@@ -10,8 +12,8 @@ import { adminClusterMembership, globalRoleBinding, readPlatformObjects } from '
 
 /**
  * What the chart installs for kapi itself, when the kapi CRDs are registered: the ClusterConfiguration
- * kapi-system/kapi with the default authentication settings, the JWT signing-key Secret, the `admin` User with a
- * bcrypt hash of the admin password, and the Secret holding that password.
+ * kapi-system/kapi with the default authentication settings, the JWT signing-key Secret, the `admin` User and its
+ * password Secret (a bcrypt hash; none in the User), the Secret holding that password, and the tenant guard.
  */
 export const ADMIN_USER = 'admin';
 
@@ -75,13 +77,27 @@ export async function seedIdentity(
     seeded.push('ClusterConfiguration');
   }
   if (users) {
+    // as the chart makes it: the hash in the admin's password Secret, none in the User
     const hash = await bcrypt.hash(adminPassword, 10);
+    const uid = randomUUID();
     store.load(users, [
       {
-        metadata: { name: ADMIN_USER, uid: randomUUID(), creationTimestamp: now, generation: 1 },
-        spec: { email: 'admin@kapi.local', password: hash, groups: [] },
+        metadata: {
+          name: ADMIN_USER,
+          uid,
+          creationTimestamp: now,
+          generation: 1,
+          finalizers: [USER_FINALIZER],
+        },
+        spec: { email: 'admin@kapi.local', groups: [] },
       },
     ]);
+    const { metadata, data, type } = passwordSecret('kapi-system', ADMIN_USER, uid, hash) as KubeObject;
+    secretObjects.push({
+      metadata: { ...metadata, uid: randomUUID(), creationTimestamp: now },
+      type,
+      data,
+    } as KubeObject);
     secretObjects.push(secret('kapi-admin', { password: Buffer.from(adminPassword, 'utf8').toString('base64') }, now));
     seeded.push('User');
   }
@@ -103,7 +119,7 @@ function seedTenantGuard(registry: ResourceRegistry, store: ObjectStore, now: st
   const policies = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicies');
   const bindings = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicybindings');
   if (!policies || !bindings) return false;
-  const { policy, binding } = guardObjects('v1', { kapiUsername: KAPI_SERVICE_ACCOUNT });
+  const { policy, binding } = guardObjects('v1', { kapiUsernames: [KAPI_SERVICE_ACCOUNT] });
   const stored = (object: Record<string, unknown>): KubeObject => {
     const { apiVersion: _v, kind: _k, metadata, ...rest } = object as KubeObject;
     return { metadata: { ...metadata, uid: randomUUID(), creationTimestamp: now, generation: 1 }, ...rest };

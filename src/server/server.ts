@@ -29,6 +29,9 @@ import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
 import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
+import { UserController } from '../controllers/users/controller.js';
+import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
+import { GUARD_NAME } from '../tenant-guard/policy.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -233,20 +236,37 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   const watched = [nodes, allocations, namespaces, globalRoles];
   // The platform's roles realized in RBAC (SPEC §17), by one replica at a time: the leader of a Lease.
   let rbacController: PlatformRbacController | undefined;
+  // the tenant guard (SPEC §18), kept by every replica: each must be exempt from it, whatever its credentials
+  const tenantGuard = new TenantGuardKeeper({ client, logger });
+  // and every User's traces kept removable, its hash out of the object (SPEC §17), by the same leader
+  let userController: UserController | undefined;
   const controllers = new LeaderElector({
     client,
     logger,
     namespace: options.configuration.namespace,
     name: 'kapi-apiserver-controllers',
     onStartedLeading: () => {
-      rbacController = new PlatformRbacController(client, logger, { kapiNamespace: options.configuration.namespace });
+      rbacController = new PlatformRbacController(client, logger, {
+        kapiNamespace: options.configuration.namespace,
+        guard: tenantGuard,
+      });
       rbacController.start();
+      userController = new UserController({
+        client,
+        logger,
+        kapiNamespace: options.configuration.namespace,
+        setPassword: (user, uid, hash) => identity.setPasswordHash(user, uid, hash),
+      });
+      userController.start();
     },
     onStoppedLeading: () => {
       void rbacController?.stop();
       rbacController = undefined;
+      void userController?.stop();
+      userController = undefined;
     },
   });
+  tenantGuard.start();
   controllers.start();
   // KubeSphere's system-workspace holds the system namespaces (SPEC §18), as its installer labels them
   const stopPlacing = placeSystemNamespaces({
@@ -259,6 +279,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   configuration.start();
   await identity.start();
   metrics.cachesFrom(() => cachesOf(client));
+  metrics.gaugeFrom(
+    'kapi_tenant_guard',
+    'Whether kube-apiserver holds every writer of the tenant fields to kapi’s rules (1: kapi’s ValidatingAdmissionPolicy is in place; 0: it is not, and workspace and platform-role grants are only taken away)',
+    () => ({ [GUARD_NAME]: tenantGuard.state.state === 'guarded' ? 1 : 0 }),
+    'policy',
+  );
   metrics.gaugeFrom('kapi_cache_objects', 'Objects held in each watched cache', () => {
     const objects: Record<string, number> = { nodes: nodes.size, pods: allocations.size, namespaces: namespaces.size };
     for (const state of listingCaches.states(listingCacheNames)) objects[state.name] = state.objects;
@@ -309,6 +335,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
           bindings: userRoleBindings,
           passwordPolicy: () => configuration.current().passwordPolicy,
           endSessions: (user) => identity.endSessionsOf(user),
+          setPasswordHash: (user, uid, hash) => identity.setPasswordHash(user, uid, hash),
+          kapiNamespace: options.configuration.namespace,
           logger,
         },
       }),
@@ -430,6 +458,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       forwarder.close();
       stopPlacing();
       await controllers.stop();
+      await tenantGuard.stop();
       await Promise.all([
         ...watched.map((cache) => cache.stop()),
         listingCaches.stop(),

@@ -4,11 +4,11 @@ import type { Logger } from '../observability/logger.js';
 import {
   GUARD_API_VERSIONS,
   GUARD_NAME,
+  exemptUsersOf,
   guardDrift,
   same,
   guardObjects,
   type GuardApiVersion,
-  type GuardIdentity,
 } from './policy.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -52,24 +52,24 @@ export function tokenSubject(authorization: string | undefined): string | undefi
 export interface GuardKeeperOptions {
   client: KubeClient;
   logger: Logger;
-  /** Told whenever the state changes (the controller passes again). */
-  onChange?: (state: GuardState) => void;
   recheckMs?: number;
 }
 
 /**
- * Keeps kapi's tenant guard in the cluster while this replica leads: finds the policy version kube-apiserver serves
- * and the user kapi is, reads the policy and binding, and makes or mends them where they are not kapi's (the chart
- * installs them; kapi running with the rights to, as on a development cluster, installs them itself). What it could
- * not make right, it reports: the state is `unguarded` and says why.
+ * Keeps kapi's tenant guard in the cluster, on every replica (each must be exempt, whatever credentials it runs
+ * with): finds the policy version kube-apiserver serves and the user this replica is, reads the policy and binding, and
+ * makes or mends them where they are not kapi's or do not exempt it (the chart installs them; kapi running with the
+ * rights to, as on a development cluster, installs them itself). What it could not make right, it reports: the state
+ * is `unguarded` and says why.
  */
 export class TenantGuardKeeper {
   private current: GuardState = { state: 'unguarded', reason: 'not looked at yet' };
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private running: Promise<void> | undefined;
-  private identity: GuardIdentity | undefined;
+  private username: string | undefined;
   private readonly log: Logger;
+  private readonly listeners = new Set<(state: GuardState) => void>();
 
   constructor(private readonly options: GuardKeeperOptions) {
     this.log = options.logger.child({ component: 'tenant-guard' });
@@ -77,6 +77,12 @@ export class TenantGuardKeeper {
 
   get state(): GuardState {
     return this.current;
+  }
+
+  /** Told whenever the state changes (the controller passes again). */
+  onChange(listener: (state: GuardState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   start(): void {
@@ -118,7 +124,7 @@ export class TenantGuardKeeper {
         'tenant guard missing: workspace and platform-role grants are only taken away until it is in place',
         { policy: GUARD_NAME, reason: state.reason },
       );
-    this.options.onChange?.(state);
+    for (const listener of [...this.listeners]) listener(state);
   }
 
   private async look(): Promise<void> {
@@ -139,10 +145,9 @@ export class TenantGuardKeeper {
           'kube-apiserver serves no ValidatingAdmissionPolicy (GA in 1.30; on 1.26 to 1.29 enable the ' +
           'ValidatingAdmissionPolicy feature gate and its admissionregistration.k8s.io API version)',
       };
-    this.identity ??= await this.whoAmI();
-    if (!this.identity)
+    this.username ??= await this.whoAmI();
+    if (!this.username)
       return { state: 'unguarded', version, reason: 'kapi could not tell which user it is to kube-apiserver' };
-    const expected = guardObjects(version, this.identity);
     const base = `${GROUP_PATH}/${version}`;
     const read = (resource: string) =>
       client
@@ -153,6 +158,8 @@ export class TenantGuardKeeper {
         });
     let policy = await read('validatingadmissionpolicies');
     let binding = await read('validatingadmissionpolicybindings');
+    // the users it exempts: those it names (other replicas' credentials), and this one
+    const expected = guardObjects(version, { kapiUsernames: [...exemptUsersOf(policy), this.username] });
     const drift = guardDrift(expected, policy, binding);
     if (drift.length === 0) return { state: 'guarded', version };
     try {
@@ -208,7 +215,7 @@ export class TenantGuardKeeper {
   }
 
   /** The user kapi is to kube-apiserver: a SelfSubjectReview, else its ServiceAccount token's subject. */
-  private async whoAmI(): Promise<GuardIdentity | undefined> {
+  private async whoAmI(): Promise<string | undefined> {
     const { client } = this.options;
     for (const version of ['v1', 'v1beta1', 'v1alpha1']) {
       try {
@@ -219,12 +226,12 @@ export class TenantGuardKeeper {
           timeoutMs: TIMEOUT_MS,
         });
         const username = review?.status?.userInfo?.username;
-        if (typeof username === 'string' && username !== '') return { kapiUsername: username };
+        if (typeof username === 'string' && username !== '') return username;
       } catch (error) {
         if (!(error instanceof KubeApiError && (error.code === 404 || error.code === 403))) throw error;
       }
     }
     const subject = tokenSubject((await client.connection.authHeaders()).Authorization);
-    return subject ? { kapiUsername: subject } : undefined;
+    return subject;
   }
 }

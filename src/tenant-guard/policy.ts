@@ -17,10 +17,32 @@ export const GUARD_API_VERSIONS = ['v1', 'v1beta1', 'v1alpha1'] as const;
 export type GuardApiVersion = (typeof GUARD_API_VERSIONS)[number];
 const GROUP = 'admissionregistration.k8s.io';
 
+/**
+ * Whose writes the guard does not evaluate: the users kapi's own requests reach kube-apiserver as (its ServiceAccount's
+ * `system:serviceaccount:<ns>:<name>`; normally one, more where replicas run with other credentials). kapi adds its
+ * own when it finds it missing; the list is also in the policy's annotation `EXEMPT_ANNOTATION`, sorted.
+ */
 export interface GuardIdentity {
-  /** The user kapi's own requests reach kube-apiserver as (its ServiceAccount's `system:serviceaccount:<ns>:<name>`). */
-  kapiUsername: string;
+  kapiUsernames: readonly string[];
 }
+
+export const EXEMPT_ANNOTATION = 'tenant.kapi.io/exempt-users';
+
+/** The exempt users a stored policy names in its annotation (pure); none when it names none. */
+export function exemptUsersOf(policy: unknown): string[] {
+  const text = (policy as { metadata?: { annotations?: Record<string, string> } })?.metadata?.annotations?.[
+    EXEMPT_ANNOTATION
+  ];
+  try {
+    const list: unknown = JSON.parse(text ?? '[]');
+    return Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string' && item !== '') : [];
+  } catch {
+    return [];
+  }
+}
+
+const usersOf = (identity: GuardIdentity) => [...new Set(identity.kapiUsernames)].sort();
+const celList = (identity: GuardIdentity) => `[${usersOf(identity).map(quote).join(', ')}]`;
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -30,7 +52,7 @@ export const hasAuthorizer = (version: GuardApiVersion) => version !== 'v1alpha1
 function validationOf(rule: GuardRule, version: GuardApiVersion, identity: GuardIdentity) {
   const resource = `request.resource.group == '${rule.group}' && request.resource.resource == '${rule.resource}'`;
   const trusted =
-    `request.userInfo.username == ${quote(identity.kapiUsername)} || ` +
+    `request.userInfo.username in ${celList(identity)} || ` +
     `(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g == 'system:masters'))`;
   const allowed = !hasAuthorizer(version)
     ? trusted
@@ -79,14 +101,12 @@ export function guardObjects(version: GuardApiVersion, identity: GuardIdentity):
     validations: rules.map((rule) => validationOf(rule, version, identity)),
   };
   if (hasAuthorizer(version))
-    spec.matchConditions = [
-      { name: 'not-kapi', expression: `request.userInfo.username != ${quote(identity.kapiUsername)}` },
-    ];
+    spec.matchConditions = [{ name: 'not-kapi', expression: `!(request.userInfo.username in ${celList(identity)})` }];
   return {
     policy: {
       apiVersion: `${GROUP}/${version}`,
       kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: GUARD_NAME, labels },
+      metadata: { name: GUARD_NAME, labels, annotations: { [EXEMPT_ANNOTATION]: JSON.stringify(usersOf(identity)) } },
       spec,
     },
     binding: {

@@ -74,9 +74,10 @@ const managerCel = (obj: string) =>
 const fieldChangedCel = (field: string) =>
   `!((has(object.${field}) == (oldObject != null && has(oldObject.${field}))) && ` +
   `(!has(object.${field}) || object.${field} == oldObject.${field}))`;
-const groupsChangedCel =
-  `!(((has(object.spec) && has(object.spec.groups)) == (oldObject != null && has(oldObject.spec) && has(oldObject.spec.groups))) && ` +
-  `(!(has(object.spec) && has(object.spec.groups)) || object.spec.groups == oldObject.spec.groups))`;
+/** Whether the User gains a group (`spec.groups`) it did not have: a group lost grants nothing. */
+const groupsOf = (obj: string) =>
+  `(${nullable(obj)}has(${obj}.spec) && has(${obj}.spec.groups) ? ${obj}.spec.groups : [])`;
+const groupGainedCel = `${groupsOf('object')}.exists(g, !(g in ${groupsOf('oldObject')}))`;
 
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
 const label = (o: Raw, key: string) => text(o?.metadata?.labels?.[key]);
@@ -271,14 +272,16 @@ export function guardRules(): GuardRule[] {
       id: 'user-groups',
       group: IAM,
       resource: 'users',
-      touchesCel: groupsChangedCel,
-      // a list of type set: kube-apiserver's CEL compares it without order
-      touches: (w) =>
-        fieldChanged(w, (o) => (Array.isArray(o?.spec?.groups) ? [...o.spec.groups].sort() : o?.spec?.groups)),
+      touchesCel: groupGainedCel,
+      touches: (w) => {
+        const groups = (o: Raw): unknown[] => (Array.isArray(o?.spec?.groups) ? o.spec.groups : []);
+        const before = groups(w.oldObject);
+        return groups(w.object).some((group) => !before.includes(group));
+      },
       requiresCel: [checkCel('impersonate', '', 'groups', '', '')],
       requires: () => [check('impersonate', '', 'groups', '', '')],
       message:
-        `a User's groups (spec.groups) are what kapi asserts to kube-apiserver for it: changing them needs impersonate ` +
+        `a User's groups (spec.groups) are what kapi asserts to kube-apiserver for it: adding one needs impersonate ` +
         `on every group (groups, core API group)`,
     },
     {

@@ -17,7 +17,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { errorHandler, notFound } from '../../src/server/error-handler.js';
 import { requestId } from '../../src/server/request-id.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { FakeClock } from './fakes.js';
+import { FakeClock, noPasswordHashes } from './fakes.js';
 
 const logger = createLogger('error', { silent: true });
 const ADMIN_PASSWORD = 'sandbox-admin-password-for-tests';
@@ -437,7 +437,7 @@ describe('the cluster stores', () => {
   test('when two status writes race on one User, then both land (conflict → read again → write again)', async () => {
     const name = await createUser('pw-10');
     const { client: kube, connection } = await kapiClient();
-    const store = new ClusterUserStore(kube, logger);
+    const store = new ClusterUserStore(kube, logger, noPasswordHashes);
     try {
       const limit = { maxFailures: 10, windowSeconds: 600 };
       await Promise.all(
@@ -530,7 +530,7 @@ describe('logins whose name the cache does not know', () => {
       if (named) reads.push(req.path.slice(USERS.length + 1));
       return named && failing.namedReads ? Promise.reject(new Error('connect ECONNREFUSED')) : request<T>(req);
     };
-    const store = new ClusterUserStore(kube, logger, missReads);
+    const store = new ClusterUserStore(kube, logger, noPasswordHashes, missReads);
     store.start();
     await store.waitForSync(10_000);
     return {
@@ -610,7 +610,7 @@ describe('logins whose name the cache does not know', () => {
 
   test('when the users cache has not synced, then a login lookup still fails (503) without reading', async () => {
     const { client: kube, connection } = await kapiClient();
-    const store = new ClusterUserStore(kube, logger, { perSecond: 5, burst: 10 });
+    const store = new ClusterUserStore(kube, logger, noPasswordHashes, { perSecond: 5, burst: 10 });
     try {
       const seen = auditIds();
       await expect(store.find('anyone')).rejects.toThrow('not synced');

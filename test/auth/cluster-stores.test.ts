@@ -8,7 +8,7 @@ import { ClusterUserStore } from '../../src/auth/users/users.js';
 import { loginSessionObject } from '../../src/auth/sessions/session-record.js';
 import { statusAfterFailure } from '../../src/auth/users/login-limits.js';
 import type { KubeRequest } from '../../src/kube/client.js';
-import { capturingLogger } from './fakes.js';
+import { capturingLogger, noPasswordHashes } from './fakes.js';
 import { kubeError, stubClient } from './stub-client.js';
 
 const logger = capturingLogger().logger;
@@ -125,7 +125,7 @@ describe('ClusterUserStore', () => {
 
   test('when a name misses the cache, then one read decides and a missing user is remembered', async () => {
     const client = stubClient(() => Promise.reject(kubeError(404)));
-    const store = new ClusterUserStore(client, logger);
+    const store = new ClusterUserStore(client, logger, noPasswordHashes);
     expect(await store.get('ghost')).toBeUndefined();
     expect(await store.get('ghost')).toBeUndefined();
     expect(client.requests).toHaveLength(1);
@@ -133,7 +133,7 @@ describe('ClusterUserStore', () => {
 
   test('when a login looks a name up before the cache synced, then it fails and nothing is asked', async () => {
     const client = stubClient(() => userJson(0, '1'));
-    const store = new ClusterUserStore(client, logger);
+    const store = new ClusterUserStore(client, logger, noPasswordHashes);
     await expect(store.find('alice')).rejects.toThrow('not synced');
     await expect(store.find('alice@example.com')).rejects.toThrow('not synced');
     expect(client.requests).toHaveLength(0);
@@ -141,7 +141,7 @@ describe('ClusterUserStore', () => {
 
   test('when the login is not a possible object name, then nothing is asked', async () => {
     const client = stubClient(() => userJson(0, '1'));
-    const store = new ClusterUserStore(client, logger);
+    const store = new ClusterUserStore(client, logger, noPasswordHashes);
     expect(await store.get('Bad/Name')).toBeUndefined();
     expect(client.requests).toHaveLength(0);
   });
@@ -154,7 +154,7 @@ describe('ClusterUserStore', () => {
       (req) => req.body, // accepted
     ];
     const client = stubClient((req) => script.shift()!(req));
-    const store = new ClusterUserStore(client, logger);
+    const store = new ClusterUserStore(client, logger, noPasswordHashes);
     const limit = { maxFailures: 3, windowSeconds: 600 };
     await store.updateStatus('alice', (user) => statusAfterFailure(user, '10.0.0.9', Date.now(), limit));
     const writes = client.requests.filter((r) => r.method === 'PATCH');
@@ -172,7 +172,7 @@ describe('ClusterUserStore', () => {
 
   test('when a status write keeps conflicting, then it gives up with the error after a few attempts', async () => {
     const client = stubClient((req) => (req.method === 'PATCH' ? Promise.reject(kubeError(409)) : userJson(0, '1')));
-    const store = new ClusterUserStore(client, logger);
+    const store = new ClusterUserStore(client, logger, noPasswordHashes);
     await expect(store.updateStatus('alice', () => ({ lastLoginTime: 'now' }))).rejects.toMatchObject({ code: 409 });
     expect(client.requests.filter((r) => r.method === 'PATCH')).toHaveLength(5);
   });

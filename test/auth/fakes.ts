@@ -120,6 +120,10 @@ export class InMemoryUserStore implements UserStore {
     return user;
   }
 
+  async passwordHashOf(user: UserRecord): Promise<string | undefined> {
+    return this.users.get(user.name)?.passwordHash;
+  }
+
   async replacePassword(
     name: string,
     hash: string,
@@ -252,3 +256,11 @@ export class InMemoryLoginRecords implements LoginRecords {
     return keptRecords(this.byUser.get(username) ?? [], this.clock(), this.limits());
   }
 }
+
+/** A user store's password Secrets where there are none: every hash is the one a User object still holds. */
+export const noPasswordHashes = {
+  hashOf: async () => undefined,
+  set: async () => {
+    throw new Error('no password Secrets in this test');
+  },
+};

@@ -4,6 +4,7 @@ import {
   manifestOf,
   plan,
   realizedFrom,
+  withoutNewGrants,
   type Realized,
 } from '../../src/controllers/platform-rbac/realize.js';
 
@@ -164,5 +165,89 @@ describe('plan', () => {
     // a copy of a realized role saved under another name keeps kapi's labels, and is still not kapi's
     const copy = { ...written(desired)[0]!, name: 'my-copy-of-admin' };
     expect(plan(desired, [...written(desired), foreign, copy]).delete).toEqual([]);
+  });
+});
+
+describe('withoutNewGrants (the tenant guard not in place)', () => {
+  const it = test;
+  const binding = (
+    name: string,
+    subjects: string[],
+    labels: Record<string, string> = { 'iam.kapi.io/realizes': 'workspace' },
+  ) => ({
+    kind: 'ClusterRoleBinding' as const,
+    name,
+    labels: { 'app.kubernetes.io/managed-by': 'kapi-apiserver', ...labels },
+    owner: {
+      apiVersion: 'tenant.kapi.io/v1alpha2',
+      kind: 'WorkspaceTemplate',
+      name: 'ws',
+      uid: 'u',
+      controller: true,
+      blockOwnerDeletion: false,
+    },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole' as const, name },
+    subjects: subjects.map((s) => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: s })),
+  });
+  const role = (
+    name: string,
+    verbs: string[][],
+    labels: Record<string, string> = { 'iam.kapi.io/realizes': 'globalrole' },
+    owned = true,
+  ) => ({
+    kind: 'ClusterRole' as const,
+    name,
+    labels: { 'app.kubernetes.io/managed-by': 'kapi-apiserver', ...labels },
+    ...(owned && {
+      owner: {
+        apiVersion: 'iam.kapi.io/v1alpha2',
+        kind: 'GlobalRole',
+        name,
+        uid: 'u',
+        controller: true,
+        blockOwnerDeletion: false,
+      },
+    }),
+    rules: verbs.map((v) => ({ apiGroups: [''], resources: ['pods'], verbs: v })),
+  });
+
+  it('when a binding would gain a subject and lose another, then it only loses', () => {
+    const existing = [binding('kapi:workspace:ws:admin', ['alice', 'bob'])];
+    const todo = plan([binding('kapi:workspace:ws:admin', ['alice', 'eve'])], existing);
+    expect(
+      withoutNewGrants(todo, existing).update.map((o) =>
+        o.kind === 'ClusterRole' ? [] : o.subjects.map((s) => s.name),
+      ),
+    ).toEqual([['alice']]);
+  });
+
+  it('when every subject of a binding would be new, then the binding goes; new objects are not made', () => {
+    const existing = [binding('kapi:workspace:ws:admin', ['alice'])];
+    const todo = plan(
+      [binding('kapi:workspace:ws:admin', ['eve']), binding('kapi:workspace:ws:viewer', ['eve'])],
+      existing,
+    );
+    const safe = withoutNewGrants(todo, existing);
+    expect(safe.create).toEqual([]);
+    expect(safe.update).toEqual([]);
+    expect(safe.delete.map((o) => o.name)).toEqual(['kapi:workspace:ws:admin']);
+  });
+
+  it('when a role would get a rule it has not, then it is left as it is; one losing rules is updated', () => {
+    const existing = [role('more', [['get']]), role('less', [['get'], ['list']])];
+    const todo = plan([role('more', [['get'], ['delete']]), role('less', [['get']])], existing);
+    expect(withoutNewGrants(todo, existing).update.map((o) => o.name)).toEqual(['less']);
+  });
+
+  it('when kapi’s own shared roles are missing, then they are still made (no one’s field, kapi’s table)', () => {
+    const shared = role('kapi:namespace-role:viewer', [['get']], { 'iam.kapi.io/realizes': 'scoped-role' }, false);
+    expect(withoutNewGrants(plan([shared], []), []).create.map((o) => o.name)).toEqual(['kapi:namespace-role:viewer']);
+  });
+
+  it('when things are only deleted, then the deletions stay', () => {
+    const existing = [binding('kapi:workspace:ws:admin', ['alice'])];
+    expect(withoutNewGrants(plan([], existing), existing).delete.map((o) => o.name)).toEqual([
+      'kapi:workspace:ws:admin',
+    ]);
   });
 });

@@ -9,6 +9,7 @@
  * would), and a kubelet's log endpoint (`kubelet()`). A case uses these, never objects it did not make: other suites
  * run at the same time on the same cluster.
  */
+import { passwordSecret } from '../../src/auth/users/password-hashes.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -175,7 +176,8 @@ export async function startE2E(
     body: {
       metadata: { name: secretsRole, labels: { [RUN_LABEL]: runId } },
       rules: [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+        // as the chart's Role: the signing key read, the users' password Secrets written
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
         // the Lease its replicas elect the controllers' leader by, as the chart's Role allows in kapi's namespace
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
       ],
@@ -290,21 +292,20 @@ export async function startE2E(
     async createUser(suffix, password, userOptions = {}) {
       const name = `${runId}-${suffix}`;
       const path = `/apis/iam.kapi.io/v1beta1/users/${name}`;
-      await admin.request({
+      const user = await admin.request<{ metadata: { uid: string } }>({
         method: 'POST',
         path: '/apis/iam.kapi.io/v1beta1/users',
         body: {
           apiVersion: 'iam.kapi.io/v1beta1',
           kind: 'User',
           metadata: { name, labels: { [RUN_LABEL]: runId } },
-          spec: {
-            email: userOptions.email ?? `${name}@e2e.kapi.test`,
-            password: await bcrypt.hash(password, 4),
-            groups: userOptions.groups ?? [],
-          },
+          spec: { email: userOptions.email ?? `${name}@e2e.kapi.test`, groups: userOptions.groups ?? [] },
         },
       });
       created.push({ path });
+      // its password as kapi keeps it: a Secret in kapi's namespace (the run's), never in the User
+      const secret = passwordSecret(runId, name, user.metadata.uid, await bcrypt.hash(password, 4));
+      await admin.request({ method: 'POST', path: `/api/v1/namespaces/${runId}/secrets`, body: secret });
       // its login records, if any were written (a real cluster's garbage collector would delete them with the User)
       created.push({ path: `/apis/iam.kapi.io/v1beta1/loginhistories/${name}` });
       return name;
@@ -358,7 +359,8 @@ export async function startE2E(
     async stop() {
       await Promise.all(replicas.map((replica) => replica.stop(1_000)));
       await (await kubelet?.catch(() => undefined))?.standIn.stop();
-      for (const { path } of created.reverse()) await deleteIgnoringMissing(admin, path);
+      // kapi is stopped: no controller takes its finalizer off a deleted User, so the run does
+      for (const { path } of created.reverse()) await deleteIgnoringMissing(admin, path, { finalizers: true });
       for (const name of namespaces.reverse()) await deleteIgnoringMissing(admin, `/api/v1/namespaces/${name}`);
       const nodes = await admin.request<{ items: { metadata: { name: string } }[] }>({
         path: '/api/v1/nodes',
@@ -414,9 +416,21 @@ export async function requestText(client: KubeClient, request: KubeRequest): Pro
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function deleteIgnoringMissing(client: KubeClient, path: string): Promise<void> {
+/** Deletes an object, if there; `finalizers`: also takes off the finalizers that would keep it. */
+export async function deleteIgnoringMissing(
+  client: KubeClient,
+  path: string,
+  options: { finalizers?: boolean } = {},
+): Promise<void> {
   try {
-    await client.request({ method: 'DELETE', path });
+    const answer = await client.request<{ metadata?: { deletionTimestamp?: string } }>({ method: 'DELETE', path });
+    if (options.finalizers && answer?.metadata?.deletionTimestamp)
+      await client.request({
+        method: 'PATCH',
+        path,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { finalizers: null } },
+      });
   } catch (err) {
     if (!(err instanceof KubeApiError && err.code === 404)) throw err;
   }

@@ -137,10 +137,20 @@ describe('users administered through kapi', () => {
     expect(created.body.metadata.annotations).toMatchObject({ 'iam.kapi.io/globalrole': 'platform-regular' });
     expect(created.body.metadata.annotations).not.toHaveProperty('iam.kapi.io/uninitialized');
     expect(created.body.spec).not.toHaveProperty('password');
-    const stored = await e2e.admin.request<{ spec: { password: string } }>({
+    const stored = await e2e.admin.request<{ metadata: { uid: string }; spec: Record<string, unknown> }>({
       path: `/apis/iam.kapi.io/v1beta1/users/${dave}`,
     });
-    expect(stored.spec.password).toMatch(/^\$2[aby]\$10\$/);
+    expect(stored.spec).not.toHaveProperty('password');
+    // the hash is in dave's password Secret, in kapi's namespace, and belongs to this User
+    const secret = await e2e.admin.request<{
+      data: { bcrypt: string };
+      metadata: { annotations: Record<string, string> };
+    }>({ path: `/api/v1/namespaces/${e2e.configuration.namespace}/secrets/password-${dave}` });
+    expect(Buffer.from(secret.data.bcrypt, 'base64').toString()).toMatch(/^\$2[aby]\$10\$/);
+    expect(secret.metadata.annotations).toMatchObject({
+      'iam.kapi.io/user': dave,
+      'iam.kapi.io/user-uid': stored.metadata.uid,
+    });
     expect(await labelledBindings(dave)).toEqual([`${dave}-platform-regular`]);
     const daveToken = (await caller.login(e2e.kapiUrl, dave, DAVE_PASSWORD)).access_token;
     await waitFor(
@@ -297,6 +307,13 @@ describe('users administered through kapi', () => {
     expect(await labelledBindings(dave)).toEqual([]);
     expect((await send('GET', `${KAPIS}/users/${dave}`, session)).status).toBe(401);
     expect((await send('DELETE', `${KAPIS}/users/${dave}`, adminToken)).status).toBe(404);
+    // in the same operation: no User left (its finalizer taken off once cleaned up), and no password Secret
+    await expect(e2e.admin.request({ path: `/apis/iam.kapi.io/v1beta1/users/${dave}` })).rejects.toMatchObject({
+      code: 404,
+    });
+    await expect(
+      e2e.admin.request({ path: `/api/v1/namespaces/${e2e.configuration.namespace}/secrets/password-${dave}` }),
+    ).rejects.toMatchObject({ code: 404 });
     await waitFor(async () => !(await kubeAllows(dave, 'delete', 'namespaces')));
   });
 });

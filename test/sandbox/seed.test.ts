@@ -224,8 +224,17 @@ describe('identity seed', () => {
       expect(Buffer.from(key.body.data.key, 'base64')).toHaveLength(48);
       const admin = await call<Json>(sandbox, 'GET', '/apis/iam.kapi.io/v1beta1/users/admin');
       expect(admin.body.spec).toMatchObject({ email: 'admin@kapi.local', groups: [] });
-      expect(admin.body.spec.password).toMatch(/^\$2[aby]\$10\$/);
-      expect(await bcrypt.compare('correct horse battery', admin.body.spec.password)).toBe(true);
+      // the hash is in the admin's password Secret, for this User, never in the User object
+      expect(admin.body.spec.password).toBeUndefined();
+      expect(admin.body.metadata.finalizers).toEqual(['finalizers.kapi.io/users']);
+      const stored = await call<Json>(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/password-admin');
+      expect(stored.body.metadata.annotations).toMatchObject({
+        'iam.kapi.io/user': 'admin',
+        'iam.kapi.io/user-uid': admin.body.metadata.uid,
+      });
+      const hash = Buffer.from(stored.body.data.bcrypt, 'base64').toString();
+      expect(hash).toMatch(/^\$2[aby]\$10\$/);
+      expect(await bcrypt.compare('correct horse battery', hash)).toBe(true);
       expect(admin.body.status).toBeUndefined();
       const password = await call<Json>(sandbox, 'GET', '/api/v1/namespaces/kapi-system/secrets/kapi-admin');
       expect(Buffer.from(password.body.data.password, 'base64').toString()).toBe('correct horse battery');

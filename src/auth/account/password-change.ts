@@ -143,7 +143,7 @@ async function checkCurrentPassword(
   const { admitted } = admission;
   let matches: boolean;
   try {
-    matches = await deps.passwords.verify(currentPassword, user.passwordHash);
+    matches = await deps.passwords.verify(currentPassword, await deps.users.passwordHashOf(user));
   } catch (err) {
     admitted.withdrawn();
     if (err instanceof PasswordChecksBusy)

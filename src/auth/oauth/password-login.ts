@@ -89,32 +89,42 @@ export async function checkPassword(
     throw tooManyAttempts(admission.retryAfterSeconds).because(`too many failures (${admission.limitedBy})`);
   }
   const { admitted } = admission;
-  const route = passwordRoute(admitted.user, deps.providers);
+  const hash = admitted.user && !admitted.user.link ? await deps.users.passwordHashOf(admitted.user) : undefined;
+  const route = passwordRoute(admitted.user, hash, deps.providers);
   if ('providers' in route) return upstreamLogin(deps, attempt, admitted, route.providers, note);
   note.provider = LOCAL_PROVIDER;
-  const user = await localLogin(deps, attempt, admitted);
+  const user = await localLogin(deps, attempt, admitted, hash);
   return { user, provider: LOCAL_PROVIDER, upstreamGroups: [] };
 }
 
 type PasswordRoute = { local: true } | { providers: readonly PasswordProvider[] };
 
 /** Where a login's password is checked (see `checkPassword`); a linked User whose provider is gone: nowhere. */
-function passwordRoute(user: UserRecord | undefined, providers: IdentityProviders | undefined): PasswordRoute {
+function passwordRoute(
+  user: UserRecord | undefined,
+  hash: string | undefined,
+  providers: IdentityProviders | undefined,
+): PasswordRoute {
   if (user?.link) {
     const provider = providers?.get(user.link.provider);
     return { providers: provider && isPasswordProvider(provider) ? [provider] : [] };
   }
-  if (user?.passwordHash) return { local: true };
+  if (hash) return { local: true };
   const upstream = (providers?.list() ?? []).filter(isPasswordProvider);
   return upstream.length > 0 ? { providers: upstream } : { local: true };
 }
 
-async function localLogin(deps: PasswordLoginDeps, attempt: PasswordAttempt, admitted: AdmittedLogin) {
+async function localLogin(
+  deps: PasswordLoginDeps,
+  attempt: PasswordAttempt,
+  admitted: AdmittedLogin,
+  hash: string | undefined,
+) {
   const user = admitted.user;
   const now = deps.clock();
   let matches: boolean;
   try {
-    matches = await deps.passwords.verify(attempt.password, user?.passwordHash);
+    matches = await deps.passwords.verify(attempt.password, hash);
   } catch (err) {
     // saturated checks say nothing about the password: never a failed login, never a step towards a lockout
     if (err instanceof PasswordChecksBusy) {

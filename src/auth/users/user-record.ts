@@ -56,7 +56,13 @@ export function userRecordFrom(raw: unknown): UserRecord {
   const status = asObject(object.status);
   const name = metadata.name;
   if (typeof name !== 'string' || name === '') throw new Error('a User without metadata.name');
-  const state = STATES.includes(status.state as UserState) ? (status.state as UserState) : 'Active';
+  // a User being deleted (its cleanup finalizer still on it) has no access left: as a disabled one
+  const state =
+    typeof metadata.deletionTimestamp === 'string'
+      ? 'Disabled'
+      : STATES.includes(status.state as UserState)
+        ? (status.state as UserState)
+        : 'Active';
   // Groups are impersonated at kube-apiserver: a `system:` group (system:masters…) in a User would turn whoever can
   // edit Users into cluster-admin, so reserved groups are never taken from a User.
   const groups = Array.isArray(spec.groups)

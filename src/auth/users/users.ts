@@ -15,6 +15,7 @@ import {
   type RevocationListener,
 } from '../sessions/revocations.js';
 import { USERS_PATH, emailKey, linkKey, userRecordFrom, type UserRecord } from './user-record.js';
+import type { PasswordHashes } from './password-hashes.js';
 
 /** The users identity reads and the status it writes. The cluster store and the in-memory test fake share it. */
 export interface UserStore {
@@ -38,8 +39,13 @@ export interface UserStore {
   /** Creates a User from its object; 'exists' when the name is taken (the caller reads it and decides). */
   create(object: Record<string, unknown>): Promise<UserRecord | 'exists'>;
   /**
-   * Sets `spec.password` to `hash` on the freshest copy of the User, if `allowed` still holds for it (a concurrent
-   * change may have linked it to a provider); a concurrent write (409) means read again and decide again.
+   * The user's password hash: its own (a Secret in kapi's namespace, password-hashes.ts), else one still in the User
+   * object as KubeSphere kept it (`spec.password`, until kapi's user controller has moved it); undefined when none.
+   */
+  passwordHashOf(user: UserRecord): Promise<string | undefined>;
+  /**
+   * Makes `hash` the password of the freshest copy of the User, if `allowed` still holds for it (a concurrent change
+   * may have linked it to a provider): its password Secret, and no hash left in the User object.
    */
   replacePassword(
     name: string,
@@ -95,6 +101,7 @@ export class ClusterUserStore implements UserStore {
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
+    private readonly hashes: Pick<PasswordHashes, 'hashOf' | 'set'>,
     missReads: LoginMissReads = LOGIN_MISS_READS,
     private readonly onCreated?: (name: string) => Promise<void>,
   ) {
@@ -267,30 +274,22 @@ export class ClusterUserStore implements UserStore {
     return this.reflector.get(name!);
   }
 
+  async passwordHashOf(user: UserRecord): Promise<string | undefined> {
+    return (await this.hashes.hashOf(user)) ?? user.passwordHash;
+  }
+
   async replacePassword(
     name: string,
     hash: string,
     allowed: (user: UserRecord) => boolean,
   ): Promise<'replaced' | 'gone' | 'refused'> {
-    let user = await this.read(name);
-    for (let attempt = 1; ; attempt++) {
-      if (!user) return 'gone';
-      if (!allowed(user)) return 'refused';
-      try {
-        await this.client.request({
-          method: 'PATCH',
-          path: `${USERS_PATH}/${encodeURIComponent(name)}`,
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { resourceVersion: user.resourceVersion }, spec: { password: hash } },
-          timeoutMs: REQUEST_TIMEOUT_MS,
-        });
-        return 'replaced';
-      } catch (err) {
-        if (err instanceof KubeApiError && err.code === 404) return 'gone';
-        if (!(err instanceof KubeApiError && err.code === 409) || attempt === STATUS_WRITE_ATTEMPTS) throw err;
-        user = await this.read(name);
-      }
-    }
+    const user = await this.read(name);
+    if (!user || !user.uid) return 'gone';
+    if (!allowed(user)) return 'refused';
+    await this.hashes.set(name, user.uid, hash);
+    // a hash KubeSphere kept in the User would still be read by whoever may list Users, and taken for a login
+    if (user.passwordHash) await removeHashFromUser(this.client, name).catch(() => undefined);
+    return 'replaced';
   }
 
   async create(object: Record<string, unknown>): Promise<UserRecord | 'exists'> {
@@ -352,4 +351,54 @@ function removeFrom(index: Map<string, Set<string>>, key: string, name: string):
   const names = index.get(key);
   names?.delete(name);
   if (names?.size === 0) index.delete(key);
+}
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Takes a password hash out of a User object (pure): `spec.password`, and the copy kubectl keeps in its
+ * last-applied-configuration annotation; undefined when there is none. A JSON patch, conditional on the version read.
+ */
+export function hashRemovalPatch(raw: unknown): unknown[] | undefined {
+  const user = raw as {
+    metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
+    spec?: Record<string, unknown>;
+  };
+  const operations: unknown[] = [];
+  if (typeof user?.spec?.password === 'string') operations.push({ op: 'remove', path: '/spec/password' });
+  const applied = user?.metadata?.annotations?.[LAST_APPLIED];
+  if (typeof applied === 'string' && applied.includes('"password"')) {
+    let kept: string | undefined;
+    try {
+      const parsed = JSON.parse(applied);
+      if (parsed?.spec && typeof parsed.spec === 'object') delete parsed.spec.password;
+      kept = JSON.stringify(parsed);
+    } catch {
+      kept = undefined;
+    }
+    const path = `/metadata/annotations/${LAST_APPLIED.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    operations.push(kept === undefined ? { op: 'remove', path } : { op: 'replace', path, value: kept });
+  }
+  if (operations.length === 0) return undefined;
+  return [{ op: 'test', path: '/metadata/resourceVersion', value: user?.metadata?.resourceVersion }, ...operations];
+}
+
+/**
+ * Removes a hash from the User object, as read now (a write in between makes the patch's test fail: the caller tries
+ * again later).
+ */
+export async function removeHashFromUser(client: KubeClient, name: string): Promise<void> {
+  const raw = await client.request<Record<string, unknown>>({
+    path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  });
+  const patch = hashRemovalPatch(raw);
+  if (!patch) return;
+  await client.request({
+    method: 'PATCH',
+    path: `${USERS_PATH}/${encodeURIComponent(name)}`,
+    contentType: 'application/json-patch+json',
+    body: patch,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  });
 }

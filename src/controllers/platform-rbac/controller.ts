@@ -14,7 +14,7 @@ import {
   type Realized,
   type RbacPlan,
 } from './realize.js';
-import { TenantGuardKeeper, type GuardState } from '../../tenant-guard/guard-keeper.js';
+import type { GuardState } from '../../tenant-guard/guard-keeper.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
@@ -72,7 +72,8 @@ export class PlatformRbacController {
   private resync: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   /** Whether kube-apiserver guards the fields memberships follow (SPEC §18): without it, grants are only taken away. */
-  readonly guard: { readonly state: GuardState; start(): void; stop(): Promise<void> };
+  private readonly guard: { readonly state: GuardState; onChange(listener: () => void): () => void };
+  private readonly unwatchGuard: () => void;
   /** Told after every pass (tests wait on it). */
   onPass?: (outcome: PassOutcome) => void;
   /** kapi's own namespace: no workspace role reaches it (workspaces.ts). */
@@ -81,10 +82,15 @@ export class PlatformRbacController {
   constructor(
     private readonly client: KubeClient,
     logger: Logger,
-    options: { kapiNamespace: string; guard?: { readonly state: GuardState; start(): void; stop(): Promise<void> } },
+    options: {
+      kapiNamespace: string;
+      /** This replica's view of the tenant guard (tenant-guard/guard-keeper.ts). */
+      guard: { readonly state: GuardState; onChange(listener: () => void): () => void };
+    },
   ) {
     this.log = logger.child({ component: 'platform-rbac' });
-    this.guard = options.guard ?? new TenantGuardKeeper({ client, logger, onChange: () => this.trigger() });
+    this.guard = options.guard;
+    this.unwatchGuard = options.guard.onChange(() => this.trigger());
     this.kapiNamespace = options.kapiNamespace;
     const keep = (raw: Raw) => raw;
     const watch = (name: string, listPath: string, labelSelector?: string) =>
@@ -106,7 +112,6 @@ export class PlatformRbacController {
   }
 
   start(): void {
-    this.guard.start();
     for (const source of Object.values(this.sources)) source.start();
     this.resync = setInterval(() => this.trigger(), RESYNC_MS);
     this.resync.unref?.();
@@ -119,7 +124,8 @@ export class PlatformRbacController {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    await Promise.all([this.guard.stop(), ...Object.values(this.sources).map((source) => source.stop())]);
+    this.unwatchGuard();
+    await Promise.all(Object.values(this.sources).map((source) => source.stop()));
   }
 
   /** Asks for a pass soon (changes close together share one). */

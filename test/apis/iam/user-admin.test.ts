@@ -88,13 +88,17 @@ describe('newUserFrom', () => {
     expect(refused.message).not.toContain('Dave-Passw0rd');
   });
 
-  test('when the object to store is made, then it carries the hash, never the password, and who created it', () => {
-    const object = userObject(newUserFrom(created(), POLICY), '$2b$10$hash', 'admin');
+  test('when the object to store is made, then it carries neither password nor hash, who created it, and kapi’s cleanup finalizer', () => {
+    const object = userObject(newUserFrom(created(), POLICY), 'admin');
     expect(object).toEqual({
       apiVersion: 'iam.kapi.io/v1beta1',
       kind: 'User',
-      metadata: { name: 'dave', annotations: { 'kapi.io/description': 'ops', 'kapi.io/creator': 'admin' } },
-      spec: { email: 'dave@example.com', password: '$2b$10$hash' },
+      metadata: {
+        name: 'dave',
+        annotations: { 'kapi.io/description': 'ops', 'kapi.io/creator': 'admin' },
+        finalizers: ['finalizers.kapi.io/users'],
+      },
+      spec: { email: 'dave@example.com' },
     });
   });
 });

@@ -99,34 +99,6 @@ export class UserRoleBindings {
     return memberships.length;
   }
 
-  /**
-   * Deletes every binding labelled as the user's: platform role, cluster, workspace and project memberships.
-   */
-  async removeAll(user: string): Promise<number> {
-    const globalBindings = await this.labelled(GLOBAL_ROLE_BINDINGS_PATH, user);
-    // a platform role's realization is the controller's to remove (with its binding), not a membership
-    const clusterBindings = (await this.labelled(`${RBAC_PATH}/clusterrolebindings`, user)).filter(
-      (item) => !item.realized,
-    );
-    const roleBindings = await this.labelled(`${RBAC_PATH}/rolebindings`, user);
-    const workspaceBindings = await this.labelled(WORKSPACE_ROLE_BINDINGS_PATH, user);
-    await Promise.all([
-      ...workspaceBindings.map((item) =>
-        this.remove(`${WORKSPACE_ROLE_BINDINGS_PATH}/${encodeURIComponent(item.name)}`),
-      ),
-      ...globalBindings.map((item) => this.remove(`${GLOBAL_ROLE_BINDINGS_PATH}/${encodeURIComponent(item.name)}`)),
-      ...clusterBindings.map((item) =>
-        this.remove(`${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(item.name)}`),
-      ),
-      ...roleBindings.map((item) =>
-        this.remove(
-          `${RBAC_PATH}/namespaces/${encodeURIComponent(item.namespace)}/rolebindings/${encodeURIComponent(item.name)}`,
-        ),
-      ),
-    ]);
-    return globalBindings.length + clusterBindings.length + roleBindings.length + workspaceBindings.length;
-  }
-
   private async labelled(
     path: string,
     user: string,

@@ -1,3 +1,4 @@
+import { USER_FINALIZER } from '../../../controllers/users/user-cleanup.js';
 import type { PasswordPolicy } from '../../../config/account-settings.js';
 import { passwordProblem } from '../../../auth/account/password-policy.js';
 import { isObjectName } from '../../../auth/kube-names.js';
@@ -171,16 +172,20 @@ export function editsAccess(edit: UserEdit): boolean {
   return edit.globalRole !== undefined || edit.state !== undefined;
 }
 
-/** The User to create, with `passwordHash` in place of the password. */
-export function userObject(user: NewUser, passwordHash: string, creator: string): Record<string, unknown> {
+/**
+ * The User to create: no password in it (its hash goes to the user's password Secret), and kapi's cleanup finalizer,
+ * so that however it is deleted, what it leaves goes with it.
+ */
+export function userObject(user: NewUser, creator: string): Record<string, unknown> {
   return {
     apiVersion: 'iam.kapi.io/v1beta1',
     kind: 'User',
     metadata: {
       name: user.name,
       annotations: { ...user.annotations, 'kapi.io/creator': creator },
+      finalizers: [USER_FINALIZER],
     },
-    spec: { email: user.email, password: passwordHash, ...(user.lang ? { lang: user.lang } : {}) },
+    spec: { email: user.email, ...(user.lang ? { lang: user.lang } : {}) },
   };
 }
 

@@ -18,6 +18,7 @@ import type { GlobalRoleDirectory } from './global-roles.js';
 import { createPlatformUser, deletePlatformUser, patchPlatformUser, updatePlatformUser } from './operations.js';
 import { platformUser } from './platform-user.js';
 import type { UserRoleBindings } from './role-bindings.js';
+import { finalizerRemoval, removeUserTraces } from '../../../controllers/users/user-cleanup.js';
 import {
   editsAccess,
   newUserFrom,
@@ -38,6 +39,10 @@ export interface UserAdminDeps {
   passwordPolicy: () => PasswordPolicy;
   /** Ends a user's login sessions; how many ended. */
   endSessions: (user: string) => Promise<number>;
+  /** Makes a hash the password of a User (its Secret in kapi's namespace, never the User object). */
+  setPasswordHash: (user: string, uid: string, hash: string) => Promise<void>;
+  /** kapi's namespace, where a deleted user's password Secret is. */
+  kapiNamespace: string;
   logger: Logger;
   clock?: () => number;
 }
@@ -110,6 +115,38 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
   };
 
   const handle = withCaller;
+  /** Takes kapi's finalizer off a User being deleted (its cleanup done): it goes. */
+  const releaseUser = async (name: string, uid: string | undefined) => {
+    const path = `${USERS_PATH}/${encodeURIComponent(name)}`;
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const user = await deps.client.request<Raw>({ path, timeoutMs: TIMEOUT_MS }).catch((err: unknown) => {
+        if (err instanceof KubeApiError && err.code === 404) return undefined;
+        throw err;
+      });
+      if (!user || (uid && user.metadata?.uid !== uid)) return;
+      const removal = finalizerRemoval(user);
+      if (!removal) return;
+      try {
+        await deps.client.request({
+          method: 'PATCH',
+          path,
+          contentType: 'application/json-patch+json',
+          body: removal,
+          timeoutMs: TIMEOUT_MS,
+        });
+        return;
+      } catch (err) {
+        // changed in between (another finalizer, the controller): read again
+        if (!(err instanceof KubeApiError && (err.code === 409 || err.code === 422))) throw err;
+      }
+    }
+  };
+  const removeCreated = async (name: string) => {
+    await deps.client
+      .request({ method: 'DELETE', path: `${USERS_PATH}/${encodeURIComponent(name)}`, timeoutMs: TIMEOUT_MS })
+      .catch(() => undefined);
+    await releaseUser(name, undefined).catch(() => undefined);
+  };
 
   mountOperation(
     router,
@@ -121,12 +158,13 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
       const user = newUserFrom(req.body, deps.passwordPolicy());
       await requireGivable(caller, user.globalRole);
       await requireFreeEmail(user.email, user.name);
+      const hash = await hashPassword(user.password);
       let created: Raw;
       try {
         created = await deps.client.request<Raw>({
           method: 'POST',
           path: USERS_PATH,
-          body: userObject(user, await hashPassword(user.password), caller.username),
+          body: userObject(user, caller.username),
           timeoutMs: TIMEOUT_MS,
         });
       } catch (err) {
@@ -138,6 +176,13 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
             userDetails(user.name),
           );
         throw refusedByCluster(err, user.name);
+      }
+      try {
+        await deps.setPasswordHash(user.name, String(created?.metadata?.uid), hash);
+      } catch (err) {
+        // a user who could never log in is no user made: it goes again (its finalizer with it: nothing to clean)
+        await removeCreated(user.name);
+        throw err;
       }
       await deps.bindings.assign(user.name, user.globalRole);
       deps.logger.info('user created', { audit: 'user', user: user.name, by: caller.username, role: user.globalRole });
@@ -188,6 +233,7 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
       if (!isObjectName(name)) throw userNotFound(name);
       let uid: string | undefined;
       try {
+        // marked for deletion first (its finalizer keeps it): it has no access left while its traces go
         const deleted = await deps.client.request<Raw>({
           method: 'DELETE',
           path: `${USERS_PATH}/${encodeURIComponent(name)}`,
@@ -198,10 +244,18 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
         if (err instanceof KubeApiError && err.code === 404) throw userNotFound(name);
         throw err;
       }
-      // the User is gone first, so no binding left for a moment gives it anything it could still use
-      const bindings = await deps.bindings.removeAll(name);
-      const sessions = await deps.endSessions(name);
-      deps.logger.info('user deleted', { audit: 'user', user: name, by: caller.username, bindings, sessions });
+      // in the same operation: the workspaces it managed lose it as manager (a new user of the name would be their
+      // admin), its bindings, sessions and password go; then the User itself
+      const outcome = await removeUserTraces(deps.client, deps.kapiNamespace, name);
+      await releaseUser(name, uid);
+      deps.logger.info('user deleted', {
+        audit: 'user',
+        user: name,
+        by: caller.username,
+        bindings: outcome.bindings,
+        sessions: outcome.sessions,
+        managerOf: outcome.workspaces,
+      });
       res.json(deletedStatus(name, IAM_GROUP, 'users', uid));
     }),
   );

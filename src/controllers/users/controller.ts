@@ -1,0 +1,181 @@
+import { KubeApiError, type KubeClient } from '../../kube/client.js';
+import { describeError } from '../../kube/cache-health.js';
+import { Reflector } from '../../kube/reflector.js';
+import type { Logger } from '../../observability/logger.js';
+import { USERS_PATH } from '../../auth/users/user-record.js';
+import { hashRemovalPatch } from '../../auth/users/users.js';
+import { USER_FINALIZER, finalizerAddition, finalizerRemoval, removeUserTraces } from './user-cleanup.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+/** A User as this controller needs it (pure): whether it is going, is kapi's to clean up, and holds a hash. */
+export interface UserState {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  deleting: boolean;
+  finalized: boolean;
+  /** `spec.password`, or a copy in kubectl's last-applied annotation: a hash anyone who may read Users reads. */
+  exposedHash: boolean;
+  hash?: string;
+}
+
+export function userStateFrom(raw: Raw): UserState {
+  const metadata = raw?.metadata ?? {};
+  const hash = raw?.spec?.password;
+  return {
+    name: String(metadata.name ?? ''),
+    uid: String(metadata.uid ?? ''),
+    resourceVersion: String(metadata.resourceVersion ?? ''),
+    deleting: typeof metadata.deletionTimestamp === 'string',
+    finalized: Array.isArray(metadata.finalizers) && metadata.finalizers.includes(USER_FINALIZER),
+    exposedHash: hashRemovalPatch(raw) !== undefined,
+    ...(typeof hash === 'string' && hash.startsWith('$2') && { hash }),
+  };
+}
+
+/** What to do for a User (pure): in this order of need. */
+export type UserWork = 'clean-up' | 'finalize' | 'move-hash' | 'none';
+
+export function workFor(user: UserState): UserWork {
+  if (user.deleting) return user.finalized ? 'clean-up' : 'none';
+  if (!user.finalized) return 'finalize';
+  if (user.exposedHash) return 'move-hash';
+  return 'none';
+}
+
+export interface UserControllerOptions {
+  client: KubeClient;
+  logger: Logger;
+  /** kapi's namespace: the password Secrets are there. */
+  kapiNamespace: string;
+  /** Sets a user's password hash (the identity's password Secrets). */
+  setPassword(user: string, uid: string, hash: string): Promise<void>;
+}
+
+const RETRY_MS = 5_000;
+const TIMEOUT_MS = 10_000;
+
+/**
+ * Keeps every User's traces kapi's to remove, while this replica leads: puts the cleanup finalizer on each User (one
+ * applied with kubectl has none), runs the cleanup of a User being deleted (user-cleanup.ts) and then lets it go, and
+ * moves a hash found in a User object (as KubeSphere keeps it, or as kubectl applied it) into the user's password
+ * Secret, taking it out of the object. Each User is worked on one at a time; a failure is tried again later.
+ */
+export class UserController {
+  private readonly users: Reflector<UserState>;
+  private readonly log: Logger;
+  private readonly queue = new Set<string>();
+  private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Told after each User's work (tests wait on it). */
+  onWork?: (user: string, work: UserWork, error?: unknown) => void;
+
+  constructor(private readonly options: UserControllerOptions) {
+    this.log = options.logger.child({ component: 'users' });
+    this.users = new Reflector<UserState>({
+      client: options.client,
+      logger: options.logger,
+      name: 'controller/users',
+      listPath: USERS_PATH,
+      transform: userStateFrom,
+    });
+    const enqueue = (user: UserState) => {
+      if (workFor(user) === 'none') return;
+      this.queue.add(user.name);
+      this.kick();
+    };
+    this.users.on('added', enqueue);
+    this.users.on('modified', enqueue);
+    this.users.on('synced', () => this.users.list().forEach(enqueue));
+  }
+
+  start(): void {
+    this.users.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.users.stop();
+  }
+
+  private kick(delayMs = 0): void {
+    if (this.stopped || this.running || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.drain().finally(() => {
+        this.running = undefined;
+        if (this.queue.size > 0) this.kick(RETRY_MS);
+      });
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  /** Works through the queue once; what failed stays queued. */
+  private async drain(): Promise<void> {
+    const failed = new Set<string>();
+    for (const name of [...this.queue]) {
+      if (this.stopped) return;
+      this.queue.delete(name);
+      const user = this.users.get(name);
+      if (!user) continue;
+      const work = workFor(user);
+      try {
+        await this.work(user, work);
+        this.onWork?.(name, work);
+      } catch (error) {
+        // a conflict means the watch brings a newer User, which is queued again
+        if (!(error instanceof KubeApiError && (error.code === 404 || error.code === 409 || error.code === 422))) {
+          failed.add(name);
+          this.log.warn('could not complete the work on a user', { user: name, work, error: describeError(error) });
+        }
+        this.onWork?.(name, work, error);
+      }
+    }
+    for (const name of failed) this.queue.add(name);
+  }
+
+  private async work(user: UserState, work: UserWork): Promise<void> {
+    const { client } = this.options;
+    const path = `${USERS_PATH}/${encodeURIComponent(user.name)}`;
+    const patch = (body: unknown[]) =>
+      client.request({
+        method: 'PATCH',
+        path,
+        contentType: 'application/json-patch+json',
+        body,
+        timeoutMs: TIMEOUT_MS,
+      });
+    const fresh = () => client.request<Raw>({ path, timeoutMs: TIMEOUT_MS });
+    switch (work) {
+      case 'finalize': {
+        const addition = finalizerAddition(await fresh());
+        if (addition) await patch(addition);
+        return;
+      }
+      case 'clean-up': {
+        const outcome = await removeUserTraces(client, this.options.kapiNamespace, user.name);
+        const removal = finalizerRemoval(await fresh());
+        if (removal) await patch(removal);
+        this.log.info('deleted user cleaned up', { audit: 'user', user: user.name, ...outcome });
+        return;
+      }
+      case 'move-hash': {
+        const raw = await fresh();
+        const hash = raw?.spec?.password;
+        if (typeof hash === 'string' && hash.startsWith('$2'))
+          await this.options.setPassword(user.name, String(raw.metadata.uid), hash);
+        const removal = hashRemovalPatch(raw);
+        if (removal) await patch(removal);
+        this.log.info('password hash moved out of the User object', { user: user.name });
+        return;
+      }
+      case 'none':
+        return;
+    }
+  }
+}
