@@ -118,8 +118,16 @@ chart-crds: ## copy crds/*.yaml into the chart (crds/ is the single source)
 manifests: tools chart-crds ## regenerate manifests/ from the chart
 	scripts/render-manifests.sh $(HELM) manifests
 
+.PHONY: tenant-guard
+tenant-guard: build ## regenerate the chart's tenant guard policy (files/tenant-guard/) from src/tenant-guard
+	$(NPM) run --silent tenant-guard
+
+.PHONY: check-tenant-guard
+check-tenant-guard: build
+	$(NPM) run --silent tenant-guard:check
+
 .PHONY: chart-check
-chart-check: chart-lint check-chart-crds check-manifests ## helm lint --strict, chart CRDs and manifests/ up to date
+chart-check: chart-lint check-chart-crds check-tenant-guard check-manifests ## helm lint --strict, chart CRDs, the tenant guard and manifests/ up to date
 
 .PHONY: chart-lint
 chart-lint: tools

@@ -51,10 +51,12 @@ port_of() { # port_of <version> <kind: PORT|ETCD_PORT>
   esac
 }
 # kube-apiserver's own flags: the kubelet stand-in is reached by its InternalIP; 1.26 serves SelfSubjectReview
-# (kubectl auth whoami) only behind its alpha gate.
+# (kubectl auth whoami) and ValidatingAdmissionPolicy (kapi's tenant guard, v1alpha1: no CEL authorizer there) only
+# behind their alpha gates.
 extra_args_of() {
   local args=--kubelet-preferred-address-types=InternalIP
-  [ "$1" = 1.26 ] && args+=" --feature-gates=APISelfSubjectReview=true --runtime-config=authentication.k8s.io/v1alpha1=true"
+  [ "$1" = 1.26 ] && args+=" --feature-gates=APISelfSubjectReview=true,ValidatingAdmissionPolicy=true"
+  [ "$1" = 1.26 ] && args+=" --runtime-config=authentication.k8s.io/v1alpha1=true,admissionregistration.k8s.io/v1alpha1=true"
   echo "$args"
 }
 

@@ -21,7 +21,10 @@ cd "$(dirname "$0")/.."
 
 namespace=kapi-system
 chart=charts/kapi-apiserver
-render=("$helm" template kapi-apiserver "$chart" --namespace "$namespace" --set generateSecrets=false)
+# The tenant guard as admissionregistration.k8s.io/v1 (Kubernetes 1.30 on); older clusters install the chart, which
+# picks what they serve.
+render=("$helm" template kapi-apiserver "$chart" --namespace "$namespace" --set generateSecrets=false
+  --set tenantGuard.apiVersion=v1)
 header="# Generated from $chart by \`make manifests\` (scripts/render-manifests.sh). Do not edit: change the chart."
 
 staging=$(mktemp -d)

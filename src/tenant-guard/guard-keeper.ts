@@ -182,9 +182,17 @@ export class TenantGuardKeeper {
     const name = GUARD_NAME;
     if (!existing)
       return this.options.client.request({ method: 'POST', path: collection, body: wanted, timeoutMs: TIMEOUT_MS });
+    // whoever installed it (the chart, helm's own labels and annotations) keeps its metadata; kapi sets the spec and
+    // the users it exempts
+    const want = wanted.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> };
     const body = {
       ...wanted,
-      metadata: { ...(wanted.metadata as object), resourceVersion: existing.metadata?.resourceVersion },
+      metadata: {
+        ...existing.metadata,
+        labels: { ...want.labels, ...existing.metadata?.labels },
+        annotations: { ...existing.metadata?.annotations, ...want.annotations },
+        resourceVersion: existing.metadata?.resourceVersion,
+      },
     };
     return this.options.client.request({
       method: 'PUT',

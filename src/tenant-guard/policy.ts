@@ -94,7 +94,7 @@ export interface GuardObjects {
 
 export function guardObjects(version: GuardApiVersion, identity: GuardIdentity): GuardObjects {
   const rules = guardRules();
-  const labels = { 'app.kubernetes.io/managed-by': 'kapi-apiserver', 'app.kubernetes.io/part-of': 'kapi' };
+  const labels = { 'app.kubernetes.io/part-of': 'kapi' };
   const spec: Record<string, unknown> = {
     failurePolicy: 'Fail',
     matchConstraints: { resourceRules: resourceRules(rules), matchPolicy: 'Equivalent' },

@@ -51,9 +51,20 @@ describe('generated copies stay in sync with their source', () => {
       expect(kinds[0]).toBe('Namespace');
       expect(objects[0]!.metadata.name).toBe('kapi-system');
       expect(kinds.slice(1, 4)).toEqual(['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
-      const builtIn = /^(v1|apps\/v1|policy\/v1|rbac\.authorization\.k8s\.io\/v1|apiextensions\.k8s\.io\/v1)$/;
+      const builtIn =
+        /^(v1|apps\/v1|policy\/v1|rbac\.authorization\.k8s\.io\/v1|apiextensions\.k8s\.io\/v1|admissionregistration\.k8s\.io\/v1)$/;
       expect(objects.filter((object) => !builtIn.test(object.apiVersion)).map((object) => object.kind)).toEqual([]);
-      expect(kinds).toEqual(expect.arrayContaining(['ServiceAccount', 'ClusterRole', 'Role', 'Service', 'Deployment']));
+      expect(kinds).toEqual(
+        expect.arrayContaining([
+          'ServiceAccount',
+          'ClusterRole',
+          'Role',
+          'Service',
+          'Deployment',
+          'ValidatingAdmissionPolicy',
+          'ValidatingAdmissionPolicyBinding',
+        ]),
+      );
     });
 
     test('when committed, then the manifests carry no Secret, no signing key and no admin User', () => {

@@ -158,14 +158,17 @@ describe('chart RBAC', () => {
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'watch' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations/status', verb: 'update' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations/status', verb: 'patch' },
+    // the users' password Secrets, written when a password is set and deleted with the user
+    { apiGroup: '', resource: 'secrets', verb: 'create' },
+    { apiGroup: '', resource: 'secrets', verb: 'update' },
+    { apiGroup: '', resource: 'secrets', verb: 'delete' },
   ])('when the server needs to $verb $resource in its namespace, then the namespaced Role allows it', (request) => {
     expect(allows(namespaceRules, request)).toBe(true);
   });
 
   test.each<Request>([
-    { apiGroup: '', resource: 'secrets', verb: 'create' },
-    { apiGroup: '', resource: 'secrets', verb: 'update' },
-    { apiGroup: '', resource: 'secrets', verb: 'delete' },
+    { apiGroup: '', resource: 'secrets', verb: 'deletecollection' },
+    { apiGroup: '', resource: 'secrets', verb: 'patch' },
     { apiGroup: 'installer.kapi.io', resource: 'clusterconfigurations', verb: 'update' },
   ])('when asked whether the namespaced Role allows $verb $resource, then it does not', (request) => {
     expect(allows(namespaceRules, request)).toBe(false);

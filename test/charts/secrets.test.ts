@@ -9,14 +9,16 @@ import { startFakeKubeApi } from './fake-kube-api.js';
 import { findObject, objectsOfKind, RELEASE, NAMESPACE, renderChart, setValues, type KubeObject } from './helm.js';
 
 interface User extends KubeObject {
-  spec: { email: string; password: string; groups?: string[] };
+  spec: { email: string; password?: string; groups?: string[] };
 }
 
 const decode = (value: string | undefined): Buffer => Buffer.from(value ?? '', 'base64');
 const signingKey = (objects: KubeObject[]) => decode(findObject<V1Secret>(objects, 'Secret', 'kapi-apiserver-jwt').data?.key);
 const adminPassword = (objects: KubeObject[]) =>
   decode(findObject<V1Secret>(objects, 'Secret', 'kapi-admin').data?.password).toString('utf8');
-const adminHash = (objects: KubeObject[]) => findObject<User>(objects, 'User', 'admin').spec.password;
+/** The admin's hash, from its password Secret (the User holds none). */
+const adminHash = (objects: KubeObject[]) =>
+  decode(findObject<V1Secret>(objects, 'Secret', 'password-admin').data?.bcrypt).toString('utf8');
 
 /** The set as kapi-apiserver would load it from the Secret. */
 function loadedKeys(data: Record<string, string>) {
@@ -38,17 +40,24 @@ describe('chart secrets at the first install', () => {
     expect(secret.metadata!.annotations).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
   });
 
-  test('when installed, then kapi-admin holds a random password and the admin User a bcrypt hash of exactly it', async () => {
+  test('when installed, then kapi-admin holds a random password, password-admin a bcrypt hash of exactly it, and the User none', async () => {
     const password = adminPassword(objects);
     expect(password).toMatch(/^[A-Za-z0-9]{24}$/);
     const user = findObject<User>(objects, 'User', 'admin');
     expect(user.apiVersion).toBe('iam.kapi.io/v1beta1');
     expect(user.metadata.namespace).toBeUndefined();
     expect(user.spec.email).toBe('admin@kapi.io');
-    expect(user.spec.password).toMatch(/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/);
-    expect(user.spec.password).not.toContain(password);
-    await expect(bcrypt.compare(password, user.spec.password)).resolves.toBe(true);
-    await expect(bcrypt.compare(`${password}x`, user.spec.password)).resolves.toBe(false);
+    expect(user.spec).not.toHaveProperty('password');
+    const stored = findObject<V1Secret>(objects, 'Secret', 'password-admin');
+    expect(stored.metadata!.namespace).toBe('kapi-system');
+    expect(stored.type).toBe('iam.kapi.io/password');
+    expect(stored.metadata!.labels).toMatchObject({ 'iam.kapi.io/password': 'bcrypt' });
+    expect(stored.metadata!.annotations).toMatchObject({ 'iam.kapi.io/user': 'admin' });
+    const hash = adminHash(objects);
+    expect(hash).toMatch(/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/);
+    expect(hash).not.toContain(password);
+    await expect(bcrypt.compare(password, hash)).resolves.toBe(true);
+    await expect(bcrypt.compare(`${password}x`, hash)).resolves.toBe(false);
     expect(findObject<V1Secret>(objects, 'Secret', 'kapi-admin').metadata!.annotations).toMatchObject({
       'helm.sh/resource-policy': 'keep',
     });
@@ -129,8 +138,21 @@ describe('chart secrets on upgrade', () => {
       metadata: { name: 'kapi-admin', namespace: NAMESPACE },
       data: { password: Buffer.from(password).toString('base64') },
     });
-  const adminUser = (hash: string) =>
-    owned({ apiVersion: 'iam.kapi.io/v1beta1', kind: 'User', metadata: { name: 'admin' }, spec: { email: 'admin@kapi.io', password: hash } });
+  /** The admin User; `hash`: as a chart older than the password Secrets left it, its hash in the object. */
+  const adminUser = (hash?: string) =>
+    owned({
+      apiVersion: 'iam.kapi.io/v1beta1',
+      kind: 'User',
+      metadata: { name: 'admin', uid: 'admin-uid' },
+      spec: { email: 'admin@kapi.io', ...(hash && { password: hash }) },
+    });
+  const hashSecret = (hash: string) =>
+    owned({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'password-admin', namespace: NAMESPACE },
+      data: { bcrypt: Buffer.from(hash).toString('base64') },
+    });
 
   async function upgradeAgainst(existing: KubeObject[]): Promise<KubeObject[]> {
     const api = await startFakeKubeApi(existing, dir);
@@ -141,13 +163,29 @@ describe('chart secrets on upgrade', () => {
     }
   }
 
-  test('when the key, the admin Secret and the User exist, then all three are reused and a changed password is not reset', async () => {
+  test('when the key, the admin Secret, its password Secret and the User exist, then all are reused and a changed password is not reset', async () => {
     const key = randomBytes(48);
     const changedPasswordHash = await bcrypt.hash('the-password-the-admin-chose', 4);
-    const rendered = await upgradeAgainst([keySecret(key), passwordSecret('initial-password'), adminUser(changedPasswordHash)]);
+    const rendered = await upgradeAgainst([
+      keySecret(key),
+      passwordSecret('initial-password'),
+      hashSecret(changedPasswordHash),
+      adminUser(),
+    ]);
     expect(signingKey(rendered).equals(key)).toBe(true);
     expect(adminPassword(rendered)).toBe('initial-password');
     expect(adminHash(rendered)).toBe(changedPasswordHash);
+    // bound to that User
+    expect(findObject<V1Secret>(rendered, 'Secret', 'password-admin').metadata!.annotations).toMatchObject({
+      'iam.kapi.io/user-uid': 'admin-uid',
+    });
+  });
+
+  test('when a chart older than the password Secrets left the hash in the User, then that hash moves to password-admin and out of the User', async () => {
+    const changedPasswordHash = await bcrypt.hash('the-password-the-admin-chose', 4);
+    const rendered = await upgradeAgainst([passwordSecret('initial-password'), adminUser(changedPasswordHash)]);
+    expect(adminHash(rendered)).toBe(changedPasswordHash);
+    expect(findObject<User>(rendered, 'User', 'admin').spec).not.toHaveProperty('password');
   });
 
   test('when the key set was rotated with kubectl, then an upgrade keeps every entry exactly as it is', async () => {

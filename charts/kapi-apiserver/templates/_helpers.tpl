@@ -34,3 +34,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- join "," $pairs -}}
 {{- end -}}
+
+{{/* The admissionregistration version of the tenant guard (tenant-guard.yaml); empty: none. */}}
+{{- define "kapi.tenantGuardVersion" -}}
+{{- $wanted := .Values.tenantGuard.apiVersion -}}
+{{- if eq $wanted "auto" -}}
+{{- $picked := "" -}}
+{{- range $version := list "v1" "v1beta1" "v1alpha1" -}}
+{{- if and (not $picked) ($.Capabilities.APIVersions.Has (printf "admissionregistration.k8s.io/%s/ValidatingAdmissionPolicy" $version)) -}}
+{{- $picked = $version -}}
+{{- end -}}
+{{- end -}}
+{{- $picked -}}
+{{- else if ne $wanted "none" -}}
+{{- $wanted -}}
+{{- end -}}
+{{- end -}}
