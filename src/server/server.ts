@@ -32,6 +32,7 @@ import { PlatformRbacController } from '../controllers/platform-rbac/controller.
 import { UserController } from '../controllers/users/controller.js';
 import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
 import { GUARD_NAME } from '../tenant-guard/policy.js';
+
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { kapiRouteTemplates } from './route-templates.js';
@@ -43,6 +44,9 @@ import { createApp } from './app.js';
 import { ConnectionCap, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
 import { DEFAULT_CONNECTION_TIMEOUTS, listen, type Listener } from './listener.js';
 import { loadServingCertificate, watchServingCertificate, type CertificateWatch } from './tls.js';
+
+/** How long a start waits for the tenant guard's first look (it goes on in the background after). */
+const GUARD_FIRST_LOOK_MS = 10_000;
 
 /**
  * As `Options`, except that listener ports are `undefined` when off and 0 when any free port will do (tests), and
@@ -266,7 +270,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       userController = undefined;
     },
   });
-  tenantGuard.start();
+  // a replica with credentials of its own is exempt before it writes a guarded field (a login session): its first look
+  // is waited for, a short while
+  await Promise.race([tenantGuard.check(), new Promise((resolve) => setTimeout(resolve, GUARD_FIRST_LOOK_MS).unref())]);
   controllers.start();
   // KubeSphere's system-workspace holds the system namespaces (SPEC §18), as its installer labels them
   const stopPlacing = placeSystemNamespaces({

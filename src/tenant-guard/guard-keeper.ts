@@ -27,6 +27,8 @@ const GROUP_PATH = '/apis/admissionregistration.k8s.io';
 const TIMEOUT_MS = 10_000;
 /** How often the guard is looked at again (a deleted or edited policy is put back, or reported). */
 const RECHECK_MS = 30_000;
+/** How long a replica that just exempted itself waits for kube-apiserver to apply it. */
+const EXEMPTION_WAIT_MS = 10_000;
 
 /** The newest policy version kube-apiserver serves (pure, over `/apis/admissionregistration.k8s.io/<v>` lists). */
 export function servedGuardVersion(served: ReadonlyMap<string, readonly string[]>): GuardApiVersion | undefined {
@@ -174,7 +176,44 @@ export class TenantGuardKeeper {
     }
     this.log.warn('tenant guard put in place', { policy: GUARD_NAME, version, was: drift.join('; ') });
     const left = guardDrift(expected, policy, binding);
-    return left.length === 0 ? { state: 'guarded', version } : { state: 'unguarded', version, reason: left.join('; ') };
+    if (left.length > 0) return { state: 'unguarded', version, reason: left.join('; ') };
+    await this.untilExempt();
+    return { state: 'guarded', version };
+  }
+
+  /**
+   * kube-apiserver applies a changed policy a moment after storing it (its admission reads policies through a watch):
+   * until a write only kapi may make (a login session, dry run) passes, this replica is not yet exempt. Bounded.
+   */
+  private async untilExempt(): Promise<void> {
+    const deadline = Date.now() + EXEMPTION_WAIT_MS;
+    const probe = {
+      apiVersion: 'iam.kapi.io/v1beta1',
+      kind: 'LoginSession',
+      metadata: { generateName: 'kapi-tenant-guard-probe-' },
+      spec: {
+        username: 'kapi-tenant-guard-probe',
+        clientId: 'kapi',
+        expiresAt: new Date(Date.now() + 60_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+        refreshTokenId: 'probe',
+      },
+    };
+    while (!this.stopped && Date.now() < deadline) {
+      try {
+        await this.options.client.request({
+          method: 'POST',
+          path: '/apis/iam.kapi.io/v1beta1/loginsessions',
+          query: { dryRun: 'All' },
+          body: probe,
+          timeoutMs: TIMEOUT_MS,
+        });
+        return;
+      } catch (error) {
+        const byGuard = error instanceof KubeApiError && error.code === 403 && error.message.includes(GUARD_NAME);
+        if (!byGuard) return; // not the guard's refusal: nothing to wait for here
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** Creates or replaces one object of the guard; answers what the cluster stored. */

@@ -136,6 +136,8 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
         });
         return;
       } catch (err) {
+        // gone meanwhile (a controller finished the same cleanup): done
+        if (err instanceof KubeApiError && err.code === 404) return;
         // changed in between (another finalizer, the controller): read again
         if (!(err instanceof KubeApiError && (err.code === 409 || err.code === 422))) throw err;
       }
