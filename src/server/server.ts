@@ -20,7 +20,7 @@ import type { Reflector } from '../kube/reflector.js';
 import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
-import { UserRoleBindings } from '../apis/iam/v1alpha2/role-bindings.js';
+import { UserRoleBindings, type MemberWriteHooks } from '../apis/iam/v1alpha2/role-bindings.js';
 import { DEFAULT_PLATFORM_ROLE } from '../apis/iam/v1alpha2/user-admin.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
@@ -124,6 +124,8 @@ export interface KapiServerConfig {
   logger: Logger;
   /** Only the sandbox may run with an in-memory signing key when the Secret is missing. */
   allowGeneratedSigningKey: boolean;
+  /** Tests only: a role change stopped between writing its new binding and deleting the one it replaces. */
+  memberWriteHooks?: MemberWriteHooks;
 }
 
 export interface KapiServer {
@@ -154,7 +156,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     name: options.configuration.name,
     onReload: (result) => metrics.configurationReloads.inc({ result }),
   });
-  const userRoleBindings = new UserRoleBindings(client, logger);
+  const userRoleBindings = new UserRoleBindings(client, logger, config.memberWriteHooks);
   const identity = createIdentity({
     client,
     logger,
@@ -336,6 +338,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         listing,
         roles: globalRoles,
         authorizer: identity.authorizer,
+        ...(config.memberWriteHooks && { memberWriteHooks: config.memberWriteHooks }),
         admin: {
           client,
           bindings: userRoleBindings,

@@ -7,6 +7,7 @@ import {
   orphanedMemberships,
 } from '../../src/controllers/platform-rbac/workspaces.js';
 import { rbacRuleAllows } from '../../src/sandbox/rbac-rules.js';
+import { supersedesValue, supersededBindings } from '../../src/controllers/platform-rbac/superseded.js';
 
 const template = (name: string, manager?: string) => ({
   metadata: { name, uid: `uid-${name}` },
@@ -176,5 +177,62 @@ describe('workspaces realized in RBAC (pure)', () => {
     ])('when an operator would %s %s/%s %s, then the role allows it', (verb, group, resource, subresource) => {
       expect(allows('operator', verb, group, resource, subresource)).toBe(true);
     });
+  });
+});
+
+describe('supersededBindings', () => {
+  const member = (
+    name: string,
+    uid: string,
+    supersedes?: { name: string; uid: string }[],
+    extra: { user?: string; namespace?: string; workspace?: string } = {},
+  ) => ({
+    metadata: {
+      name,
+      uid,
+      ...(extra.namespace && { namespace: extra.namespace }),
+      labels: {
+        'iam.kapi.io/user-ref': extra.user ?? 'bob',
+        ...(extra.workspace !== undefined ? { 'kapi.io/workspace': extra.workspace } : {}),
+      },
+      ...(supersedes && { annotations: { 'iam.kapi.io/supersedes': supersedesValue(supersedes) } }),
+    },
+  });
+  const names = (list: { metadata: { name: string } }[]) => list.map((b) => b.metadata.name).sort();
+
+  it('when a demotion was cut between its two writes, then the old binding is what to delete', () => {
+    const admin = member('bob-ws-admin', 'u1', undefined, { workspace: 'ws' });
+    const viewer = member('bob-ws-viewer', 'u2', [{ name: 'bob-ws-admin', uid: 'u1' }], { workspace: 'ws' });
+    expect(names(supersededBindings([admin, viewer]))).toEqual(['bob-ws-admin']);
+  });
+
+  it('when the user was promoted back (a new binding of the old name), then the older claim names nothing that exists', () => {
+    const viewer = member('bob-ws-viewer', 'u2', [{ name: 'bob-ws-admin', uid: 'u1' }], { workspace: 'ws' });
+    const adminAgain = member('bob-ws-admin', 'u3', [{ name: 'bob-ws-viewer', uid: 'u2' }], { workspace: 'ws' });
+    expect(names(supersededBindings([viewer, adminAgain]))).toEqual(['bob-ws-viewer']);
+  });
+
+  it('when a binding names one of another user, namespace or workspace, then nothing is deleted', () => {
+    const carols = member('carol-admin', 'c1', undefined, { user: 'carol', namespace: 'a' });
+    const otherNamespace = member('bob-admin', 'b1', undefined, { namespace: 'b' });
+    const claim = member(
+      'bob-viewer',
+      'b2',
+      [
+        { name: 'carol-admin', uid: 'c1' },
+        { name: 'bob-admin', uid: 'b1' },
+      ],
+      { namespace: 'a' },
+    );
+    expect(supersededBindings([carols, otherNamespace, claim])).toEqual([]);
+    const wsA = member('bob-a-admin', 'w1', undefined, { workspace: 'a' });
+    const wsB = member('bob-b-viewer', 'w2', [{ name: 'bob-a-admin', uid: 'w1' }], { workspace: 'b' });
+    expect(supersededBindings([wsA, wsB])).toEqual([]);
+  });
+
+  it('when an annotation is not JSON, then it names nothing', () => {
+    const odd = member('bob-viewer', 'u2');
+    (odd.metadata as { annotations?: Record<string, string> }).annotations = { 'iam.kapi.io/supersedes': '{' };
+    expect(supersededBindings([member('bob-admin', 'u1'), odd])).toEqual([]);
   });
 });

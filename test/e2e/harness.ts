@@ -10,6 +10,7 @@
  * run at the same time on the same cluster.
  */
 import { passwordSecret } from '../../src/auth/users/password-hashes.js';
+import type { MemberWriteHooks } from '../../src/apis/iam/v1alpha2/role-bindings.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -114,7 +115,12 @@ export interface E2E {
    * Starts one more kapi replica on the same cluster (for cross-replica cases); `connection`: it reaches the cluster
    * with other credentials than the first replica's.
    */
-  startReplica(options?: { connection?: KubeConnection; shutdownDelayMs?: number }): Promise<KapiServer>;
+  startReplica(options?: {
+    connection?: KubeConnection;
+    shutdownDelayMs?: number;
+    /** Where this replica's role changes stop between their two writes (a crash's test). */
+    memberWriteHooks?: MemberWriteHooks;
+  }): Promise<KapiServer>;
   stop(): Promise<void>;
 }
 
@@ -232,7 +238,7 @@ export async function startE2E(
   const caDir = mkdtempSync(join(tmpdir(), 'kapi-e2e-'));
   const replicas: KapiServer[] = [];
   const startReplica = async (
-    replicaOptions: { connection?: KubeConnection; shutdownDelayMs?: number } = {},
+    replicaOptions: { connection?: KubeConnection; shutdownDelayMs?: number; memberWriteHooks?: MemberWriteHooks } = {},
   ): Promise<KapiServer> => {
     const server = await startKapiServer({
       options: {
@@ -253,6 +259,7 @@ export async function startE2E(
       connection: replicaOptions.connection ?? kapiConnection,
       logger: silentLogger,
       allowGeneratedSigningKey: false,
+      ...(replicaOptions.memberWriteHooks && { memberWriteHooks: replicaOptions.memberWriteHooks }),
     });
     replicas.push(server);
     await server.ready(30_000);
@@ -515,7 +522,14 @@ export async function createUnlessExists(client: KubeClient, path: string, body:
 export async function kubeAllows(
   admin: KubeClient,
   username: string,
-  attributes: { verb: string; group: string; resource: string; subresource?: string },
+  attributes: {
+    verb: string;
+    group?: string;
+    resource: string;
+    subresource?: string;
+    name?: string;
+    namespace?: string;
+  },
 ): Promise<boolean> {
   const review = await admin.request<{ status?: { allowed?: boolean } }>({
     method: 'POST',

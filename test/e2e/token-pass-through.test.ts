@@ -10,14 +10,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
 import { connectToCluster } from '../../src/kube/cluster-source.js';
 import { KubeClient } from '../../src/kube/client.js';
-import type { KubeConnection } from '../../src/kube/connection.js';
+import { connectionFor, tokenAccess, type KubeConnection } from '../../src/kube/connection.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startKapiServer, type KapiServer } from '../../src/server/server.js';
 import { login } from './client.js';
 import { Kubectl } from './forwarding-kubectl.js';
-import { startE2E, waitFor, type E2E } from './harness.js';
+import { kubeAllows, startE2E, waitFor, type E2E } from './harness.js';
 
 const ISSUER = process.env.KAPI_E2E_ISSUER_URL;
 const DIR = process.env.KAPI_E2E_ISSUER_DIR;
@@ -140,6 +141,65 @@ const SUITE = 'token pass-through to a kube-apiserver that trusts kapi as an Ope
       }
       expect(lines.join('\n')).not.toContain(token);
     }, 60_000);
+
+    it('then the tenant guard holds for a kapi token sent straight to kube-apiserver: a project admin may not relabel or name a creator', async () => {
+      // the user administers a namespace of its own, which sits in a workspace it has no right in
+      const namespace = await e2e.createNamespace('passer-project');
+      const admin = new KubeClient(connection);
+      await e2e.asKapi.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${namespace}`,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { labels: { 'kapi.io/workspace': e2e.name('passers-ws') } } },
+      });
+      // everything in the namespace, the Namespace object included (a bare kit aggregates no `admin` ClusterRole)
+      await admin.request({
+        method: 'POST',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
+        body: { metadata: { name: 'passer-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] },
+      });
+      await admin.request({
+        method: 'POST',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+        body: {
+          metadata: { name: 'passer-admin' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'passer-admin' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        },
+      });
+      await waitFor(() =>
+        kubeAllows(e2e.admin, user, { verb: 'patch', resource: 'namespaces', name: namespace, namespace }),
+      );
+      const { access_token: token } = await login(kapiUrl(), user, PASSWORD);
+      // the user's own client of kube-apiserver: its kapi token, and the kit's CA as the kubeconfig names it
+      const kubeconfig = parse(readFileSync(process.env.KUBECONFIG as string, 'utf8')) as {
+        clusters: { cluster: { 'certificate-authority': string } }[];
+      };
+      const ca = readFileSync(kubeconfig.clusters[0]!.cluster['certificate-authority']);
+      const userConnection = connectionFor({ ...tokenAccess(connection.server.origin, token), ca }, 'kubeconfig');
+      const patch = (body: unknown) =>
+        new KubeClient(userConnection)
+          .request({
+            method: 'PATCH',
+            path: `/api/v1/namespaces/${namespace}`,
+            contentType: 'application/merge-patch+json',
+            body,
+          })
+          .then(
+            () => 200,
+            (error: { code?: number; message?: string }) => `${error.code} ${error.message}`,
+          );
+      // the token is the user's own at kube-apiserver (no impersonation): RBAC lets it edit its namespace...
+      expect(await patch({ metadata: { labels: { team: 'passers' } } })).toBe(200);
+      // ...but not the fields kapi's grants follow
+      expect(await patch({ metadata: { labels: { 'kapi.io/workspace': e2e.name('elsewhere') } } })).toMatch(
+        /^403 .*project-/,
+      );
+      expect(await patch({ metadata: { annotations: { 'tenant.kapi.io/creator-pending': user } } })).toMatch(
+        /^403 .*project-creator/,
+      );
+      userConnection.close();
+    });
 
     it('then a session ended at kapi is refused by kapi before forwarding, though kube-apiserver would still take the token', async () => {
       const { access_token: token } = await login(kapiUrl(), user, PASSWORD);

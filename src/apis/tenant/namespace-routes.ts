@@ -245,8 +245,8 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
       const namespace = String(req.params.namespace);
-      const change = namespaceEditFrom(req.body);
       await requireProjectRight(caller, verb, workspace, namespace);
+      const change = namespaceEditFrom(req.body);
       inWorkspace(workspace, namespace);
       const target = change.labels?.[WORKSPACE_LABEL] ?? workspace;
       if (target !== workspace) {

@@ -3,7 +3,8 @@ import { describeError } from '../../kube/cache-health.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
-import { desiredWorkspaceRbac, namespaceMemberBinding, orphanedMemberships } from './workspaces.js';
+import { USER_REF_LABEL, desiredWorkspaceRbac, namespaceMemberBinding, orphanedMemberships } from './workspaces.js';
+import { supersededBindings } from './superseded.js';
 import {
   REALIZES_LABEL,
   desiredRbac,
@@ -64,6 +65,8 @@ export class PlatformRbacController {
     clusterRoles: Reflector<Raw>;
     clusterRoleBindings: Reflector<Raw>;
     roleBindings: Reflector<Raw>;
+    memberClusterRoleBindings: Reflector<Raw>;
+    memberRoleBindings: Reflector<Raw>;
   };
   private running: Promise<void> | undefined;
   private again = false;
@@ -104,6 +107,13 @@ export class PlatformRbacController {
       clusterRoles: watch('controller/clusterroles', `${RBAC_PATH}/clusterroles`, REALIZES_LABEL),
       clusterRoleBindings: watch('controller/clusterrolebindings', `${RBAC_PATH}/clusterrolebindings`, REALIZES_LABEL),
       roleBindings: watch('controller/rolebindings', `${RBAC_PATH}/rolebindings`, REALIZES_LABEL),
+      // members' own bindings (cluster and project memberships), for a role change a crash cut in two
+      memberClusterRoleBindings: watch(
+        'controller/member-clusterrolebindings',
+        `${RBAC_PATH}/clusterrolebindings`,
+        USER_REF_LABEL,
+      ),
+      memberRoleBindings: watch('controller/member-rolebindings', `${RBAC_PATH}/rolebindings`, USER_REF_LABEL),
     };
     for (const source of Object.values(this.sources)) {
       for (const event of ['added', 'modified', 'deleted'] as const) source.on(event, () => this.trigger());
@@ -213,8 +223,9 @@ export class PlatformRbacController {
 
   /**
    * What a replica killed between two writes of kapi's API left half-done: memberships of a workspace deleted (the
-   * API deletes them after the workspace) are deleted; a project made (the API writes its creator's admin binding,
-   * then takes the annotation off) gets its creator's binding.
+   * API deletes them after the workspace) are deleted; a role change (the API writes the new binding, then deletes
+   * the one it replaces) loses the replaced binding (superseded.ts); a project made (the API writes its creator's admin
+   * binding, then takes the annotation off) gets its creator's binding.
    */
   private async complete(guarded: boolean): Promise<{ created: number; deleted: number; failed: number }> {
     const done = { created: 0, deleted: 0, failed: 0 };
@@ -232,6 +243,39 @@ export class PlatformRbacController {
           timeoutMs: 10_000,
         })
         .then(() => (done.deleted += 1), tolerate);
+    }
+    const superseded: [Raw, string][] = [
+      ...supersededBindings(this.sources.workspaceBindings.list()).map((b): [Raw, string] => [
+        b,
+        `${IAM_PATH}/workspacerolebindings`,
+      ]),
+      ...supersededBindings(this.sources.bindings.list()).map((b): [Raw, string] => [
+        b,
+        `${IAM_PATH}/globalrolebindings`,
+      ]),
+      ...supersededBindings(this.sources.memberClusterRoleBindings.list()).map((b): [Raw, string] => [
+        b,
+        `${RBAC_PATH}/clusterrolebindings`,
+      ]),
+      ...supersededBindings(this.sources.memberRoleBindings.list()).map((b): [Raw, string] => [
+        b,
+        `${RBAC_PATH}/namespaces/${encodeURIComponent(b.metadata.namespace)}/rolebindings`,
+      ]),
+    ];
+    for (const [binding, collection] of superseded) {
+      await this.client
+        .request({
+          method: 'DELETE',
+          path: `${collection}/${encodeURIComponent(binding.metadata.name)}`,
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: binding.metadata.uid } },
+          timeoutMs: 10_000,
+        })
+        .then(() => {
+          done.deleted += 1;
+          this.log.info('a binding a role change replaced is deleted (its change was cut short)', {
+            binding: `${binding.metadata.namespace ?? ''}/${binding.metadata.name}`,
+          });
+        }, tolerate);
     }
     // a creator binding follows an annotation only kapi may write, as long as kube-apiserver holds everyone to that
     for (const ns of guarded ? this.sources.namespaces.list() : []) {

@@ -4,7 +4,21 @@ import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
 import { USERS_PATH } from '../../auth/users/user-record.js';
 import { hashRemovalPatch } from '../../auth/users/users.js';
-import { USER_FINALIZER, finalizerAddition, finalizerRemoval, removeUserTraces } from './user-cleanup.js';
+import {
+  USER_FINALIZER,
+  finalizerAddition,
+  finalizerRemoval,
+  realizedGrantsOf,
+  removeUserTraces,
+} from './user-cleanup.js';
+
+/** A deleted user whose realized grants the platform roles controller has not taken away yet: tried again soon. */
+export class GrantsStillRealized extends Error {
+  constructor(user: string, bindings: string[]) {
+    super(`user "${user}" is still named by ${bindings.slice(0, 3).join(', ')}${bindings.length > 3 ? ', …' : ''}`);
+    this.name = 'GrantsStillRealized';
+  }
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
@@ -55,6 +69,8 @@ export interface UserControllerOptions {
 }
 
 const RETRY_MS = 5_000;
+/** A deleted user's realized grants are looked at again this soon (the platform roles controller is quick). */
+const WAIT_MS = 200;
 const TIMEOUT_MS = 10_000;
 
 /**
@@ -67,9 +83,13 @@ export class UserController {
   private readonly users: Reflector<UserState>;
   private readonly log: Logger;
   private readonly queue = new Set<string>();
+  /** Users deleted without kapi's finalizer, whose traces are still to go. */
+  private readonly gone = new Set<string>();
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Only waiting on the platform roles controller: look again soon. */
+  private soon = false;
   /** Told after each User's work (tests wait on it). */
   onWork?: (user: string, work: UserWork, error?: unknown) => void;
 
@@ -90,6 +110,13 @@ export class UserController {
     this.users.on('added', enqueue);
     this.users.on('modified', enqueue);
     this.users.on('synced', () => this.users.list().forEach(enqueue));
+    // a User deleted before kapi put its finalizer on it: its traces go after the fact
+    this.users.on('deleted', (user) => {
+      if (user.finalized) return;
+      this.gone.add(user.name);
+      this.queue.add(user.name);
+      this.kick();
+    });
   }
 
   start(): void {
@@ -109,34 +136,61 @@ export class UserController {
       this.timer = undefined;
       this.running = this.drain().finally(() => {
         this.running = undefined;
-        if (this.queue.size > 0) this.kick(RETRY_MS);
+        if (this.queue.size > 0) this.kick(this.soon ? WAIT_MS : RETRY_MS);
       });
     }, delayMs);
     this.timer.unref?.();
   }
 
-  /** Works through the queue once; what failed stays queued. */
+  /** Works through the queue until it is empty; what failed is queued again for later. */
   private async drain(): Promise<void> {
     const failed = new Set<string>();
+    const waiting = new Set<string>();
+    while (this.queue.size > 0 && !this.stopped) await this.drainOnce(failed, waiting);
+    for (const name of [...failed, ...waiting]) this.queue.add(name);
+    this.soon = waiting.size > 0 && failed.size === 0;
+  }
+
+  private async drainOnce(failed: Set<string>, waiting: Set<string>): Promise<void> {
     for (const name of [...this.queue]) {
       if (this.stopped) return;
       this.queue.delete(name);
       const user = this.users.get(name);
-      if (!user) continue;
+      if (!user) {
+        if (this.gone.has(name)) await this.afterTheFact(name, failed);
+        continue;
+      }
+      this.gone.delete(name);
       const work = workFor(user);
       try {
         await this.work(user, work);
         this.onWork?.(name, work);
       } catch (error) {
         // a conflict means the watch brings a newer User, which is queued again
-        if (!(error instanceof KubeApiError && (error.code === 404 || error.code === 409 || error.code === 422))) {
+        if (error instanceof GrantsStillRealized) waiting.add(name);
+        else if (!(error instanceof KubeApiError && (error.code === 404 || error.code === 409 || error.code === 422))) {
           failed.add(name);
           this.log.warn('could not complete the work on a user', { user: name, work, error: describeError(error) });
         }
         this.onWork?.(name, work, error);
       }
     }
-    for (const name of failed) this.queue.add(name);
+  }
+
+  /** Cleans up after a User deleted without the finalizer (unless one of its name was made meanwhile). */
+  private async afterTheFact(name: string, failed: Set<string>): Promise<void> {
+    try {
+      const outcome = await removeUserTraces(this.options.client, this.options.kapiNamespace, name);
+      this.gone.delete(name);
+      this.log.warn('a user deleted before kapi could guard its deletion: cleaned up after it', {
+        audit: 'user',
+        user: name,
+        ...outcome,
+      });
+    } catch (error) {
+      failed.add(name);
+      this.log.warn('could not clean up after a deleted user', { user: name, error: describeError(error) });
+    }
   }
 
   private async work(user: UserState, work: UserWork): Promise<void> {
@@ -159,6 +213,9 @@ export class UserController {
       }
       case 'clean-up': {
         const outcome = await removeUserTraces(client, this.options.kapiNamespace, user.name);
+        // the name stays taken until no realized grant names it (the platform roles controller follows the cleanup)
+        const left = await realizedGrantsOf(client, user.name);
+        if (left.length > 0) throw new GrantsStillRealized(user.name, left);
         const removal = finalizerRemoval(await fresh());
         if (removal) await patch(removal);
         this.log.info('deleted user cleaned up', { audit: 'user', user: user.name, ...outcome });

@@ -133,3 +133,28 @@ export async function removeUserTraces(
   );
   return { workspaces, bindings: bindings.length, sessions: sessions.length };
 }
+
+/** Whether a realized binding (as listed) still names the user: its controller has not caught up yet (pure). */
+export function namesUser(binding: Raw, user: string): boolean {
+  return (Array.isArray(binding?.subjects) ? binding.subjects : []).some(
+    (subject: Raw) => subject?.kind === 'User' && subject?.name === user,
+  );
+}
+
+/**
+ * The realized RBAC bindings (kapi's controller's: platform roles, workspace roles) that still name the user. While
+ * any does, the user's name stays taken (its User kept by the finalizer): a new user of the name would hold them.
+ */
+export async function realizedGrantsOf(client: KubeClient, user: string): Promise<string[]> {
+  const list = (path: string) =>
+    client
+      .request<{ items?: Raw[] }>({ path, query: { labelSelector: REALIZES_LABEL }, timeoutMs: TIMEOUT_MS })
+      .then((answer) => answer?.items ?? []);
+  const [cluster, namespaced] = await Promise.all([
+    list(`${RBAC_PATH}/clusterrolebindings`),
+    list(`${RBAC_PATH}/rolebindings`),
+  ]);
+  return [...cluster, ...namespaced]
+    .filter((binding) => namesUser(binding, user))
+    .map((binding) => `${binding.metadata.namespace ? `${binding.metadata.namespace}/` : ''}${binding.metadata.name}`);
+}

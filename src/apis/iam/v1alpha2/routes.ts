@@ -30,6 +30,7 @@ import { platformUser, userToInvite } from './platform-user.js';
 import { TenantMemberships, namespaceRoleOf } from '../../tenant/memberships.js';
 import { templatesOfNamespaceRole } from './scoped-roles.js';
 import { tenantMemberRoutes } from './tenant-member-routes.js';
+import type { MemberWriteHooks } from './role-bindings.js';
 import { REALIZES_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import {
   CLUSTER_ROLE_ANNOTATION,
@@ -46,6 +47,8 @@ export interface IamRouteDeps {
   authorizer: Authorizer;
   /** What the users' administration writes with; without it, only the reads are served. */
   admin?: Omit<UserAdminDeps, 'listing' | 'roles' | 'authorizer'>;
+  /** Tests only: where a role change stops between its two writes. */
+  memberWriteHooks?: MemberWriteHooks;
 }
 
 const kind = (resource: string) => KINDS_BY_RESOURCE.get(resource) as KindDefinition;
@@ -303,6 +306,7 @@ export function iamRoutes(deps: IamRouteDeps): Router {
         roles: deps.roles,
         client: deps.admin.client,
         logger: deps.admin.logger,
+        ...(deps.memberWriteHooks && { hooks: deps.memberWriteHooks }),
       }),
     );
   }

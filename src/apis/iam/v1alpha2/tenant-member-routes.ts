@@ -41,7 +41,8 @@ import {
 } from './member-operations.js';
 import { platformUser } from './platform-user.js';
 import { GLOBAL_ROLE_ANNOTATION, RBAC_GROUP, USER_REF_LABEL } from './role-templates.js';
-import { WORKSPACE_ROLE_BINDINGS_PATH } from './role-bindings.js';
+import { WORKSPACE_ROLE_BINDINGS_PATH, replacing, type MemberWriteHooks } from './role-bindings.js';
+import type { BindingRef } from '../../../controllers/platform-rbac/superseded.js';
 import {
   asksForTemplates,
   namespaceRoleTemplates,
@@ -59,6 +60,7 @@ export interface TenantMemberDeps {
   roles: GlobalRoleDirectory;
   client: KubeClient;
   logger: Logger;
+  hooks?: MemberWriteHooks;
 }
 
 const IAM_GROUP = 'iam.kapi.io';
@@ -273,38 +275,43 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
   const makeWorkspaceMember = async (workspace: string, user: string, base: WorkspaceRoleBase) => {
     const binding = workspaceMemberBinding(workspace, user, base);
     const name = (binding.metadata as { name: string }).name;
+    const others = (await workspaceBindingsOf(workspace, user)).filter((other) => other.name !== name);
     try {
       await deps.client.request({
         method: 'POST',
         path: WORKSPACE_ROLE_BINDINGS_PATH,
-        body: binding,
+        body: replacing(binding, others),
         timeoutMs: 10_000,
       });
     } catch (err) {
       if (!(err instanceof KubeApiError && err.code === 409)) throw err;
     }
-    const others = (await workspaceBindingsOf(workspace, user)).filter((other) => other !== name);
-    await Promise.all(others.map((other) => removeWorkspaceBinding(other)));
+    await deps.hooks?.afterNewBinding?.(name);
+    await Promise.all(others.map((other) => removeWorkspaceBinding(other.name, other.uid)));
     deps.logger.info('workspace role given', { audit: 'workspacemember', workspace, user, role: base });
   };
   /** The user's memberships of the workspace, read from kube-apiserver (not the cache: a change just made counts). */
-  const workspaceBindingsOf = async (workspace: string, user: string): Promise<string[]> => {
-    const listed = await deps.client.request<{ items?: { metadata?: { name?: string } }[] }>({
+  const workspaceBindingsOf = async (workspace: string, user: string): Promise<BindingRef[]> => {
+    const listed = await deps.client.request<{ items?: { metadata?: { name?: string; uid?: string } }[] }>({
       path: WORKSPACE_ROLE_BINDINGS_PATH,
       query: { labelSelector: `kapi.io/workspace=${workspace},${USER_REF_LABEL}=${user}` },
       timeoutMs: 10_000,
     });
-    return (listed.items ?? []).flatMap((item) => (item.metadata?.name ? [item.metadata.name] : []));
+    return (listed.items ?? []).flatMap((item) =>
+      item.metadata?.name ? [{ name: item.metadata.name, uid: item.metadata.uid ?? '' }] : [],
+    );
   };
-  const removeWorkspaceBinding = async (name: string) => {
+  /** Deletes a membership; `uid`: only that one (one of the name made since is not it). */
+  const removeWorkspaceBinding = async (name: string, uid?: string) => {
     try {
       await deps.client.request({
         method: 'DELETE',
         path: `${WORKSPACE_ROLE_BINDINGS_PATH}/${encodeURIComponent(name)}`,
+        ...(uid && { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } } }),
         timeoutMs: 10_000,
       });
     } catch (err) {
-      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+      if (!(err instanceof KubeApiError && (err.code === 404 || (uid && err.code === 409)))) throw err;
     }
   };
 
@@ -356,7 +363,7 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
       if (template.spec?.template?.spec?.manager === name) throw managerConflict(workspace, name);
       const bindings = await workspaceBindingsOf(workspace, name);
       if (bindings.length === 0) throw new NotFoundError(`user "${name}" is not a member of workspace "${workspace}"`);
-      await Promise.all(bindings.map((binding) => removeWorkspaceBinding(binding)));
+      await Promise.all(bindings.map((binding) => removeWorkspaceBinding(binding.name)));
       deps.logger.info('workspace member removed', { audit: 'workspacemember', workspace, user: name });
       res.json(deletedStatus(name, IAM_GROUP, 'workspacemembers'));
     }),
@@ -451,18 +458,19 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
 
   /** Makes the membership as the caller, then ends the user's other ones in the project (one role per scope). */
   const makeProjectMember = async (caller: UserInfo, namespace: string, user: string, role: NamespaceRole) => {
-    const binding = namespaceMemberBinding(namespace, user, role);
     const name = `${user}-${role}`;
+    const others = (await memberships.projectBindingsOf(namespace, user))
+      .map((other) => ({ name: String(other?.metadata?.name), uid: String(other?.metadata?.uid ?? '') }))
+      .filter((other) => other.name !== name);
+    const binding = replacing(namespaceMemberBinding(namespace, user, role), others);
     const path = `${RBAC_PATH}/namespaces/${encodeURIComponent(namespace)}/rolebindings`;
     try {
       await asCaller(caller, { method: 'POST', path, body: binding }, name);
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 409)) throw err;
     }
-    for (const other of await memberships.projectBindingsOf(namespace, user)) {
-      const otherName = String((other as { metadata: { name: string } }).metadata.name);
-      if (otherName !== name) await removeProjectBinding(caller, namespace, otherName);
-    }
+    await deps.hooks?.afterNewBinding?.(name);
+    for (const other of others) await removeProjectBinding(caller, namespace, other.name);
     deps.logger.info('project role given', { audit: 'member', namespace, user, role });
   };
   const removeProjectBinding = async (caller: UserInfo, namespace: string, name: string) => {

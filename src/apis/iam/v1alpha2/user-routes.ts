@@ -18,7 +18,7 @@ import type { GlobalRoleDirectory } from './global-roles.js';
 import { createPlatformUser, deletePlatformUser, patchPlatformUser, updatePlatformUser } from './operations.js';
 import { platformUser } from './platform-user.js';
 import type { UserRoleBindings } from './role-bindings.js';
-import { finalizerRemoval, removeUserTraces } from '../../../controllers/users/user-cleanup.js';
+import { finalizerRemoval, realizedGrantsOf, removeUserTraces } from '../../../controllers/users/user-cleanup.js';
 import {
   editsAccess,
   newUserFrom,
@@ -49,6 +49,8 @@ export interface UserAdminDeps {
 
 const IAM_GROUP = 'iam.kapi.io';
 const TIMEOUT_MS = 10_000;
+/** How long deleting a user waits for kapi's controller to take its realized grants away. */
+const REALIZED_GRANTS_WAIT_MS = 10_000;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
 
@@ -141,6 +143,15 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
         // changed in between (another finalizer, the controller): read again
         if (!(err instanceof KubeApiError && (err.code === 409 || err.code === 422))) throw err;
       }
+    }
+  };
+  /** Waits, a few seconds at most, until no realized RBAC binding names the user; whether none does. */
+  const untilNoRealizedGrant = async (name: string) => {
+    const deadline = Date.now() + REALIZED_GRANTS_WAIT_MS;
+    for (;;) {
+      if ((await realizedGrantsOf(deps.client, name)).length === 0) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
   const removeCreated = async (name: string) => {
@@ -249,7 +260,9 @@ export function userAdminRoutes(deps: UserAdminDeps): Router {
       // in the same operation: the workspaces it managed lose it as manager (a new user of the name would be their
       // admin), its bindings, sessions and password go; then the User itself
       const outcome = await removeUserTraces(deps.client, deps.kapiNamespace, name);
-      await releaseUser(name, uid);
+      // the name is free once no realized grant names it (kapi's controller follows at once; if it has not within the
+      // wait, the User stays, marked for deletion, and the controller lets it go later)
+      if (await untilNoRealizedGrant(name)) await releaseUser(name, uid);
       deps.logger.info('user deleted', {
         audit: 'user',
         user: name,
