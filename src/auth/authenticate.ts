@@ -47,12 +47,17 @@ export function requestAuthenticator(deps: AuthenticatorDeps): RequestAuthentica
   const log = deps.logger.child({ component: 'authenticate' });
   const tokens = new VerifiedTokenCache();
   /** The groups last sent for a session, while its record and its user's stay the same objects (see `groupsOf`). */
-  const groupsBySession = new WeakMap<LoginSession, { user: UserRecord; groups: string[] }>();
+  const groupsBySession = new WeakMap<
+    LoginSession,
+    { user: UserRecord; userGroups: readonly string[]; groups: string[] }
+  >();
   const groupsOf = (user: UserRecord, session: LoginSession) => {
+    // the User's groups as kapi may assert them now (none while the tenant guard is missing)
+    const userGroups = deps.users.groupsOf(user);
     const known = groupsBySession.get(session);
-    if (known?.user === user) return known.groups;
-    const groups = impersonatedGroups(user, session);
-    groupsBySession.set(session, { user, groups });
+    if (known?.user === user && known.userGroups === userGroups) return known.groups;
+    const groups = impersonatedGroups({ groups: userGroups }, session);
+    groupsBySession.set(session, { user, userGroups, groups });
     return groups;
   };
 

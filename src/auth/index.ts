@@ -95,6 +95,11 @@ export interface IdentityConfig {
   loginMissReads?: LoginMissReads;
   /** Called once a login created a User (a directory's first login), before the login is answered. */
   onUserCreated?: (name: string) => Promise<void>;
+  /**
+   * Whether the tenant guard holds the fields of Users that grant (groups, a hash in the object) to kapi's rules;
+   * without it they are not taken. Default: trusted (tests of identity alone).
+   */
+  userFieldsTrusted?: () => boolean;
 }
 
 const START_SYNC_TIMEOUT_MS = 10_000;
@@ -104,7 +109,14 @@ export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
   const passwordHashes = new PasswordHashes(client, logger, config.signingKeySecret.namespace);
-  const users = new ClusterUserStore(client, logger, passwordHashes, config.loginMissReads, config.onUserCreated);
+  const users = new ClusterUserStore(
+    client,
+    logger,
+    passwordHashes,
+    config.loginMissReads,
+    config.onUserCreated,
+    config.userFieldsTrusted,
+  );
   const sessions = new ClusterSessionStore(client, logger, clock, () => {
     const settings = config.settings();
     return settings.multipleLogin ? settings.maxSessionsPerUser : 1;

@@ -1,4 +1,13 @@
-import { GUARD_NAME, exemptUsersOf, guardDrift, guardObjects, type GuardIdentity } from '../tenant-guard/policy.js';
+import {
+  GUARD_NAME,
+  exemptUsersOf,
+  guardDrift,
+  guardMessage,
+  guardObjects,
+  hasAuthorizer,
+  type GuardApiVersion,
+  type GuardIdentity,
+} from '../tenant-guard/policy.js';
 import { guardDecision, guardRules, type GuardRule } from '../tenant-guard/rules.js';
 import type { SandboxUser } from './identity.js';
 import type { AccessAttributes } from './policy.js';
@@ -16,12 +25,17 @@ import { StatusError } from './status.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 
-/** The admission types: served where kube-apiserver serves them GA (1.30 on). */
+/**
+ * The admission types at the version the release serves them: v1 from 1.30; on 1.28-1.29 v1beta1 and on 1.26-1.27
+ * v1alpha1, as a cluster started with the ValidatingAdmissionPolicy feature gate and API on (as `make e2e-real` starts
+ * its 1.26 kit).
+ */
 export function admissionTypes(kubernetesMinor: number): ResourceType[] {
-  if (kubernetesMinor < 30) return [];
+  const versions = [kubernetesMinor >= 30 ? 'v1' : kubernetesMinor >= 28 ? 'v1beta1' : 'v1alpha1'];
   return [
     base({
       group: GROUP,
+      versions,
       resource: 'validatingadmissionpolicies',
       singular: 'validatingadmissionpolicy',
       kind: 'ValidatingAdmissionPolicy',
@@ -31,6 +45,7 @@ export function admissionTypes(kubernetesMinor: number): ResourceType[] {
     }),
     base({
       group: GROUP,
+      versions,
       resource: 'validatingadmissionpolicybindings',
       singular: 'validatingadmissionpolicybinding',
       kind: 'ValidatingAdmissionPolicyBinding',
@@ -57,6 +72,8 @@ export interface AdmissionSources {
   policy(name: string): object | undefined;
   binding(name: string): object | undefined;
   json(stored: object): Raw;
+  /** The version the policies are stored at (the one the release serves). */
+  version: GuardApiVersion;
   /** The sandbox's authorization decision (default policy, then RBAC). */
   allowed(user: SandboxUser, attributes: AccessAttributes): boolean;
 }
@@ -65,10 +82,10 @@ export interface AdmissionSources {
 type Raw = any;
 
 /** The identity a stored guard policy was made for, when it is exactly kapi's guard for it; undefined otherwise. */
-export function guardIdentityOf(policy: Raw, binding: Raw): GuardIdentity | undefined {
+export function guardIdentityOf(policy: Raw, binding: Raw, version: GuardApiVersion): GuardIdentity | undefined {
   const identity = { kapiUsernames: exemptUsersOf(policy) };
   if (identity.kapiUsernames.length === 0) return undefined;
-  if (guardDrift(guardObjects('v1', identity), policy, binding).length > 0) return undefined;
+  if (guardDrift(guardObjects(version, identity), policy, binding).length > 0) return undefined;
   return identity;
 }
 
@@ -83,7 +100,7 @@ export class SandboxAdmission {
     const binding = this.sources.binding(GUARD_NAME);
     if (!policy || !binding) return undefined;
     if (!this.cache || this.cache.policy !== policy || this.cache.binding !== binding) {
-      const identity = guardIdentityOf(this.sources.json(policy), this.sources.json(binding));
+      const identity = guardIdentityOf(this.sources.json(policy), this.sources.json(binding), this.sources.version);
       this.cache = { policy, binding, identity, rules: identity && guardRules() };
     }
     return this.cache.rules && this.cache.identity && { rules: this.cache.rules, identity: this.cache.identity };
@@ -91,9 +108,11 @@ export class SandboxAdmission {
 
   /** Throws kube-apiserver's 403 Status when the guard refuses the write. */
   admit(write: AdmittedWrite): void {
-    if (write.subresource !== '') return; // the guard matches main resources only
     const guard = this.guard();
     if (!guard || guard.identity.kapiUsernames.includes(write.user.username)) return;
+    // without an authorizer (v1alpha1), system:masters is the only other writer the policy lets through
+    const strict = !hasAuthorizer(this.sources.version);
+    if (strict && write.user.groups.includes('system:masters')) return;
     const decision = guardDecision(
       guard.rules,
       {
@@ -105,6 +124,7 @@ export class SandboxAdmission {
         user: write.user,
       },
       (check) =>
+        !strict &&
         this.sources.allowed(
           { username: write.user.username, groups: [...write.user.groups] },
           {
@@ -113,9 +133,10 @@ export class SandboxAdmission {
             resource: check.resource,
             subresource: check.subresource ?? '',
             name: check.name ?? '',
-            namespace: '',
+            namespace: check.namespace ?? '',
           },
         ),
+      (rule) => guardMessage(rule, this.sources.version),
     );
     if (decision.allowed) return;
     const name = write.object.metadata?.name ?? '';

@@ -56,6 +56,11 @@ const namespaceStrategy: ObjectStrategy = {
     obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string };
     obj.spec = old.spec;
   },
+  // kube's namespace status strategy resets the spec only: labels and annotations sent with a status write are kept
+  statusWritesMetadata: true,
+  prepareForStatusUpdate(obj) {
+    obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string };
+  },
 };
 
 /** QoS class from the containers' requests and limits, as kube computes it. */

@@ -1,4 +1,4 @@
-import { guardObjects } from '../tenant-guard/policy.js';
+import { guardObjects, type GuardApiVersion } from '../tenant-guard/policy.js';
 import { passwordSecret } from '../auth/users/password-hashes.js';
 import { USER_FINALIZER } from '../controllers/users/user-cleanup.js';
 import { KAPI_SERVICE_ACCOUNT } from './policy.js';
@@ -119,7 +119,8 @@ function seedTenantGuard(registry: ResourceRegistry, store: ObjectStore, now: st
   const policies = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicies');
   const bindings = registry.byGroupResource('admissionregistration.k8s.io', 'validatingadmissionpolicybindings');
   if (!policies || !bindings) return false;
-  const { policy, binding } = guardObjects('v1', { kapiUsernames: [KAPI_SERVICE_ACCOUNT] });
+  const version = policies.versions[0] as GuardApiVersion;
+  const { policy, binding } = guardObjects(version, { kapiUsernames: [KAPI_SERVICE_ACCOUNT] });
   const stored = (object: Record<string, unknown>): KubeObject => {
     const { apiVersion: _v, kind: _k, metadata, ...rest } = object as KubeObject;
     return { metadata: { ...metadata, uid: randomUUID(), creationTimestamp: now, generation: 1 }, ...rest };

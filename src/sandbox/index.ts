@@ -13,6 +13,7 @@ import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
 import { admissionTypes, SandboxAdmission } from './admission.js';
+import type { GuardApiVersion } from '../tenant-guard/policy.js';
 import { objectKey, parseStored, type StoredObject } from './stored-object.js';
 import { platformFileBeside } from './platform-objects.js';
 import { crdLifecycle, crdType, readCrdDirectory } from './crds.js';
@@ -290,6 +291,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       json: (stored) =>
         parseStored(admissionType('validatingadmissionpolicies') as ResourceType, stored as StoredObject),
       allowed: (user, attributes) => authorizer.decide(user, attributes).allowed,
+      version: (admissionType('validatingadmissionpolicies')?.versions[0] ?? 'v1') as GuardApiVersion,
     }),
   );
   const audit = new AuditTrail(1000);

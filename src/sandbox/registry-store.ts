@@ -277,6 +277,12 @@ export class RegistryStore {
       obj = parseStored(type, old);
       if (given.status === undefined) delete obj.status;
       else obj.status = given.status;
+      if (type.strategy.statusWritesMetadata) {
+        if (given.metadata.labels === undefined) delete obj.metadata.labels;
+        else obj.metadata.labels = given.metadata.labels;
+        if (given.metadata.annotations === undefined) delete obj.metadata.annotations;
+        else obj.metadata.annotations = given.metadata.annotations;
+      }
       type.strategy.prepareForStatusUpdate?.(obj);
     } else {
       obj = given;

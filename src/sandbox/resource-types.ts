@@ -36,6 +36,11 @@ export interface ObjectStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Defaults of a status written through the `status` subresource. */
   prepareForStatusUpdate?(obj: KubeObject): void;
+  /**
+   * Whether a write of the `status` subresource keeps the labels and annotations it sends (kube's namespace status
+   * strategy resets only the spec); otherwise it changes the status alone (custom resources, most kinds).
+   */
+  statusWritesMetadata?: boolean;
   /** Kind-specific validation beyond metadata; an empty list means valid. */
   validate?(obj: KubeObject, old: KubeObject | undefined): FieldError[];
 }

@@ -156,6 +156,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     name: options.configuration.name,
     onReload: (result) => metrics.configurationReloads.inc({ result }),
   });
+  // the tenant guard (SPEC §18), kept by every replica: each must be exempt from it, whatever its credentials; what
+  // its fields grant is trusted only while it is in place
+  const tenantGuard = new TenantGuardKeeper({ client, logger });
   const userRoleBindings = new UserRoleBindings(client, logger, config.memberWriteHooks);
   const identity = createIdentity({
     client,
@@ -167,6 +170,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     signingKeySecret: options.signingKeySecret,
     allowGeneratedKey: config.allowGeneratedSigningKey,
     issuerUrl: options.issuerUrl,
+    userFieldsTrusted: () => tenantGuard.state.state === 'guarded',
   });
   // Streams are authenticated once, when they open: revocations seen later (on any replica) cut them.
   const streamRegistry = new StreamRegistry();
@@ -242,10 +246,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   const watched = [nodes, allocations, namespaces, globalRoles];
   // The platform's roles realized in RBAC (SPEC §17), by one replica at a time: the leader of a Lease.
   let rbacController: PlatformRbacController | undefined;
-  // the tenant guard (SPEC §18), kept by every replica: each must be exempt from it, whatever its credentials
-  const tenantGuard = new TenantGuardKeeper({ client, logger });
   // and every User's traces kept removable, its hash out of the object (SPEC §17), by the same leader
   let userController: UserController | undefined;
+  let stopWatchingGuard: (() => void) | undefined;
   const controllers = new LeaderElector({
     client,
     logger,
@@ -262,12 +265,15 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         logger,
         kapiNamespace: options.configuration.namespace,
         setPassword: (user, uid, hash) => identity.setPasswordHash(user, uid, hash),
+        hashesTrusted: () => tenantGuard.state.state === 'guarded',
       });
       userController.start();
+      stopWatchingGuard = tenantGuard.onChange(() => userController?.recheck());
     },
     onStoppedLeading: () => {
       void rbacController?.stop();
       rbacController = undefined;
+      stopWatchingGuard?.();
       void userController?.stop();
       userController = undefined;
     },

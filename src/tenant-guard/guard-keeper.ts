@@ -27,6 +27,10 @@ const GROUP_PATH = '/apis/admissionregistration.k8s.io';
 const TIMEOUT_MS = 10_000;
 /** How often the guard is looked at again (a deleted or edited policy is put back, or reported). */
 const RECHECK_MS = 30_000;
+/** How often a guard in place is probed for being enforced too. */
+const ENFORCEMENT_PROBE_MS = 10 * 60_000;
+/** The user a probe of the guard's enforcement impersonates (with system:masters: RBAC lets it do anything). */
+const PROBE_USER = 'system:kapi:tenant-guard-probe';
 /** How long a replica that just exempted itself waits for kube-apiserver to apply it. */
 const EXEMPTION_WAIT_MS = 10_000;
 
@@ -70,6 +74,7 @@ export class TenantGuardKeeper {
   private stopped = false;
   private running: Promise<void> | undefined;
   private username: string | undefined;
+  private probedAt = 0;
   private readonly log: Logger;
   private readonly listeners = new Set<(state: GuardState) => void>();
 
@@ -163,7 +168,7 @@ export class TenantGuardKeeper {
     // the users it exempts: those it names (other replicas' credentials), and this one
     const expected = guardObjects(version, { kapiUsernames: [...exemptUsersOf(policy), this.username] });
     const drift = guardDrift(expected, policy, binding);
-    if (drift.length === 0) return { state: 'guarded', version };
+    if (drift.length === 0) return this.enforcedOrNot(version);
     try {
       policy = await this.write(`${base}/validatingadmissionpolicies`, expected.policy, policy);
       binding = await this.write(`${base}/validatingadmissionpolicybindings`, expected.binding, binding);
@@ -178,16 +183,46 @@ export class TenantGuardKeeper {
     const left = guardDrift(expected, policy, binding);
     if (left.length > 0) return { state: 'unguarded', version, reason: left.join('; ') };
     await this.untilExempt();
-    return { state: 'guarded', version };
+    return this.enforcedOrNot(version);
   }
 
   /**
-   * kube-apiserver applies a changed policy a moment after storing it (its admission reads policies through a watch):
-   * until a write only kapi may make (a login session, dry run) passes, this replica is not yet exempt. Bounded.
+   * Whether kube-apiserver enforces the policy it holds (its admission plugin may be off): a write the guard refuses
+   * to anyone but kapi (a login session, dry run), made as a user kube-apiserver's RBAC lets do anything, must be
+   * refused by the guard. Where admission has no authorizer (v1alpha1) system:masters passes the guard, so nothing is
+   * asked there; a probe that tells nothing (impersonation refused) leaves the policy taken at its word.
    */
-  private async untilExempt(): Promise<void> {
-    const deadline = Date.now() + EXEMPTION_WAIT_MS;
-    const probe = {
+  private async enforcedOrNot(version: GuardApiVersion): Promise<GuardState> {
+    if (version === 'v1alpha1') return { state: 'guarded', version };
+    // asked when the guard was not in place before, and now and then (the plugin is turned off rarely)
+    if (this.current.state === 'guarded' && Date.now() - this.probedAt < ENFORCEMENT_PROBE_MS)
+      return { state: 'guarded', version };
+    this.probedAt = Date.now();
+    try {
+      await this.options.client.request({
+        method: 'POST',
+        path: '/apis/iam.kapi.io/v1beta1/loginsessions',
+        query: { dryRun: 'All' },
+        headers: { 'Impersonate-User': PROBE_USER, 'Impersonate-Group': ['system:masters', 'system:authenticated'] },
+        body: this.probeSession(),
+        timeoutMs: TIMEOUT_MS,
+      });
+      return {
+        state: 'unguarded',
+        version,
+        reason:
+          'kube-apiserver holds the policy but does not enforce it (is its ValidatingAdmissionPolicy admission ' +
+          'plugin, or feature gate, off?)',
+      };
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.code === 403 && error.message.includes(GUARD_NAME)))
+        this.log.debug('the tenant guard’s enforcement could not be probed', { error: describeError(error) });
+      return { state: 'guarded', version };
+    }
+  }
+
+  private probeSession() {
+    return {
       apiVersion: 'iam.kapi.io/v1beta1',
       kind: 'LoginSession',
       metadata: { generateName: 'kapi-tenant-guard-probe-' },
@@ -198,6 +233,15 @@ export class TenantGuardKeeper {
         refreshTokenId: 'probe',
       },
     };
+  }
+
+  /**
+   * kube-apiserver applies a changed policy a moment after storing it (its admission reads policies through a watch):
+   * until a write only kapi may make (a login session, dry run) passes, this replica is not yet exempt. Bounded.
+   */
+  private async untilExempt(): Promise<void> {
+    const deadline = Date.now() + EXEMPTION_WAIT_MS;
+    const probe = this.probeSession();
     while (!this.stopped && Date.now() < deadline) {
       try {
         await this.options.client.request({

@@ -49,6 +49,15 @@ const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, 
 /** Whether the version's policies have CEL's `authorizer` (v1alpha1 has not). */
 export const hasAuthorizer = (version: GuardApiVersion) => version !== 'v1alpha1';
 
+/** A rule's denial at a policy version: what it guards, the right it needs (none there without an authorizer), its id. */
+export function guardMessage(rule: GuardRule, version: GuardApiVersion): string {
+  const message = hasAuthorizer(version)
+    ? rule.message
+    : `${rule.message}; this cluster's admission policies (${version}) cannot ask its authorizer, so here only kapi ` +
+      `and system:masters change it: use kapi's API`;
+  return `${message} [${rule.id}]`;
+}
+
 function validationOf(rule: GuardRule, version: GuardApiVersion, identity: GuardIdentity) {
   const resource = `request.resource.group == '${rule.group}' && request.resource.resource == '${rule.resource}'`;
   const trusted =
@@ -59,13 +68,9 @@ function validationOf(rule: GuardRule, version: GuardApiVersion, identity: Guard
     : rule.requiresCel.length === 0
       ? 'false'
       : rule.requiresCel.map((expression) => `(${expression})`).join(' && ');
-  const message = hasAuthorizer(version)
-    ? rule.message
-    : `${rule.message}; this cluster's admission policies (${version}) cannot ask its authorizer, so here only kapi ` +
-      `and system:masters change it: use kapi's API`;
   return {
     expression: `!(${resource}) || !(${rule.touchesCel}) || ${allowed}`,
-    message: `${message} [${rule.id}]`,
+    message: guardMessage(rule, version),
     reason: 'Forbidden',
   };
 }
@@ -78,11 +83,17 @@ function resourceRules(rules: readonly GuardRule[]) {
     resources.add(rule.resource);
     byGroup.set(rule.group, resources);
   }
+  // and their subresources that write metadata too: kube-apiserver keeps a label changed through a namespace's
+  // status or finalize (and a custom resource's status), and a rule on a resource does not match its subresources
+  const withSubresources = (resource: string) =>
+    resource === 'namespaces'
+      ? [resource, `${resource}/finalize`, `${resource}/status`]
+      : [resource, `${resource}/status`];
   return [...byGroup].map(([group, resources]) => ({
     apiGroups: [group],
     apiVersions: ['*'],
     operations: ['CREATE', 'UPDATE'],
-    resources: [...resources].sort(),
+    resources: [...resources].sort().flatMap(withSubresources),
     scope: '*',
   }));
 }

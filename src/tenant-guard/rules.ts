@@ -20,6 +20,13 @@ type Raw = any;
 export const WORKSPACE_LABEL = 'kapi.io/workspace';
 export const CREATOR_PENDING_ANNOTATION = 'tenant.kapi.io/creator-pending';
 export const ROLE_TEMPLATE_LABEL = 'iam.kapi.io/role-template';
+/** `<workspace>/<uid>` of the workspace a namespace was put in: a workspace made later under the name is not it. */
+export const WORKSPACE_UID_ANNOTATION = 'tenant.kapi.io/workspace-uid';
+export const SUPERSEDES_ANNOTATION = 'iam.kapi.io/supersedes';
+export const IDENTITY_PROVIDER_LABEL = 'iam.kapi.io/identity-provider';
+export const UPSTREAM_USER_ID_ANNOTATION = 'iam.kapi.io/upstream-user-id';
+/** The ClusterRole a workspace's admins hold in each of its namespaces (controllers/platform-rbac/workspaces.ts). */
+const WORKSPACE_NAMESPACE_ADMIN = 'kapi:workspace-namespace:admin';
 
 /** A write as the guard sees it: kube-apiserver's admission request, reduced. */
 export interface GuardedWrite {
@@ -39,6 +46,7 @@ export interface GuardCheck {
   resource: string;
   subresource?: string;
   name?: string;
+  namespace?: string;
 }
 
 export interface GuardRule {
@@ -65,11 +73,15 @@ export interface GuardRule {
 const nullable = (obj: string) => (obj === 'oldObject' ? `${obj} != null && ` : '');
 const labelCel = (obj: string, key: string) =>
   `(${nullable(obj)}has(${obj}.metadata.labels) && '${key}' in ${obj}.metadata.labels ? ${obj}.metadata.labels['${key}'] : '')`;
+const hasLabelCel = (obj: string, key: string) =>
+  `(${nullable(obj)}has(${obj}.metadata.labels) && '${key}' in ${obj}.metadata.labels)`;
 const annotationCel = (obj: string, key: string) =>
   `(${nullable(obj)}has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations ? ${obj}.metadata.annotations['${key}'] : '')`;
 const managerCel = (obj: string) =>
   `(${nullable(obj)}has(${obj}.spec) && has(${obj}.spec.template) && has(${obj}.spec.template.spec) && ` +
   `has(${obj}.spec.template.spec.manager) ? ${obj}.spec.template.spec.manager : '')`;
+const passwordCel = (obj: string) =>
+  `(${nullable(obj)}has(${obj}.spec) && has(${obj}.spec.password) ? ${obj}.spec.password : '')`;
 /** Whether a top-level field (`rules`, `roleRef`, `subjects`) differs between the two, absent counting as a value. */
 const fieldChangedCel = (field: string) =>
   `!((has(object.${field}) == (oldObject != null && has(oldObject.${field}))) && ` +
@@ -83,6 +95,7 @@ const text = (value: unknown) => (typeof value === 'string' ? value : '');
 const label = (o: Raw, key: string) => text(o?.metadata?.labels?.[key]);
 const annotation = (o: Raw, key: string) => text(o?.metadata?.annotations?.[key]);
 const manager = (o: Raw) => text(o?.spec?.template?.spec?.manager);
+const password = (o: Raw) => text(o?.spec?.password);
 /** JSON equality as CEL's `==` on values decoded from JSON (absent and absent equal; key order ignored). */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -102,26 +115,51 @@ function sameValue(a: unknown, b: unknown): boolean {
 const fieldChanged = (write: GuardedWrite, read: (o: Raw) => unknown) =>
   !sameValue(read(write.object), write.oldObject === undefined ? undefined : read(write.oldObject));
 
-const check = (verb: string, group: string, resource: string, subresource: string, name: string): GuardCheck => ({
+const check = (
+  verb: string,
+  group: string,
+  resource: string,
+  subresource: string,
+  name: string,
+  namespace = '',
+): GuardCheck => ({
   verb,
   group,
   resource,
   ...(subresource && { subresource }),
   ...(name && { name }),
+  ...(namespace && { namespace }),
 });
-const checkCel = (verb: string, group: string, resource: string, subresource: string, name: string) =>
+/** `name` and `namespace` are CEL expressions. */
+const checkCel = (verb: string, group: string, resource: string, subresource: string, name: string, namespace = '') =>
   `authorizer.group('${group}').resource('${resource}')` +
   (subresource ? `.subresource('${subresource}')` : '') +
+  (namespace ? `.namespace(${namespace})` : '') +
   (name ? `.name(${name})` : '') +
   `.check('${verb}').allowed()`;
 
 const TENANT = 'tenant.kapi.io';
 const IAM = 'iam.kapi.io';
+const RBAC = 'rbac.authorization.k8s.io';
 /** Who administers a workspace's projects (workspaces.ts ADMINISTER_PROJECTS_VERB): the verb asked of both sides. */
 const ADMINISTER = 'update';
 
 const newWorkspace = labelCel('object', WORKSPACE_LABEL);
 const oldWorkspace = labelCel('oldObject', WORKSPACE_LABEL);
+
+/** A field only kapi writes: any change by someone else is refused. */
+function kapiOnlyAnnotation(id: string, group: string, resource: string, key: string, message: string): GuardRule {
+  return {
+    id,
+    group,
+    resource,
+    touchesCel: `${annotationCel('object', key)} != ${annotationCel('oldObject', key)}`,
+    touches: (w) => annotation(w.object, key) !== annotation(w.oldObject, key),
+    requiresCel: [],
+    requires: () => [],
+    message,
+  };
+}
 
 /** The rules. */
 export function guardRules(): GuardRule[] {
@@ -164,44 +202,54 @@ export function guardRules(): GuardRule[] {
         w.operation === 'UPDATE' &&
         label(w.object, WORKSPACE_LABEL) !== '' &&
         label(w.object, WORKSPACE_LABEL) !== label(w.oldObject, WORKSPACE_LABEL),
-      requiresCel: [checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', newWorkspace)],
+      // the admin of the workspace it joins, and one who may give that workspace's admins everything in it (a
+      // project's own admin may; an `update namespaces` alone does not make one)
+      requiresCel: [
+        checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', newWorkspace),
+        checkCel('bind', RBAC, 'clusterroles', '', `'${WORKSPACE_NAMESPACE_ADMIN}'`, 'object.metadata.name'),
+      ],
       requires: (w) => [
         check(ADMINISTER, TENANT, 'workspacetemplates', 'namespaces', label(w.object, WORKSPACE_LABEL)),
+        check('bind', RBAC, 'clusterroles', '', WORKSPACE_NAMESPACE_ADMIN, text(w.object?.metadata?.name)),
       ],
       message:
         `moving a namespace into a workspace (label ${WORKSPACE_LABEL}) needs ${ADMINISTER} on ` +
-        `workspacetemplates/namespaces (${TENANT}) of the workspace it joins (its admin role)`,
+        `workspacetemplates/namespaces (${TENANT}) of the workspace it joins (its admin role), and bind on ` +
+        `clusterroles ${WORKSPACE_NAMESPACE_ADMIN} in the namespace (its admins get everything there)`,
     },
-    {
-      id: 'project-creator',
-      group: '',
-      resource: 'namespaces',
-      touchesCel:
-        `${annotationCel('object', CREATOR_PENDING_ANNOTATION)} != '' && ` +
-        `${annotationCel('object', CREATOR_PENDING_ANNOTATION)} != ${annotationCel('oldObject', CREATOR_PENDING_ANNOTATION)}`,
-      touches: (w) =>
-        annotation(w.object, CREATOR_PENDING_ANNOTATION) !== '' &&
-        annotation(w.object, CREATOR_PENDING_ANNOTATION) !== annotation(w.oldObject, CREATOR_PENDING_ANNOTATION),
-      requiresCel: [],
-      requires: () => [],
-      message:
-        `the annotation ${CREATOR_PENDING_ANNOTATION} names whom kapi makes the project's admin: only kapi writes ` +
+    kapiOnlyAnnotation(
+      'project-creator',
+      '',
+      'namespaces',
+      CREATOR_PENDING_ANNOTATION,
+      `the annotation ${CREATOR_PENDING_ANNOTATION} names whom kapi makes the project's admin: only kapi writes ` +
         `it (create the project through kapi's tenant API)`,
-    },
+    ),
+    kapiOnlyAnnotation(
+      'project-workspace-uid',
+      '',
+      'namespaces',
+      WORKSPACE_UID_ANNOTATION,
+      `the annotation ${WORKSPACE_UID_ANNOTATION} names the workspace (by uid) a project was put in: only kapi ` +
+        `writes it`,
+    ),
     {
       id: 'workspace-manager',
       group: TENANT,
       resource: 'workspacetemplates',
+      // a new workspace's manager may be its creator; any other naming, and any change later, is a grant
       touchesCel:
         `${managerCel('object')} != '' && ${managerCel('object')} != ${managerCel('oldObject')} && ` +
-        `${managerCel('object')} != request.userInfo.username`,
+        `(request.operation == 'UPDATE' || ${managerCel('object')} != request.userInfo.username)`,
       touches: (w) =>
-        manager(w.object) !== '' && manager(w.object) !== manager(w.oldObject) && manager(w.object) !== w.user.username,
+        manager(w.object) !== '' &&
+        manager(w.object) !== manager(w.oldObject) &&
+        (w.operation === 'UPDATE' || manager(w.object) !== w.user.username),
       requiresCel: [checkCel('bind', TENANT, 'workspacetemplates', '', 'object.metadata.name')],
       requires: (w) => [check('bind', TENANT, 'workspacetemplates', '', text(w.object?.metadata?.name))],
       message:
-        `naming another user a workspace's manager (spec.template.spec.manager, its admin) needs bind on ` +
-        `workspacetemplates (${TENANT}) of that workspace`,
+        `naming a workspace's manager (spec.template.spec.manager, its admin), other than its creator at creation, ` +
+        `needs bind on workspacetemplates (${TENANT}) of that workspace`,
     },
     {
       id: 'workspace-membership',
@@ -231,6 +279,13 @@ export function guardRules(): GuardRule[] {
         `a WorkspaceRoleBinding's role, subjects or workspace (label ${WORKSPACE_LABEL}) is written through kapi's ` +
         `workspace members API, or by one with bind on workspacetemplates/workspaceroles (${TENANT}) of the workspace`,
     },
+    kapiOnlyAnnotation(
+      'workspace-membership-supersedes',
+      IAM,
+      'workspacerolebindings',
+      SUPERSEDES_ANNOTATION,
+      `the annotation ${SUPERSEDES_ANNOTATION} names the bindings kapi deletes as replaced: only kapi writes it`,
+    ),
     {
       id: 'platform-role-binding',
       group: IAM,
@@ -251,17 +306,25 @@ export function guardRules(): GuardRule[] {
         `a GlobalRoleBinding's role or subjects are written through kapi's users API, or by one with bind on the ` +
         `globalrole (${IAM}) it names`,
     },
+    kapiOnlyAnnotation(
+      'platform-role-binding-supersedes',
+      IAM,
+      'globalrolebindings',
+      SUPERSEDES_ANNOTATION,
+      `the annotation ${SUPERSEDES_ANNOTATION} names the bindings kapi deletes as replaced: only kapi writes it`,
+    ),
     {
       id: 'platform-role-rules',
       group: IAM,
       resource: 'globalroles',
+      // whether it is a role template is the label's presence, whatever its value (as kapi's controller reads it)
       touchesCel:
         `${fieldChangedCel('rules')} || ` +
-        `(${labelCel('object', ROLE_TEMPLATE_LABEL)} == '') != (oldObject == null || ${labelCel('oldObject', ROLE_TEMPLATE_LABEL)} == '')`,
+        `${hasLabelCel('object', ROLE_TEMPLATE_LABEL)} != (oldObject != null && ${hasLabelCel('oldObject', ROLE_TEMPLATE_LABEL)})`,
       touches: (w) =>
         fieldChanged(w, (o) => o?.rules) ||
-        (w.object?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] === undefined) !==
-          (w.oldObject === undefined || w.oldObject?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] === undefined),
+        (w.object?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] !== undefined) !==
+          (w.oldObject?.metadata?.labels?.[ROLE_TEMPLATE_LABEL] !== undefined),
       requiresCel: [checkCel('escalate', IAM, 'globalroles', '', 'object.metadata.name')],
       requires: (w) => [check('escalate', IAM, 'globalroles', '', text(w.object?.metadata?.name))],
       message:
@@ -285,6 +348,27 @@ export function guardRules(): GuardRule[] {
         `on every group (groups, core API group)`,
     },
     {
+      id: 'user-credentials',
+      group: IAM,
+      resource: 'users',
+      // a hash in the User (kapi moves it to the user's password Secret), or a link to an upstream identity: either
+      // decides who logs in as the user, as setting its password does
+      touchesCel:
+        `(${passwordCel('object')} != '' && ${passwordCel('object')} != ${passwordCel('oldObject')}) || ` +
+        `${labelCel('object', IDENTITY_PROVIDER_LABEL)} != ${labelCel('oldObject', IDENTITY_PROVIDER_LABEL)} || ` +
+        `${annotationCel('object', UPSTREAM_USER_ID_ANNOTATION)} != ${annotationCel('oldObject', UPSTREAM_USER_ID_ANNOTATION)}`,
+      touches: (w) =>
+        (password(w.object) !== '' && password(w.object) !== password(w.oldObject)) ||
+        label(w.object, IDENTITY_PROVIDER_LABEL) !== label(w.oldObject, IDENTITY_PROVIDER_LABEL) ||
+        annotation(w.object, UPSTREAM_USER_ID_ANNOTATION) !== annotation(w.oldObject, UPSTREAM_USER_ID_ANNOTATION),
+      requiresCel: [checkCel('update', IAM, 'users', 'password', 'object.metadata.name')],
+      requires: (w) => [check('update', IAM, 'users', 'password', text(w.object?.metadata?.name))],
+      message:
+        `a User's password hash (spec.password) or its link to an upstream identity (label ${IDENTITY_PROVIDER_LABEL}, ` +
+        `annotation ${UPSTREAM_USER_ID_ANNOTATION}) needs update on users/password (${IAM}) of that user, as setting ` +
+        `its password does`,
+    },
+    {
       id: 'login-session',
       group: IAM,
       resource: 'loginsessions',
@@ -305,12 +389,13 @@ export function guardDecision(
   rules: readonly GuardRule[],
   write: GuardedWrite,
   authorize: (check: GuardCheck) => boolean,
+  messageOf: (rule: GuardRule) => string = (rule) => `${rule.message} [${rule.id}]`,
 ): { allowed: true } | { allowed: false; rule: string; message: string } {
   for (const rule of rules) {
     if (rule.group !== write.group || rule.resource !== write.resource || !rule.touches(write)) continue;
     const checks = rule.requires(write);
     if (checks.length === 0 || !checks.every(authorize))
-      return { allowed: false, rule: rule.id, message: `${rule.message} [${rule.id}]` };
+      return { allowed: false, rule: rule.id, message: messageOf(rule) };
   }
   return { allowed: true };
 }

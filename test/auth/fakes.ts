@@ -124,6 +124,10 @@ export class InMemoryUserStore implements UserStore {
     return this.users.get(user.name)?.passwordHash;
   }
 
+  groupsOf(user: UserRecord): readonly string[] {
+    return user.groups;
+  }
+
   async replacePassword(
     name: string,
     hash: string,

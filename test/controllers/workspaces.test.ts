@@ -5,6 +5,7 @@ import {
   desiredWorkspaceRbac,
   membershipsOf,
   orphanedMemberships,
+  stampChanges,
 } from '../../src/controllers/platform-rbac/workspaces.js';
 import { rbacRuleAllows } from '../../src/sandbox/rbac-rules.js';
 import { supersedesValue, supersededBindings } from '../../src/controllers/platform-rbac/superseded.js';
@@ -23,8 +24,13 @@ const binding = (
   roleRef: { apiGroup: 'iam.kapi.io', kind: 'WorkspaceRole', name: role },
   subjects: [{ ...subject, apiGroup: 'rbac.authorization.k8s.io' }],
 });
-const namespace = (name: string, workspace?: string) => ({
-  metadata: { name, ...(workspace && { labels: { 'kapi.io/workspace': workspace } }) },
+/** A namespace put in `workspace` (stamped with the uid `template` gives it), or in none. */
+const namespace = (name: string, workspace?: string, stamp = workspace && `${workspace}/uid-${workspace}`) => ({
+  metadata: {
+    name,
+    ...(workspace && { labels: { 'kapi.io/workspace': workspace } }),
+    ...(stamp && { annotations: { 'tenant.kapi.io/workspace-uid': stamp } }),
+  },
 });
 const summary = (objects: Realized[]) =>
   objects
@@ -234,5 +240,42 @@ describe('supersededBindings', () => {
     const odd = member('bob-viewer', 'u2');
     (odd.metadata as { annotations?: Record<string, string> }).annotations = { 'iam.kapi.io/supersedes': '{' };
     expect(supersededBindings([member('bob-admin', 'u1'), odd])).toEqual([]);
+  });
+});
+
+describe('which workspace a namespace is in, by uid', () => {
+  const roleBindingsIn = (templates: unknown[], namespaces: unknown[]) =>
+    desiredWorkspaceRbac(templates, [], namespaces)
+      .filter((o) => o.kind === 'RoleBinding')
+      .map((o) => `${o.namespace}/${o.name}`);
+
+  it('when a namespace is labelled into a workspace but not stamped by it, then the workspace’s roles do not reach it', () => {
+    const ws = [template('finance', 'mallory')];
+    expect(roleBindingsIn(ws, [namespace('prod', 'finance')])).toEqual(['prod/kapi:workspace:finance:admin']);
+    expect(roleBindingsIn(ws, [namespace('prod', 'finance', '')])).toEqual([]);
+    // stamped by an earlier workspace of the name (another uid): not this one's
+    expect(roleBindingsIn(ws, [namespace('prod', 'finance', 'finance/uid-of-the-deleted-one')])).toEqual([]);
+  });
+
+  it('when stamps are looked at, then an unstamped or moved namespace gets its workspace’s, and one of a deleted namesake leaves', () => {
+    const templates = [template('finance'), template('ops')];
+    expect(
+      stampChanges(
+        templates,
+        [
+          namespace('fresh', 'finance', ''),
+          namespace('moved', 'finance', 'ops/uid-ops'),
+          namespace('inherited', 'finance', 'finance/uid-old'),
+          namespace('settled', 'ops'),
+          namespace('no-workspace-yet', 'hr', ''),
+          namespace('kapi-system', 'ops', ''),
+        ],
+        'kapi-system',
+      ),
+    ).toEqual([
+      { namespace: 'fresh', stamp: 'finance/uid-finance' },
+      { namespace: 'moved', stamp: 'finance/uid-finance' },
+      { namespace: 'inherited', release: true },
+    ]);
   });
 });

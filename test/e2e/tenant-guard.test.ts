@@ -261,6 +261,74 @@ describe('the tenant guard: kapi’s grants follow no field an attacker can writ
     expect(await may('carol', readSecretsIn(aDev))).toBe(false);
   });
 
+  it('(3c) when a project’s admin sends the label or kapi’s annotations with a write of the Namespace’s status, then kube-apiserver refuses it as for the object', async () => {
+    const current = await e2e.admin.request<{ metadata: Record<string, unknown> }>({ path: nsPath(aDev) });
+    const withLabel = (labels: Record<string, string>, annotations: Record<string, string> = {}) => ({
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: { ...(current.metadata.labels as object), ...labels },
+        annotations: { ...(current.metadata.annotations as object), ...annotations },
+      },
+    });
+    refused(await send('PUT', `${nsPath(aDev)}/status`, 'dan', withLabel({ 'kapi.io/workspace': wsD })), 'project-');
+    refused(
+      await straight('PUT', `${nsPath(aDev)}/status`, 'dan', withLabel({ 'kapi.io/workspace': wsD })),
+      'project-',
+    );
+    refused(
+      await straight(
+        'PUT',
+        `${nsPath(aDev)}/status`,
+        'dan',
+        withLabel({}, { 'tenant.kapi.io/creator-pending': users.dan as string }),
+      ),
+      'project-creator',
+    );
+    const ns = await e2e.admin.request<{ metadata: { labels: Record<string, string> } }>({ path: nsPath(aDev) });
+    expect(ns.metadata.labels['kapi.io/workspace']).toBe(wsA);
+  });
+
+  it('(3d) when a workspace is deleted straight to kube-apiserver and another user makes one of the same name, then its old projects are not the new one’s', async () => {
+    const old = e2e.name('g-ws-old');
+    const oldProject = e2e.name('g-old-prod');
+    namespaces.push(oldProject);
+    expect(
+      (await send('POST', `${TENANT3}/workspacetemplates`, 'root', template(old, users.dan as string))).status,
+    ).toBe(201);
+    await waitFor(() =>
+      may('dan', {
+        verb: 'create',
+        group: 'tenant.kapi.io',
+        resource: 'workspacetemplates',
+        subresource: 'namespaces',
+        name: old,
+      }),
+    );
+    expect(
+      (await send('POST', `${TENANT2}/workspaces/${old}/namespaces`, 'dan', { metadata: { name: oldProject } })).status,
+    ).toBe(201);
+    // dan (its manager) deletes it with kubectl: the project keeps the label
+    expect((await straight('DELETE', `${TEMPLATES}/${old}`, 'dan')).status).toBe(200);
+    // eve, who may make workspaces, makes one of that name, managed by herself
+    made.push(await bindGlobalRole(e2e.admin, users.eve as string, 'platform-self-provisioner'));
+    await waitFor(() => may('eve', { verb: 'create', group: 'tenant.kapi.io', resource: 'workspacetemplates' }));
+    expect((await straight('POST', TEMPLATES, 'eve', template(old, users.eve as string))).status).toBe(200);
+    made.push(`${TEMPLATES}/${old}`);
+    await waitFor(() =>
+      may('eve', { verb: 'get', group: 'tenant.kapi.io', resource: 'workspacetemplates', name: old }),
+    );
+    // the project leaves the name (its stamp is the deleted workspace's), and eve gets nothing in it
+    await waitFor(async () => {
+      const ns = await e2e.admin.request<{ metadata: { labels?: Record<string, string> } }>({
+        path: nsPath(oldProject),
+      });
+      return ns.metadata.labels?.['kapi.io/workspace'] === undefined;
+    });
+    expect(await may('eve', readSecretsIn(oldProject))).toBe(false);
+    expect(await may('eve', adminOf(oldProject))).toBe(false);
+  });
+
   it('(3b) when the admin of one workspace moves a project he only administers into it, then kapi’s route, forwarding and kube-apiserver refuse: a move needs the admin of both', async () => {
     const move = { metadata: { labels: { 'kapi.io/workspace': wsD } } };
     refused(await send('PATCH', `${TENANT2}/workspaces/${wsA}/namespaces/${aDev}`, 'dan', move, MERGE), wsA);

@@ -41,7 +41,10 @@ const write = (group: string, resource: string, object: unknown, oldObject?: unk
   user: bob,
 });
 const key = (check: GuardCheck) =>
-  `${check.verb} ${check.group}/${check.resource}${check.subresource ? `/${check.subresource}` : ''}${check.name ? ` ${check.name}` : ''}`;
+  `${check.verb} ${check.group}/${check.resource}${check.subresource ? `/${check.subresource}` : ''}` +
+  `${check.name ? ` ${check.name}` : ''}${check.namespace ? ` in ${check.namespace}` : ''}`;
+/** What a namespace's own admin holds there: the right to give a workspace's admins everything in it. */
+const bindInProject = 'bind rbac.authorization.k8s.io/clusterroles kapi:workspace-namespace:admin in a-dev';
 
 describe('the tenant guard’s rules', () => {
   it.each([
@@ -74,6 +77,7 @@ describe('the tenant guard’s rules', () => {
       [
         'update tenant.kapi.io/workspacetemplates/namespaces ws-a',
         'update tenant.kapi.io/workspacetemplates/namespaces ws-b',
+        bindInProject,
       ],
       true,
       '',
@@ -114,11 +118,11 @@ describe('the tenant guard’s rules', () => {
       'project-creator',
     ],
     [
-      'a pending creator taken off',
+      'a pending creator taken off by anyone but kapi (the controller completes it)',
       write('', 'namespaces', ns('ws-a'), ns('ws-a', { 'tenant.kapi.io/creator-pending': 'carol' })),
       [],
-      true,
-      '',
+      false,
+      'project-creator',
     ],
     [
       'a workspace whose manager is its writer',
@@ -140,6 +144,110 @@ describe('the tenant guard’s rules', () => {
       ['bind tenant.kapi.io/workspacetemplates ws-a'],
       true,
       '',
+    ],
+    [
+      'a workspace whose writer makes himself its manager later, without bind',
+      write('tenant.kapi.io', 'workspacetemplates', template('bob'), template('alice')),
+      [],
+      false,
+      'workspace-manager',
+    ],
+    [
+      'an unlabelled namespace put in a workspace by that workspace’s admin who holds nothing in it',
+      write('', 'namespaces', ns('ws-a'), ns()),
+      ['update tenant.kapi.io/workspacetemplates/namespaces ws-a'],
+      false,
+      'project-joins-workspace',
+    ],
+    [
+      'an unlabelled namespace put in a workspace by its own admin who administers the workspace',
+      write('', 'namespaces', ns('ws-a'), ns()),
+      ['update tenant.kapi.io/workspacetemplates/namespaces ws-a', bindInProject],
+      true,
+      '',
+    ],
+    [
+      'a project’s workspace stamp written by anyone but kapi',
+      write(
+        '',
+        'namespaces',
+        ns('ws-a', { 'tenant.kapi.io/workspace-uid': 'ws-a/u2' }),
+        ns('ws-a', { 'tenant.kapi.io/workspace-uid': 'ws-a/u1' }),
+      ),
+      ['update tenant.kapi.io/workspacetemplates/namespaces ws-a', bindInProject],
+      false,
+      'project-workspace-uid',
+    ],
+    [
+      'a project’s workspace stamp removed by anyone but kapi',
+      write('', 'namespaces', ns('ws-a'), ns('ws-a', { 'tenant.kapi.io/workspace-uid': 'ws-a/u1' })),
+      [],
+      false,
+      'project-workspace-uid',
+    ],
+    [
+      'a membership naming bindings kapi is to delete as replaced',
+      write(
+        'iam.kapi.io',
+        'workspacerolebindings',
+        { ...wrb('ws-a'), metadata: { ...wrb('ws-a').metadata, annotations: { 'iam.kapi.io/supersedes': '[]' } } },
+        wrb('ws-a'),
+      ),
+      ['bind tenant.kapi.io/workspacetemplates/workspaceroles ws-a'],
+      false,
+      'workspace-membership-supersedes',
+    ],
+    [
+      'a user’s password hash written in its object without the password right',
+      write('iam.kapi.io', 'users', { ...user(), spec: { password: '$2b$10$x' } }, user()),
+      ['update iam.kapi.io/users'],
+      false,
+      'user-credentials',
+    ],
+    [
+      'a user’s password hash written in its object with the password right',
+      write('iam.kapi.io', 'users', { ...user(), spec: { password: '$2b$10$x' } }, user()),
+      ['update iam.kapi.io/users/password u'],
+      true,
+      '',
+    ],
+    [
+      'a user linked to an upstream identity by hand without the password right',
+      write(
+        'iam.kapi.io',
+        'users',
+        {
+          ...user(),
+          metadata: {
+            name: 'u',
+            labels: { 'iam.kapi.io/identity-provider': 'corp' },
+            annotations: { 'iam.kapi.io/upstream-user-id': 'x' },
+          },
+        },
+        user(),
+      ),
+      [],
+      false,
+      'user-credentials',
+    ],
+    [
+      'a password hash taken out of a user',
+      write('iam.kapi.io', 'users', user(), { ...user(), spec: { password: '$2b$10$x' } }),
+      [],
+      true,
+      '',
+    ],
+    [
+      'a platform role made a template by an empty label value',
+      write(
+        'iam.kapi.io',
+        'globalroles',
+        { ...role([]), metadata: { name: 'r', labels: { 'iam.kapi.io/role-template': '' } } },
+        role([]),
+      ),
+      [],
+      false,
+      'platform-role-rules',
     ],
     [
       'a workspace whose manager is cleared',

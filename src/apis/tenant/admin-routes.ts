@@ -4,6 +4,7 @@ import { isObjectName } from '../../auth/kube-names.js';
 import type { Authorizer, UserInfo } from '../../auth/identity.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import { WORKSPACE_UID_ANNOTATION } from '../../controllers/platform-rbac/workspaces.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
 import { NotFoundError } from '../../server/errors.js';
@@ -199,7 +200,9 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
               method: 'PATCH',
               path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`,
               contentType: 'application/merge-patch+json',
-              body: { metadata: { labels: { [WORKSPACE_LABEL]: null } } },
+              body: {
+                metadata: { labels: { [WORKSPACE_LABEL]: null }, annotations: { [WORKSPACE_UID_ANNOTATION]: null } },
+              },
               timeoutMs: TIMEOUT_MS,
             })
             .catch((err: unknown) => {

@@ -6,7 +6,9 @@ import { CREATOR_PENDING_ANNOTATION } from '../../controllers/platform-rbac/cont
 import {
   ADMINISTER_PROJECTS_VERB,
   TENANT_GROUP,
+  WORKSPACE_UID_ANNOTATION,
   namespaceMemberBinding,
+  workspaceStamp,
 } from '../../controllers/platform-rbac/workspaces.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL, type WatchedNamespaces } from '../../kube/namespace-cache.js';
@@ -66,8 +68,8 @@ export function namespaceEditFrom(body: unknown): {
   if (labels && labels[WORKSPACE_LABEL] === null)
     throw new BadRequestError(`the label ${WORKSPACE_LABEL} cannot be removed here: a project stays in a workspace`);
   const annotations = metadata.annotations as Record<string, string | null> | undefined;
-  if (annotations && CREATOR_PENDING_ANNOTATION in annotations)
-    throw new BadRequestError(`the annotation ${CREATOR_PENDING_ANNOTATION} is kapi's`);
+  for (const kapis of [CREATOR_PENDING_ANNOTATION, WORKSPACE_UID_ANNOTATION])
+    if (annotations && kapis in annotations) throw new BadRequestError(`the annotation ${kapis} is kapi's`);
   return { ...(labels && { labels }), ...(annotations && { annotations }) };
 }
 
@@ -95,14 +97,19 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     namespace,
     fresh: true,
   });
-  const existingWorkspace = async (workspace: string) => {
-    if (!(await memberships.workspace(workspace)))
+  /** The workspace's template; 404 when there is none. */
+  const existingWorkspace = async (workspace: string): Promise<Raw> => {
+    const template = await memberships.workspace(workspace);
+    if (!template)
       throw new NotFoundError(`workspacetemplates.${TENANT_GROUP} "${workspace}" not found`, {
         name: workspace,
         group: TENANT_GROUP,
         kind: 'workspacetemplates',
       });
+    return template;
   };
+  /** The stamp of the workspace a project is put in (its uid: controllers/platform-rbac/workspaces.ts). */
+  const stampOf = (template: Raw) => workspaceStamp(String(template.metadata.name), String(template.metadata.uid));
   const notHere = (namespace: string) =>
     new NotFoundError(`namespaces "${namespace}" not found`, { name: namespace, group: '', kind: 'namespaces' });
   /** The namespace, which must be in `workspace` (as kapi's watch has it). */
@@ -165,7 +172,7 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
           group: TENANT_GROUP,
           kind: 'workspacetemplates',
         });
-      await existingWorkspace(workspace);
+      const template = await existingWorkspace(workspace);
       const body = req.body as Raw;
       const name = body?.metadata?.name;
       if (typeof name !== 'string' || !isLabelName(name))
@@ -186,20 +193,20 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
             ...drop(edit.annotations),
             [CREATOR_ANNOTATION]: caller.username,
             [CREATOR_PENDING_ANNOTATION]: caller.username,
+            [WORKSPACE_UID_ANNOTATION]: stampOf(template),
           },
         },
       };
       try {
         await kapiRequest({ method: 'POST', path: NAMESPACES_PATH, body: namespace }, name);
       } catch (err) {
-        const elsewhere = deps.namespaces.get(name)?.workspace;
-        if (err instanceof ApiError && err.code === 409 && elsewhere && elsewhere !== workspace)
-          throw new ApiError(
-            409,
-            'AlreadyExists',
-            `namespace "${name}" is in workspace "${elsewhere}": move it with PATCH …/workspaces/${elsewhere}/namespaces/${name}`,
-            { name, group: '', kind: 'namespaces' },
-          );
+        // the namespace exists (in this or another workspace, or none): which one is not the caller's to learn here
+        if (err instanceof ApiError && err.code === 409)
+          throw new ApiError(409, 'AlreadyExists', `namespaces "${name}" already exists`, {
+            name,
+            group: '',
+            kind: 'namespaces',
+          });
         throw err;
       }
       await deps.client
@@ -261,14 +268,22 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
               { name: side, group: TENANT_GROUP, kind: 'workspacetemplates' },
             );
         }
-        await existingWorkspace(target);
       }
+      // a move stamps the project with the workspace it joins; an edit leaves its stamp as it is (a stamp of a
+      // deleted workspace of the same name is the controller's to resolve, never an edit's to renew)
+      const stamp = target !== workspace ? stampOf(await existingWorkspace(target)) : undefined;
       const updated = await kapiRequest(
         {
           method: 'PATCH',
           path: `${NAMESPACES_PATH}/${encodeURIComponent(namespace)}`,
           contentType: 'application/merge-patch+json',
-          body: { metadata: { ...change, labels: { ...change.labels, [WORKSPACE_LABEL]: target } } },
+          body: {
+            metadata: {
+              ...change,
+              labels: { ...change.labels, [WORKSPACE_LABEL]: target },
+              ...(stamp && { annotations: { ...change.annotations, [WORKSPACE_UID_ANNOTATION]: stamp } }),
+            },
+          },
         },
         namespace,
       );

@@ -9,7 +9,8 @@ export const SYSTEM_WORKSPACE = 'system-workspace';
 /**
  * The namespaces KubeSphere's installer puts in system-workspace, as kapi has them: Kubernetes' own. Not kapi's own
  * namespace (KubeSphere's installer puts its own there): it holds kapi's signing key and the users' password hashes,
- * which no workspace role may reach, so it belongs to no workspace (the tenant guard refuses a label on it).
+ * which no workspace role may reach, so it belongs to no workspace (kapi takes a label off it, and its controller
+ * realizes no workspace role in it whatever its label says).
  */
 export function systemNamespaces(): ReadonlySet<string> {
   return new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);

@@ -77,7 +77,7 @@ export async function authorizationCodeGrant(
   const session = await redeem(deps, { code, grant, expiresAt }, settings, now);
   const keep: [string, ...string[]] = [session.id, ...(grant.browserSessionId ? [grant.browserSessionId] : [])];
   await endSessionsBeyondLimits(deps, user.name, keep, settings);
-  const pair = tokenPair(deps.policy, keys, session, user.groups, nowSeconds, settings);
+  const pair = tokenPair(deps.policy, keys, session, deps.users.groupsOf(user), nowSeconds, settings);
   const response: TokenResponse = { ...pair, scope: grant.scope.join(' ') };
   if (grant.scope.includes('openid')) {
     response.id_token = signIdToken(
@@ -93,7 +93,7 @@ export async function authorizationCodeGrant(
         accessToken: pair.access_token,
         scope: grant.scope,
         email: user.email,
-        groups: [...new Set([...user.groups, ...(session.groups ?? [])])],
+        groups: [...new Set([...deps.users.groupsOf(user), ...(session.groups ?? [])])],
       }),
       keys.active,
     );

@@ -155,7 +155,7 @@ async function passwordGrant(deps: TokenIssuerDeps, client: OAuthClient, request
   const settings = deps.settings();
   const now = deps.clock();
   const session = await startLoginSession(deps, { ...signedIn, clientId: client.name, now }, settings);
-  return tokenPair(deps.policy, key, session, user.groups, Math.floor(now / 1000), settings);
+  return tokenPair(deps.policy, key, session, deps.users.groupsOf(user), Math.floor(now / 1000), settings);
 }
 
 /**
@@ -204,7 +204,7 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         throw invalidGrant(BAD_REFRESH_TOKEN).because('refresh token reused; session revoked');
       case 'replay':
         deps.events?.refreshed?.('replayed');
-        return tokenPair(deps.policy, key, session, user.groups, nowSeconds, settings);
+        return tokenPair(deps.policy, key, session, deps.users.groupsOf(user), nowSeconds, settings);
       case 'rotate': {
         upstream ??= await refreshedUpstreamGroups(deps.providers, user, session, deps.logger);
         if ('ended' in upstream) {
@@ -222,7 +222,7 @@ async function refreshGrant(deps: TokenIssuerDeps, client: OAuthClient, request:
         if (result === 'gone') throw invalidGrant(BAD_REFRESH_TOKEN).because('session ended');
         if (result !== 'conflict') {
           deps.events?.refreshed?.('rotated');
-          return tokenPair(deps.policy, key, result, user.groups, nowSeconds, settings);
+          return tokenPair(deps.policy, key, result, deps.users.groupsOf(user), nowSeconds, settings);
         }
         session = await deps.sessions.read(claims.sid);
         fresh = true;

@@ -40,9 +40,15 @@ export interface UserStore {
   create(object: Record<string, unknown>): Promise<UserRecord | 'exists'>;
   /**
    * The user's password hash: its own (a Secret in kapi's namespace, password-hashes.ts), else one still in the User
-   * object as KubeSphere kept it (`spec.password`, until kapi's user controller has moved it); undefined when none.
+   * object as KubeSphere kept it (`spec.password`, until kapi's user controller has moved it, and only while the tenant
+   * guard holds that field to `update users/password`); undefined when none.
    */
   passwordHashOf(user: UserRecord): Promise<string | undefined>;
+  /**
+   * The groups kapi asserts for the user (`Impersonate-Group`, a token's `groups`): its `spec.groups`, while the tenant
+   * guard holds that field to `impersonate groups`; none otherwise (anyone who may edit Users could add one).
+   */
+  groupsOf(user: UserRecord): readonly string[];
   /**
    * Makes `hash` the password of the freshest copy of the User, if `allowed` still holds for it (a concurrent change
    * may have linked it to a provider): its password Secret, and no hash left in the User object.
@@ -55,6 +61,7 @@ export interface UserStore {
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
+const NO_GROUPS: readonly string[] = Object.freeze([]);
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Not in the cache, as against in it and unusable (an e-mail address two users share). */
 const MISSING = Symbol('missing');
@@ -104,6 +111,8 @@ export class ClusterUserStore implements UserStore {
     private readonly hashes: Pick<PasswordHashes, 'hashOf' | 'set'>,
     missReads: LoginMissReads = LOGIN_MISS_READS,
     private readonly onCreated?: (name: string) => Promise<void>,
+    /** Whether the fields of a User that grant (groups, a hash in it) can be trusted: the tenant guard is in place. */
+    private readonly objectFieldsTrusted: () => boolean = () => true,
   ) {
     this.log = logger.child({ component: 'users' });
     this.missReadBudget = new ReadBudget(
@@ -275,7 +284,11 @@ export class ClusterUserStore implements UserStore {
   }
 
   async passwordHashOf(user: UserRecord): Promise<string | undefined> {
-    return (await this.hashes.hashOf(user)) ?? user.passwordHash;
+    return (await this.hashes.hashOf(user)) ?? (this.objectFieldsTrusted() ? user.passwordHash : undefined);
+  }
+
+  groupsOf(user: UserRecord): readonly string[] {
+    return this.objectFieldsTrusted() ? user.groups : NO_GROUPS;
   }
 
   async replacePassword(

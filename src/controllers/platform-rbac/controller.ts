@@ -3,7 +3,14 @@ import { describeError } from '../../kube/cache-health.js';
 import { Reflector } from '../../kube/reflector.js';
 import type { Logger } from '../../observability/logger.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
-import { USER_REF_LABEL, desiredWorkspaceRbac, namespaceMemberBinding, orphanedMemberships } from './workspaces.js';
+import {
+  USER_REF_LABEL,
+  WORKSPACE_UID_ANNOTATION,
+  desiredWorkspaceRbac,
+  namespaceMemberBinding,
+  orphanedMemberships,
+  stampChanges,
+} from './workspaces.js';
 import { supersededBindings } from './superseded.js';
 import {
   REALIZES_LABEL,
@@ -275,6 +282,34 @@ export class PlatformRbacController {
           this.log.info('a binding a role change replaced is deleted (its change was cut short)', {
             binding: `${binding.metadata.namespace ?? ''}/${binding.metadata.name}`,
           });
+        }, tolerate);
+    }
+    // which workspace a namespace is in, by uid: stamped when it joined one (only while the stamp can be trusted to
+    // stay kapi's), released when its workspace was deleted and another of the name made
+    for (const change of stampChanges(
+      this.sources.workspaces.list(),
+      this.sources.namespaces.list(),
+      this.kapiNamespace,
+    )) {
+      if ('stamp' in change && !guarded) continue;
+      const annotations = { [WORKSPACE_UID_ANNOTATION]: 'stamp' in change ? change.stamp : null };
+      await this.client
+        .request({
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${encodeURIComponent(change.namespace)}`,
+          contentType: 'application/merge-patch+json',
+          body: {
+            metadata: { annotations, ...('release' in change && { labels: { [WORKSPACE_LABEL]: null } }) },
+          },
+          timeoutMs: 10_000,
+        })
+        .then(() => {
+          if ('release' in change) {
+            done.deleted += 1;
+            this.log.info('a namespace of a deleted workspace leaves it (a workspace of the name was made since)', {
+              namespace: change.namespace,
+            });
+          } else done.created += 1;
         }, tolerate);
     }
     // a creator binding follows an annotation only kapi may write, as long as kube-apiserver holds everyone to that

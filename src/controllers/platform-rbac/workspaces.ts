@@ -31,8 +31,9 @@ import {
 type Raw = any;
 
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import { WORKSPACE_UID_ANNOTATION } from '../../tenant-guard/rules.js';
 
-export { WORKSPACE_LABEL };
+export { WORKSPACE_LABEL, WORKSPACE_UID_ANNOTATION };
 export const TENANT_GROUP = 'tenant.kapi.io';
 const RBAC = 'rbac.authorization.k8s.io';
 export const WORKSPACE_ROLE_BASES = ['admin', 'regular', 'viewer', 'self-provisioner'] as const;
@@ -259,6 +260,9 @@ export function desiredWorkspaceRbac(
     const name = ns?.metadata?.name;
     if (typeof workspace !== 'string' || typeof name !== 'string' || !owners.has(workspace)) continue;
     if (name === kapiNamespace) continue;
+    // put in this workspace, not in one deleted before it of the same name
+    if (ns?.metadata?.annotations?.[WORKSPACE_UID_ANNOTATION] !== workspaceStamp(workspace, owners.get(workspace)!.uid))
+      continue;
     if (ns?.metadata?.deletionTimestamp) continue; // a namespace being deleted takes no new objects
     const list = namespacesOf.get(workspace) ?? [];
     list.push(name);
@@ -295,6 +299,51 @@ export function desiredWorkspaceRbac(
     }
   }
   return desired;
+}
+
+/**
+ * Which workspace, by uid, a namespace was put in: the annotation `WORKSPACE_UID_ANNOTATION` (`<workspace>/<uid>`),
+ * which only kapi writes (the tenant guard). A namespace's label names its workspace; the stamp says it is that
+ * workspace and not one deleted before under the same name, whose admin would otherwise inherit its projects.
+ */
+export const workspaceStamp = (workspace: string, uid: string) => `${workspace}/${uid}`;
+
+export type StampChange =
+  | { namespace: string; stamp: string }
+  /** Stamped by a workspace of that name that is gone: the namespace leaves it (label and stamp removed). */
+  | { namespace: string; release: true };
+
+/**
+ * What to do about the namespaces' stamps (pure): a namespace labelled into an existing workspace with no stamp, or
+ * one of the workspace it came from (a move straight to kube-apiserver, which the guard let its admin make), gets
+ * that workspace's; one stamped by an earlier workspace of the same name leaves it, as kapi's deletion of a workspace
+ * takes its projects out of it. A namespace whose workspace does not exist yet is left as it is.
+ */
+export function stampChanges(
+  templates: readonly Raw[],
+  namespaces: readonly Raw[],
+  kapiNamespace?: string,
+): StampChange[] {
+  const uids = new Map<string, string>();
+  for (const template of templates) {
+    const { name, uid } = template?.metadata ?? {};
+    if (typeof name === 'string' && typeof uid === 'string') uids.set(name, uid);
+  }
+  const changes: StampChange[] = [];
+  for (const ns of namespaces) {
+    const name = ns?.metadata?.name;
+    const workspace = ns?.metadata?.labels?.[WORKSPACE_LABEL];
+    if (typeof name !== 'string' || typeof workspace !== 'string' || name === kapiNamespace) continue;
+    if (ns?.metadata?.deletionTimestamp) continue;
+    const uid = uids.get(workspace);
+    if (uid === undefined) continue;
+    const stamp: unknown = ns?.metadata?.annotations?.[WORKSPACE_UID_ANNOTATION];
+    if (stamp === workspaceStamp(workspace, uid)) continue;
+    const stampedBy = typeof stamp === 'string' ? stamp.slice(0, stamp.lastIndexOf('/')) : undefined;
+    if (stampedBy === workspace) changes.push({ namespace: name, release: true });
+    else changes.push({ namespace: name, stamp: workspaceStamp(workspace, uid) });
+  }
+  return changes;
 }
 
 /** WorkspaceRoleBindings whose workspace is gone (it was deleted; a replica killed before deleting them left them). */

@@ -66,6 +66,11 @@ export interface UserControllerOptions {
   kapiNamespace: string;
   /** Sets a user's password hash (the identity's password Secrets). */
   setPassword(user: string, uid: string, hash: string): Promise<void>;
+  /**
+   * Whether a hash found in a User object may be taken as its password: the tenant guard holds `spec.password` to
+   * `update users/password`. Without it the hash is left in the object, unused, until the guard is in place.
+   */
+  hashesTrusted: () => boolean;
 }
 
 const RETRY_MS = 5_000;
@@ -107,9 +112,13 @@ export class UserController {
       this.queue.add(user.name);
       this.kick();
     };
+    this.recheck = () => this.users.list().forEach(enqueue);
     this.users.on('added', enqueue);
     this.users.on('modified', enqueue);
-    this.users.on('synced', () => this.users.list().forEach(enqueue));
+    this.users.on('synced', () => {
+      this.users.list().forEach(enqueue);
+      void this.dangling();
+    });
     // a User deleted before kapi put its finalizer on it: its traces go after the fact
     this.users.on('deleted', (user) => {
       if (user.finalized) return;
@@ -118,6 +127,9 @@ export class UserController {
       this.kick();
     });
   }
+
+  /** Looks at every User again (the tenant guard came into place: hashes left in Users can now be moved). */
+  readonly recheck: () => void;
 
   start(): void {
     this.users.start();
@@ -177,6 +189,28 @@ export class UserController {
     }
   }
 
+  /**
+   * Workspaces managed by a name no User has (deleted while no replica led, without the finalizer): their managers
+   * are cleaned up after, as a deletion seen would be.
+   */
+  private async dangling(): Promise<void> {
+    try {
+      const templates = await this.options.client.request<{ items?: Raw[] }>({
+        path: '/apis/tenant.kapi.io/v1alpha2/workspacetemplates',
+        timeoutMs: TIMEOUT_MS,
+      });
+      for (const template of templates?.items ?? []) {
+        const manager = template?.spec?.template?.spec?.manager;
+        if (typeof manager !== 'string' || manager === '' || this.users.get(manager)) continue;
+        this.gone.add(manager);
+        this.queue.add(manager);
+      }
+      this.kick();
+    } catch (error) {
+      this.log.warn('could not look for workspaces whose manager is gone', { error: describeError(error) });
+    }
+  }
+
   /** Cleans up after a User deleted without the finalizer (unless one of its name was made meanwhile). */
   private async afterTheFact(name: string, failed: Set<string>): Promise<void> {
     try {
@@ -224,11 +258,16 @@ export class UserController {
       case 'move-hash': {
         const raw = await fresh();
         const hash = raw?.spec?.password;
-        if (typeof hash === 'string' && hash.startsWith('$2'))
-          await this.options.setPassword(user.name, String(raw.metadata.uid), hash);
+        // without the guard, anyone who may edit Users could have written it: left where it is, and not used for
+        // logins either (users.ts), until the guard is in place
+        if (!this.options.hashesTrusted()) return;
+        const kept = typeof hash === 'string' && hash.startsWith('$2');
+        if (kept) await this.options.setPassword(user.name, String(raw.metadata.uid), hash);
         const removal = hashRemovalPatch(raw);
         if (removal) await patch(removal);
-        this.log.info('password hash moved out of the User object', { user: user.name });
+        if (kept) this.log.info('password hash moved out of the User object', { user: user.name });
+        else
+          this.log.warn('a password in a User object that is no bcrypt hash was taken out of it', { user: user.name });
         return;
       }
       case 'none':

@@ -15,6 +15,7 @@ export const USER_FINALIZER = 'finalizers.kapi.io/users';
 export const USER_REF_LABEL = 'iam.kapi.io/user-ref';
 const REALIZES_LABEL = 'iam.kapi.io/realizes';
 const TIMEOUT_MS = 10_000;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 const TEMPLATES_PATH = '/apis/tenant.kapi.io/v1alpha2/workspacetemplates';
 const RBAC_PATH = '/apis/rbac.authorization.k8s.io/v1';
 const IAM_PATH = '/apis/iam.kapi.io/v1alpha2';
@@ -105,23 +106,50 @@ export async function removeUserTraces(
     workspaces.push(name);
   }
 
+  // a name longer than a label value (kubectl may make one) has no bindings labelled with it
+  const labelled = LABEL_VALUE.test(user);
   const selector = `${USER_REF_LABEL}=${user}`;
-  const bindings = [
-    ...(await list(`${IAM_PATH}/workspacerolebindings`, selector)).map(
-      (b) => `${IAM_PATH}/workspacerolebindings/${encodeURIComponent(b.metadata.name)}`,
-    ),
-    ...(await list(`${IAM_PATH}/globalrolebindings`, selector)).map(
-      (b) => `${IAM_PATH}/globalrolebindings/${encodeURIComponent(b.metadata.name)}`,
-    ),
-    ...(await list(`${RBAC_PATH}/clusterrolebindings`, selector))
-      .filter((b) => b?.metadata?.labels?.[REALIZES_LABEL] === undefined)
-      .map((b) => `${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(b.metadata.name)}`),
-    ...(await list(`${RBAC_PATH}/rolebindings`, selector)).map(
-      (b) =>
-        `${RBAC_PATH}/namespaces/${encodeURIComponent(b.metadata.namespace)}/rolebindings/${encodeURIComponent(b.metadata.name)}`,
-    ),
-  ];
+  const bindings = labelled
+    ? [
+        ...(await list(`${IAM_PATH}/workspacerolebindings`, selector)).map(
+          (b) => `${IAM_PATH}/workspacerolebindings/${encodeURIComponent(b.metadata.name)}`,
+        ),
+        ...(await list(`${IAM_PATH}/globalrolebindings`, selector)).map(
+          (b) => `${IAM_PATH}/globalrolebindings/${encodeURIComponent(b.metadata.name)}`,
+        ),
+        ...(await list(`${RBAC_PATH}/clusterrolebindings`, selector))
+          .filter((b) => b?.metadata?.labels?.[REALIZES_LABEL] === undefined)
+          .map((b) => `${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(b.metadata.name)}`),
+        ...(await list(`${RBAC_PATH}/rolebindings`, selector)).map(
+          (b) =>
+            `${RBAC_PATH}/namespaces/${encodeURIComponent(b.metadata.namespace)}/rolebindings/${encodeURIComponent(b.metadata.name)}`,
+        ),
+      ]
+    : [];
   await Promise.all(bindings.map(remove));
+  // memberships and platform roles that name the user without its label (made by hand): it leaves their subjects,
+  // and a binding it was alone in goes (kapi's controller realizes these, so they would still grant the name)
+  let unlabelled = 0;
+  for (const path of [`${IAM_PATH}/workspacerolebindings`, `${IAM_PATH}/globalrolebindings`]) {
+    for (const binding of (await list(path)).filter((b) => b?.metadata?.labels?.[USER_REF_LABEL] !== user)) {
+      const subjects: Raw[] = Array.isArray(binding?.subjects) ? binding.subjects : [];
+      const kept = subjects.filter((subject) => !(subject?.kind === 'User' && subject?.name === user));
+      if (kept.length === subjects.length) continue;
+      const at = `${path}/${encodeURIComponent(binding.metadata.name)}`;
+      if (kept.length === 0) await remove(at);
+      else
+        await client
+          .request({
+            method: 'PATCH',
+            path: at,
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { resourceVersion: binding.metadata.resourceVersion }, subjects: kept },
+            timeoutMs: TIMEOUT_MS,
+          })
+          .catch(ignoreMissing);
+      unlabelled += 1;
+    }
+  }
 
   const sessions = (await list(SESSIONS_PATH, `${USERNAME_LABEL}=${usernameLabelValue(user)}`)).filter(
     (session) => session?.spec?.username === user,
@@ -131,7 +159,7 @@ export async function removeUserTraces(
   await remove(
     `/api/v1/namespaces/${encodeURIComponent(kapiNamespace)}/secrets/${encodeURIComponent(passwordSecretName(user))}`,
   );
-  return { workspaces, bindings: bindings.length, sessions: sessions.length };
+  return { workspaces, bindings: bindings.length + unlabelled, sessions: sessions.length };
 }
 
 /** Whether a realized binding (as listed) still names the user: its controller has not caught up yet (pure). */

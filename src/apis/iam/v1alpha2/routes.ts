@@ -188,9 +188,12 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       // whom to invite: a workspace admin picks among the users by name, and learns nothing else of them
       const picker = !decision.allowed && (await invitesToAWorkspace(user));
       if (!decision.allowed && !picker) throw forbidden(user.username, attributes, decision.reason);
-      const role = typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
+      // the picker filters and sorts by what it shows (name, e-mail, creation), so no parameter tells what it hides
+      const query = picker ? pickerQuery(req.query as Record<string, unknown>) : (req.query as Record<string, unknown>);
+      const role =
+        !picker && typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
       const names = role === undefined ? undefined : deps.roles.holdersOf(role);
-      const answer = await deps.listing.listCached(users, req.query as Record<string, unknown>, names);
+      const answer = await deps.listing.listCached(users, query, names);
       res.json({
         items: answer.items.map((item) => {
           const stored = parseListedItem(item);
@@ -363,4 +366,13 @@ async function templatesRead(
     if (template) templates.push(template);
   }
   return templates;
+}
+
+/** What of a users listing's query the invite picker takes: paging, the name and e-mail filters, and sorting by them. */
+function pickerQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const key of ['page', 'limit', 'ascending', 'name', 'email'])
+    if (query[key] !== undefined) kept[key] = query[key];
+  if (query.sortBy === 'name' || query.sortBy === 'createTime') kept.sortBy = query.sortBy;
+  return kept;
 }
