@@ -53,8 +53,8 @@ export interface Environment {
   stop(): Promise<void>;
 }
 
-interface UserObject {
-  spec: { password: string };
+interface PasswordSecret {
+  data: { bcrypt: string };
 }
 
 const LOGIN_USER = 'bench-login';
@@ -80,10 +80,12 @@ export async function startEnvironment(options: {
     });
 
     const admin = bearer(sandbox.adminToken);
-    const adminUser = await sendJson<UserObject>(`${sandbox.url}/apis/iam.kapi.io/v1beta1/users/admin`, {
-      headers: admin,
-    });
-    const adminHashCost = bcrypt.getRounds(adminUser.spec.password);
+    // the admin's hash is in its password Secret (kapi keeps none in User objects)
+    const adminSecret = await sendJson<PasswordSecret>(
+      `${sandbox.url}/api/v1/namespaces/kapi-system/secrets/password-admin`,
+      { headers: admin },
+    );
+    const adminHashCost = bcrypt.getRounds(Buffer.from(adminSecret.data.bcrypt, 'base64').toString('utf8'));
     const password = randomBytes(18).toString('base64url');
     const hash = await bcrypt.hash(password, adminHashCost);
     await sendJson(`${sandbox.url}/apis/iam.kapi.io/v1beta1/users`, {
