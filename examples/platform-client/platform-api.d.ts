@@ -2524,6 +2524,466 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/monitoring.kapi.io/v1alpha3/kubesphere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The platform’s counts: clusters, workspaces and users (KubeSphere’s `kubesphere_*` names)
+         * @description Needs `get` on `cluster` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview). Counted from kapi’s caches, not Prometheus; every parameter is ignored, as KubeSphere ignores them.
+         */
+        get: operations["getPlatformMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cluster’s metrics
+         * @description Needs `get` on `cluster` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview).
+         */
+        get: operations["getClusterMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every node’s metrics (or those named by resources_filter)
+         * @description Needs `list` on `nodes` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview).
+         */
+        get: operations["listNodeMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/nodes/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node’s metrics
+         * @description Needs `get` on `nodes` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
+         */
+        get: operations["getNodeMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/nodes/{node}/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of the pods on a node
+         * @description Needs `get` on `nodes` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
+         */
+        get: operations["listNodePodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/nodes/{node}/pods/{pod}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a pod on a node
+         * @description Needs `get` on `nodes` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
+         */
+        get: operations["getNodePodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every workspace’s metrics
+         * @description Needs `list` on `workspaces` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview).
+         */
+        get: operations["listWorkspaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/workspaces/{workspace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace’s metrics, or with type=statistics its counts (projects, members, roles)
+         * @description Needs `get` on `workspaces` in API group `monitoring.kapi.io` with the workspace’s name (a SubjectAccessReview). The series are those of the workspace’s projects the caller may see: all of them for one who may list the workspace’s projects, else the caller’s own.
+         */
+        get: operations["getWorkspaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/workspaces/{workspace}/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a workspace’s projects
+         * @description Needs `get` on `workspaces` in API group `monitoring.kapi.io` with the workspace’s name (a SubjectAccessReview). Only the projects the caller may see, as for the workspace.
+         */
+        get: operations["listWorkspaceNamespaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every namespace’s metrics
+         * @description Needs `list` on `namespaces` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview).
+         */
+        get: operations["listNamespaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A namespace’s metrics (none before it was created)
+         * @description Needs `get` on `namespaces` in API group `monitoring.kapi.io` in the namespace, with its name (a SubjectAccessReview).
+         */
+        get: operations["getNamespaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/workloads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a namespace’s workloads (deployments, statefulsets, daemonsets)
+         * @description Needs `list` on `workloads` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview).
+         */
+        get: operations["listWorkloadMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/workloads/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a namespace’s workloads of one kind
+         * @description Needs `list` on `workloads` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview).
+         */
+        get: operations["listWorkloadKindMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/workloads/{kind}/{workload}/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a workload’s pods
+         * @description Needs `get` on `workloads` in API group `monitoring.kapi.io` in the namespace, with the workload’s name (a SubjectAccessReview).
+         */
+        get: operations["listWorkloadPodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of pods of every namespace (or those of namespaced_resources_filter)
+         * @description Needs `list` on `pods` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview).
+         */
+        get: operations["listPodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a namespace’s pods
+         * @description Needs `list` on `pods` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview).
+         */
+        get: operations["listNamespacePodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/pods/{pod}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A pod’s metrics
+         * @description Needs `get` on `pods` in API group `monitoring.kapi.io` in the namespace, with the pod’s name (a SubjectAccessReview).
+         */
+        get: operations["getPodMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/pods/{pod}/containers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a pod’s containers
+         * @description Needs `get` on `pods` in API group `monitoring.kapi.io` in the namespace, with the pod’s name (a SubjectAccessReview).
+         */
+        get: operations["listContainerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/pods/{pod}/containers/{container}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A container’s metrics
+         * @description Needs `get` on `pods` in API group `monitoring.kapi.io` in the namespace, with the pod’s name (a SubjectAccessReview).
+         */
+        get: operations["getContainerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/persistentvolumeclaims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a namespace’s persistent volume claims
+         * @description Needs `list` on `persistentvolumeclaims` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview).
+         */
+        get: operations["listPersistentVolumeClaimMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/persistentvolumeclaims/{claim}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A persistent volume claim’s metrics
+         * @description Needs `get` on `persistentvolumeclaims` in API group `monitoring.kapi.io` in the namespace, with the claim’s name (a SubjectAccessReview).
+         */
+        get: operations["getPersistentVolumeClaimMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/storageclasses/{storageclass}/persistentvolumeclaims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a storage class’s persistent volume claims
+         * @description Needs `get` on `storageclasses` in API group `monitoring.kapi.io` cluster-wide, with the storage class’s name (a SubjectAccessReview).
+         */
+        get: operations["listStorageClassPersistentVolumeClaimMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/components/{component}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics of a control-plane component: apiserver, scheduler or etcd
+         * @description Needs `get` on `components` in API group `monitoring.kapi.io` cluster-wide, with the component’s name (a SubjectAccessReview).
+         */
+        get: operations["getComponentMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3036,6 +3496,47 @@ export interface components {
             username: string;
             /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
             roleRef: string;
+        };
+        /** @description KubeSphere 3.4.1’s metrics answer. With no monitoring backend configured, each metric is empty (never an error). */
+        MonitoringMetrics: {
+            /** @description One entry per metric asked for, in the order of KubeSphere’s named list of the level. */
+            results: {
+                metric_name: string;
+                data?: {
+                    /** @enum {string} */
+                    resultType: "vector" | "matrix";
+                    result: {
+                        /** @description The series’ labels. */
+                        metric?: {
+                            [key: string]: string;
+                        };
+                        /** @description An instant query’s sample. */
+                        value?: (number | string)[];
+                        /** @description A range query’s points, at start + k·step. */
+                        values?: (number | string)[][];
+                        /** @enum {string} */
+                        min_value: "";
+                        /** @enum {string} */
+                        max_value: "";
+                        /** @enum {string} */
+                        avg_value: "";
+                        /** @enum {string} */
+                        sum_value: "";
+                        /** @enum {string} */
+                        fee: "";
+                        /** @enum {string} */
+                        resource_unit: "";
+                        /** @enum {string} */
+                        currency_unit: "";
+                    }[];
+                };
+                /** @description Why this metric has no data (the monitoring backend failed, was slow, or answered too many series). */
+                error?: string;
+            }[];
+            page?: number;
+            total_page?: number;
+            /** @description With sort_metric: the resources sorted, over all pages. */
+            total_item?: number;
         };
         /** @description A v1 Namespace as kube-apiserver serves it (`metadata.managedFields` left out). */
         Namespace: {
@@ -15628,6 +16129,2187 @@ export interface operations {
             /** @description The caller may not get abnormalworkloads here. */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getPlatformMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getClusterMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNodeMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getNodeMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A node. */
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNodePodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A node. */
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getNodePodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A node. */
+                node: string;
+                /** @description A pod. */
+                pod: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getWorkspaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A workspace. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceNamespaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A workspace. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getNamespaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkloadMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkloadKindMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                kind: "deployment" | "statefulset" | "daemonset";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkloadPodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                kind: "deployment" | "statefulset" | "daemonset";
+                /** @description A workload. */
+                workload: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacePodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getPodMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                /** @description A pod. */
+                pod: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listContainerMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                /** @description A pod. */
+                pod: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getContainerMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                /** @description A pod. */
+                pod: string;
+                /** @description A container. */
+                container: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listPersistentVolumeClaimMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getPersistentVolumeClaimMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+                /** @description A persistent volume claim. */
+                claim: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listStorageClassPersistentVolumeClaimMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A storage class. */
+                storageclass: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    getComponentMetrics: {
+        parameters: {
+            query?: {
+                /** @description Which of the level’s named metrics to answer, matched anywhere in the name as KubeSphere’s regular expression is (`a|b|c$`: only the last alternative is anchored): metric names, `|`, `^`, `$` and `.*` only. Default: all of them. */
+                metrics_filter?: string;
+                /** @description The resources (nodes, workspaces, namespaces, workloads, pods, containers or claims) to answer for, as KubeSphere's console sends them: names separated by `|`, each optionally between `^` and `$` (`a|b|c$`); `.*` or nothing for all. At most 200 names and 8192 characters; anything else (a regular expression) is a 400. */
+                resources_filter?: string;
+                /** @description On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`). */
+                namespaced_resources_filter?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+                /** @description Sent by KubeSphere’s console and ignored, as KubeSphere ignores it. */
+                times?: string;
+                /** @description An instant query’s metric whose values order the resources of every metric (then paged). */
+                sort_metric?: string;
+                /** @description The order of `sort_metric` (default desc). */
+                sort_type?: "asc" | "desc";
+                /** @description With sort_metric: the page, from 1 (default 1). */
+                page?: number;
+                /** @description With sort_metric: resources per page (default 5). */
+                limit?: number;
+                /** @description `statistics` on /workspaces/{workspace}: its counts from the cluster; `rank` is accepted and ignored. */
+                type?: string;
+            };
+            header?: never;
+            path: {
+                component: "apiserver" | "scheduler" | "etcd";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics; a metric the backend could not answer carries `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

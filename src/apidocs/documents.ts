@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
+import { monitoringOperations } from '../apis/monitoring/v1alpha3/operations.js';
 import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
 import { listingOperations } from '../apis/resources/v1alpha3/listing/listing-operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
@@ -40,6 +41,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...memberOperations,
   ...tenantOperations,
   ...componentOperations,
+  ...monitoringOperations,
 ];
 
 /** The directory holding package.json (the repository, or /app in the image): api/ and crds/ are beside it. */

@@ -27,9 +27,11 @@ import {
   type LoginRecordSettings,
   type PasswordPolicy,
 } from './account-settings.js';
+import { monitoringSecretNames, parseMonitoring, type MonitoringSettings } from './monitoring-settings.js';
 
 export { DurationError, parseDuration } from './duration.js';
 export type { LoginRecordSettings, PasswordPolicy } from './account-settings.js';
+export type { MonitoringSettings } from './monitoring-settings.js';
 export type { SecretLookup } from './fields.js';
 export type { IdentityProviderSettings, MappingMethod } from './identity-providers/index.js';
 
@@ -88,6 +90,8 @@ export interface AuthSettings {
   passwordPolicy: PasswordPolicy;
   /** Login records (GET …/users/{name}/loginrecords): whether kept, how long, how many per user. */
   loginRecords: LoginRecordSettings;
+  /** The monitoring backend (`spec.monitoring`, SPEC §19); undefined: none (every metric answered empty). */
+  monitoring?: MonitoringSettings;
 }
 
 export const DEFAULT_AUTH_SETTINGS: AuthSettings = deepFreeze({
@@ -172,6 +176,7 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
   );
   const passwordPolicy = parsePasswordPolicy(auth?.passwordPolicy, `${BASE}.passwordPolicy`, problems);
   const loginRecords = parseLoginRecords(auth?.loginRecords, `${BASE}.loginRecords`, problems);
+  const monitoring = parseMonitoring(spec?.monitoring, 'spec.monitoring', secrets, problems);
 
   if (problems.length > 0) return { error: problems.join('; ') };
   return {
@@ -191,6 +196,7 @@ export function parseClusterConfiguration(object: unknown, secrets: SecretLookup
       identityProviders,
       passwordPolicy,
       loginRecords,
+      ...(monitoring && { monitoring }),
     }),
   };
 }
@@ -210,6 +216,7 @@ export function referencedSecretNames(object: unknown): Set<string> {
     }
   }
   for (const name of identityProviderSecretNames(field(authentication, 'identityProviders'))) names.add(name);
+  for (const name of monitoringSecretNames(field(field(object, 'spec'), 'monitoring'))) names.add(name);
   return names;
 }
 

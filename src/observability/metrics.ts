@@ -69,6 +69,12 @@ export class Metrics {
     labelNames: ['cache', 'event'] as const,
     registers: [this.registry],
   });
+  readonly monitoringQueries = new Counter({
+    name: 'kapi_monitoring_queries_total',
+    help: 'PromQL queries the monitoring API needed, by result: ok or error (asked of the monitoring backend), cached (answered from the shared cache)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly authorizationCacheLookups = new Counter({
     name: 'kapi_authorization_cache_lookups_total',
     help: 'Authorization decisions asked for, by SubjectAccessReview cache result: hit or miss (a review was needed)',

@@ -154,6 +154,7 @@ function seedPlatform(
     'iam.kapi.io/GlobalRoleBinding': ['iam.kapi.io', 'globalrolebindings'],
     'tenant.kapi.io/WorkspaceTemplate': ['tenant.kapi.io', 'workspacetemplates'],
     'rbac.authorization.k8s.io/ClusterRoleBinding': ['rbac.authorization.k8s.io', 'clusterrolebindings'],
+    'rbac.authorization.k8s.io/ClusterRole': ['rbac.authorization.k8s.io', 'clusterroles'],
   };
   let seeded = false;
   for (const [key, list] of byKind) {

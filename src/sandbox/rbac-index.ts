@@ -24,12 +24,14 @@ import {
  *
  * Semantics as kube's RBAC authorizer: a ClusterRoleBinding grants its ClusterRole's rules everywhere (and is the
  * only way to non-resource URLs); a RoleBinding grants its Role (same namespace) or ClusterRole only inside its own
- * namespace. A binding whose role is missing grants nothing. aggregationRule is not evaluated: a ClusterRole grants
- * the rules it lists.
+ * namespace. A binding whose role is missing grants nothing. A ClusterRole with an aggregationRule grants its rules
+ * and those of every ClusterRole its selectors' `matchLabels` pick, as kube's aggregation controller fills them in
+ * (the sandbox evaluates it here instead of writing the rules into the object).
  */
 export interface RoleObject {
-  metadata: { name?: string; namespace?: string };
+  metadata: { name?: string; namespace?: string; labels?: Record<string, string> | null };
   rules?: RbacPolicyRule[] | null;
+  aggregationRule?: { clusterRoleSelectors?: { matchLabels?: Record<string, string> | null }[] | null } | null;
 }
 
 export interface BindingObject {
@@ -79,6 +81,34 @@ function byName(objects: readonly RoleObject[]): Map<string, readonly RbacPolicy
   return map;
 }
 
+/**
+ * The ClusterRoles with the rules of those each aggregationRule selects (matchLabels) added, through chains as kube's
+ * controller builds them (view's labelled roles reach edit and admin); a cycle stops where it closes.
+ */
+function aggregated(clusterRoles: readonly RoleObject[]): RoleObject[] {
+  const done = new Map<RoleObject, readonly RbacPolicyRule[]>();
+  const visiting = new Set<RoleObject>();
+  const rulesOf = (role: RoleObject): readonly RbacPolicyRule[] => {
+    const known = done.get(role);
+    if (known) return known;
+    const own = role.rules ?? [];
+    const selectors = role.aggregationRule?.clusterRoleSelectors ?? [];
+    if (selectors.length === 0 || visiting.has(role)) return own;
+    visiting.add(role);
+    const picks = (other: RoleObject) =>
+      other !== role &&
+      selectors.some((selector) => {
+        const wanted = Object.entries(selector.matchLabels ?? {});
+        return wanted.length > 0 && wanted.every(([key, value]) => other.metadata.labels?.[key] === value);
+      });
+    const rules = [...own, ...clusterRoles.filter(picks).flatMap(rulesOf)];
+    visiting.delete(role);
+    done.set(role, rules);
+    return rules;
+  };
+  return clusterRoles.map((role) => ({ ...role, rules: [...rulesOf(role)] }));
+}
+
 export class RbacIndex implements Authorizer {
   private constructor(
     private readonly cluster: GrantsBySubject,
@@ -86,7 +116,7 @@ export class RbacIndex implements Authorizer {
   ) {}
 
   static compile(objects: RbacObjects): RbacIndex {
-    const clusterRoles = byName(objects.clusterRoles);
+    const clusterRoles = byName(aggregated(objects.clusterRoles));
     const roles = byName(objects.roles);
     const cluster: GrantsBySubject = new Map();
     const namespaced = new Map<string, GrantsBySubject>();

@@ -23,6 +23,8 @@ import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
 import { UserRoleBindings, type MemberWriteHooks } from '../apis/iam/v1alpha2/role-bindings.js';
 import { DEFAULT_PLATFORM_ROLE } from '../apis/iam/v1alpha2/user-admin.js';
 import { tenantRoutes } from '../apis/tenant/routes.js';
+import { monitoringRoutes } from '../apis/monitoring/v1alpha3/routes.js';
+import { PrometheusBackend } from '../apis/monitoring/v1alpha3/prometheus.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
@@ -238,6 +240,18 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       globalroles: globalRoles.rolesWatch,
     },
   });
+  // The console's charts (SPEC §19), from the monitoring backend the ClusterConfiguration names, through one cache.
+  let lastMonitoringWarning = 0;
+  const prometheus = new PrometheusBackend({
+    onUpstream: (result) => metrics.monitoringQueries.inc({ result }),
+    onCacheHit: () => metrics.monitoringQueries.inc({ result: 'cached' }),
+    onFailure: (error) => {
+      // once a minute at most: with the backend down, every chart of every page fails
+      if (Date.now() - lastMonitoringWarning < 60_000) return;
+      lastMonitoringWarning = Date.now();
+      logger.warn('the monitoring backend could not be asked (further failures this minute are not logged)', { error });
+    },
+  });
   const listingCacheNames = listing.cacheNames();
   for (const cache of listingCacheNames) {
     for (const event of ['start', 'stop']) metrics.listingCacheEvents.inc({ cache, event }, 0);
@@ -358,6 +372,13 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
+      monitoringRoutes({
+        authorizer: identity.authorizer,
+        namespaces,
+        listing,
+        backend: () => configuration.current().monitoring,
+        prometheus,
+      }),
       componentRoutes({
         listing,
         authorizer: identity.authorizer,
@@ -480,6 +501,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         configuration.stop(),
         identity.stop(),
         logging.close(),
+        prometheus.close(),
       ]);
     },
   };

@@ -34,6 +34,11 @@ import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
 import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
 import { componentRoutes } from '../../src/apis/resources/v1alpha2/routes.js';
+import { monitoringOperations } from '../../src/apis/monitoring/v1alpha3/operations.js';
+import { monitoringRoutes } from '../../src/apis/monitoring/v1alpha3/routes.js';
+import { MonitoringRequestLimits } from '../../src/apis/monitoring/v1alpha3/request-limits.js';
+import { PrometheusBackend } from '../../src/apis/monitoring/v1alpha3/prometheus.js';
+import type { OperationDefinition } from '../../src/openapi/operation.js';
 
 const PASSWORD = 'Contract-pw-1';
 const FORM = 'application/x-www-form-urlencoded';
@@ -71,6 +76,7 @@ beforeAll(async () => {
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
     ...READ_EVERY_KIND,
+    { apiGroups: ['monitoring.kapi.io'], resources: ['*'], verbs: ['get', 'list'] },
     {
       apiGroups: ['iam.kapi.io'],
       resources: ['users/globalroles', 'clustermembers', 'clustermembers/clusterroles', 'clusterroles'],
@@ -125,6 +131,20 @@ async function tokens(username = reader): Promise<{ access_token: string; refres
   return res.json() as { access_token: string; refresh_token: string };
 }
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** A monitoring operation's path with every parameter filled (names valid, objects need not exist). */
+const monitoringUrl = (operation: OperationDefinition, query = '') =>
+  operation.path
+    .replace('{node}', 'n1')
+    .replace('{namespace}', 'demo')
+    .replace('{workspace}', 'ws1')
+    .replace('{kind}', 'deployment')
+    .replace('{workload}', 'web')
+    .replace('{pod}', 'web-1')
+    .replace('{container}', 'app')
+    .replace('{claim}', 'data')
+    .replace('{storageclass}', 'standard')
+    .replace('{component}', 'etcd') + query;
 
 describe('POST /oauth/token', () => {
   test('when a user logs in and refreshes, then both token pairs match the document', async () => {
@@ -1190,6 +1210,53 @@ describe('GET and POST /oauth/userinfo', () => {
   );
 });
 
+describe('monitoring.kapi.io/v1alpha3', () => {
+  test('when every route is asked with and without the right, a bad parameter or no token, then each answer matches the document', async () => {
+    const { access_token: readerToken } = await tokens(reader);
+    const { access_token: strangerToken } = await tokens(stranger);
+    for (const operation of monitoringOperations) {
+      // no backend is configured here: every metric answers empty (the live Prometheus suite has the values)
+      const ok = await send(e2e.kapiUrl, {
+        method: 'get',
+        url: monitoringUrl(operation),
+        headers: bearer(readerToken),
+      });
+      expect({ operation: operation.operationId, status: ok.status }).toEqual({
+        operation: operation.operationId,
+        status: 200,
+      });
+      for (const result of (ok.json() as { results: { data?: { result: unknown[] } }[] }).results)
+        if (operation.operationId !== 'getPlatformMetrics') expect(result.data?.result).toEqual([]);
+      expect((await send(e2e.kapiUrl, { method: 'get', url: monitoringUrl(operation) })).status).toBe(401);
+      const denied = await send(e2e.kapiUrl, {
+        method: 'get',
+        url: monitoringUrl(operation),
+        headers: bearer(strangerToken),
+      });
+      expect(denied.status).toBe(403);
+      if (operation.responses[400]) {
+        const bad = await send(e2e.kapiUrl, {
+          method: 'get',
+          url: monitoringUrl(operation, '?start=1700000000&end=1690000000'),
+          headers: bearer(readerToken),
+        });
+        expect(bad.status).toBe(400);
+      }
+    }
+    const stats = await send(e2e.kapiUrl, {
+      method: 'get',
+      url: '/kapis/monitoring.kapi.io/v1alpha3/workspaces/ws1?type=statistics',
+      headers: bearer(readerToken),
+    });
+    expect((stats.json() as { results: { metric_name: string }[] }).results.map((r) => r.metric_name)).toEqual([
+      'workspace_namespace_count',
+      'workspace_devops_project_count',
+      'workspace_member_count',
+      'workspace_role_count',
+    ]);
+  });
+});
+
 describe('answers a healthy cluster does not give in a test', () => {
   const loginPageSettings = {
     clients: [
@@ -1248,6 +1315,13 @@ describe('answers a healthy cluster does not give in a test', () => {
           client: listingClient,
           kapiNamespace: 'kapi-system',
         }),
+        monitoringRoutes({
+          authorizer: identity.authorizer,
+          namespaces: { synced: true, list: () => [], get: () => undefined },
+          listing,
+          backend: () => undefined,
+          prometheus: new PrometheusBackend(),
+        }),
       ],
     });
   }
@@ -1304,6 +1378,11 @@ describe('answers a healthy cluster does not give in a test', () => {
       { method: 'patch', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x'), json: {} },
       { method: 'delete', url: '/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/x', headers: bearer('x') },
       { method: 'get', url: `${CONFIG}/configs/gpu/kinds`, headers: bearer('x') },
+      ...monitoringOperations.map((operation): Call => ({
+        method: 'get',
+        url: monitoringUrl(operation),
+        headers: bearer('x'),
+      })),
       ...[...iamOperations, ...memberOperations, ...tenantOperations, ...componentOperations].map(
         (operation): Call => ({
           method: operation.method,
@@ -1513,6 +1592,44 @@ describe('answers a server under load gives', () => {
     for (const url of LOGS) {
       const res = await send(app, { method: 'get', url: `${url}?operation=statistics`, headers: bearer('x') });
       expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBe('1');
+    }
+  });
+});
+
+describe('answers a server under load gives, monitoring', () => {
+  test('when a user has as many monitoring requests in flight as allowed, then 429 with Retry-After as documented', async () => {
+    const limits = new MonitoringRequestLimits(1);
+    // alice's one place is taken (another chart of hers is still being answered)
+    limits.admit('alice');
+    const app = createApp({
+      logger: silentLogger,
+      readiness: [],
+      nodes: { list: () => [], get: () => undefined, revision: 0 },
+      allocations: {
+        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+      },
+      authenticate: (req, _res, next) => {
+        req.user = { username: 'alice', groups: ['system:authenticated'] };
+        next();
+      },
+      platformRoutes: [
+        monitoringRoutes({
+          authorizer: { authorize: async () => ({ allowed: true }) },
+          namespaces: { synced: true, list: () => [], get: () => undefined },
+          listing: undefined as never,
+          backend: () => undefined,
+          prometheus: new PrometheusBackend(),
+          limits,
+        }),
+      ],
+    });
+    for (const operation of monitoringOperations.filter((o) => o.responses[429])) {
+      const res = await send(app, { method: 'get', url: monitoringUrl(operation), headers: bearer('x') });
+      expect({ operation: operation.operationId, status: res.status }).toEqual({
+        operation: operation.operationId,
+        status: 429,
+      });
       expect(res.headers['retry-after']).toBe('1');
     }
   });

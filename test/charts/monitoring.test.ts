@@ -3,10 +3,10 @@
  * its own, and the PrometheusRule's alerts pass their unit tests in a real `promtool test rules`.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { systemBinary } from '../support/system-binaries.js';
 import { findObject, objectsOfKind, renderChart, setValues, type KubeObject } from './helm.js';
 
@@ -15,6 +15,7 @@ const ALL_ON = setValues({
   'monitoring.serviceMonitor.enabled': true,
   'monitoring.prometheusRule.enabled': true,
   'monitoring.dashboard.enabled': true,
+  'monitoring.recordingRules.enabled': true,
 });
 
 function promtool(args: string[], cwd: string): Promise<{ code: number; output: string }> {
@@ -44,6 +45,12 @@ describe('monitoring objects', () => {
     const objects = await renderChart();
     expect(objectsOfKind(objects, 'ServiceMonitor')).toEqual([]);
     expect(objectsOfKind(objects, 'PrometheusRule')).toEqual([]);
+    const configuration = findObject<KubeObject & { spec: Record<string, unknown> }>(
+      objects,
+      'ClusterConfiguration',
+      'kapi',
+    );
+    expect(configuration.spec.monitoring).toBeUndefined();
     expect(objects.filter((o) => o.metadata.name === 'kapi-apiserver-dashboard')).toEqual([]);
   });
 
@@ -114,5 +121,38 @@ describe('alert rules under promtool', () => {
     const result = await testRules(changed);
     expect(result.code).not.toBe(0);
     expect(result.output).toContain('KapiApiserverErrors');
+  });
+});
+
+describe('the monitoring API’s recording rules', () => {
+  test('when they are on, then the PrometheusRule holds exactly the rule file a plain Prometheus loads', async () => {
+    const objects = await renderChart(ALL_ON);
+    const rule = findObject<KubeObject & { spec: unknown }>(objects, 'PrometheusRule', 'kapi-monitoring');
+    const file = parse(readFileSync(join(process.cwd(), 'charts/kapi-apiserver/files/monitoring-rules.yaml'), 'utf8'));
+    expect(rule.spec).toEqual(file);
+    const records = (file as { groups: { rules: { record: string }[] }[] }).groups.flatMap((g) => g.rules);
+    expect(records).toHaveLength(30);
+    const dir = mkdtempSync(join(tmpdir(), 'kapi-promtool-'));
+    try {
+      writeFileSync(join(dir, 'rules.yaml'), stringify(rule.spec));
+      const check = await promtool(['check', 'rules', 'rules.yaml'], dir);
+      expect(check.output).toContain('SUCCESS: 30 rules found');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('when a backend is named in the values, then the ClusterConfiguration carries it', async () => {
+    const objects = await renderChart(
+      setValues({
+        'clusterConfiguration.monitoring.endpoint': 'http://prometheus-k8s.monitoring.svc:9090',
+      }),
+    );
+    const configuration = findObject<KubeObject & { spec: Record<string, unknown> }>(
+      objects,
+      'ClusterConfiguration',
+      'kapi',
+    );
+    expect(configuration.spec.monitoring).toEqual({ endpoint: 'http://prometheus-k8s.monitoring.svc:9090' });
   });
 });

@@ -95,8 +95,11 @@ describe('workspaces realized in RBAC (pure)', () => {
     expect(
       rules.filter((r) => r.apiGroups?.includes('tenant.kapi.io')).every((r) => r.resourceNames?.join() === 'ws'),
     ).toBe(true);
-    // and nothing outside its workspace: not the User objects (their hashes, failed logins), not through /apis
-    expect(rules.filter((r) => !r.apiGroups?.includes('tenant.kapi.io'))).toEqual([]);
+    // and nothing outside its workspace: not the User objects (their hashes, failed logins), not through /apis; its
+    // charts only
+    expect(rules.filter((r) => !r.apiGroups?.includes('tenant.kapi.io'))).toEqual([
+      { apiGroups: ['monitoring.kapi.io'], resources: ['workspaces'], resourceNames: ['ws'], verbs: ['get'] },
+    ]);
   });
 
   it('when a member is removed, then the plan updates the binding and the namespace’s; when the workspace goes, everything of it is deleted', () => {

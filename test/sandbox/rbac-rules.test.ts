@@ -309,3 +309,62 @@ describe('the store-backed RBAC authorizer', () => {
     expect(rbac.decide(alice, listNodes).allowed).toBe(false);
   });
 });
+
+describe('aggregated ClusterRoles, as kube’s aggregation controller fills them', () => {
+  const RBAC_GROUP = 'rbac.authorization.k8s.io';
+  const aggregate = (to: string) => ({
+    clusterRoleSelectors: [{ matchLabels: { [`${RBAC_GROUP}/aggregate-to-${to}`]: 'true' } }],
+  });
+  const index = RbacIndex.compile({
+    clusterRoles: [
+      { metadata: { name: 'view' }, aggregationRule: aggregate('view'), rules: [] },
+      {
+        metadata: { name: 'edit', labels: {} },
+        aggregationRule: aggregate('edit'),
+        rules: [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }],
+      },
+      {
+        metadata: { name: 'monitoring-view', labels: { [`${RBAC_GROUP}/aggregate-to-view`]: 'true' } },
+        rules: [{ verbs: ['get'], apiGroups: ['monitoring.kapi.io'], resources: ['pods'] }],
+      },
+      {
+        metadata: { name: 'unlabelled' },
+        rules: [{ verbs: ['get'], apiGroups: ['secret.example'], resources: ['*'] }],
+      },
+    ].map((role) =>
+      // view carries the label that aggregates it into edit, as the bootstrap roles do
+      role.metadata.name === 'view'
+        ? { ...role, metadata: { ...role.metadata, labels: { [`${RBAC_GROUP}/aggregate-to-edit`]: 'true' } } }
+        : role,
+    ),
+    roles: [],
+    clusterRoleBindings: [],
+    roleBindings: [
+      {
+        metadata: { name: 'viewer', namespace: 'a' },
+        roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: RBAC_GROUP, kind: 'User', name: 'vera' }],
+      },
+      {
+        metadata: { name: 'editor', namespace: 'a' },
+        roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'edit' },
+        subjects: [{ apiGroup: RBAC_GROUP, kind: 'User', name: 'ed' }],
+      },
+    ],
+  });
+  const metrics = { verb: 'get', apiGroup: 'monitoring.kapi.io', resource: 'pods', namespace: 'a' };
+
+  test('when a ClusterRole is labelled aggregate-to-view, then view grants its rules, and edit through view', () => {
+    expect(index.decide({ username: 'vera', groups: [] }, metrics).allowed).toBe(true);
+    expect(index.decide({ username: 'ed', groups: [] }, metrics).allowed).toBe(true);
+    // edit keeps its own rules; nothing unlabelled is picked; the grant stays in the binding's namespace
+    expect(
+      index.decide({ username: 'ed', groups: [] }, { verb: 'create', apiGroup: '', resource: 'pods', namespace: 'a' })
+        .allowed,
+    ).toBe(true);
+    expect(index.decide({ username: 'vera', groups: [] }, { ...metrics, apiGroup: 'secret.example' }).allowed).toBe(
+      false,
+    );
+    expect(index.decide({ username: 'vera', groups: [] }, { ...metrics, namespace: 'b' }).allowed).toBe(false);
+  });
+});

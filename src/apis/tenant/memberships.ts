@@ -1,6 +1,7 @@
-import type { UserInfo } from '../../auth/identity.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../auth/identity.js';
 import {
   NAMESPACE_ROLES,
+  TENANT_GROUP,
   USER_REF_LABEL,
   WORKSPACE_LABEL,
   baseOf,
@@ -115,6 +116,31 @@ export class TenantMemberships {
       (labels) => labels?.[USER_REF_LABEL] === user,
       namespace,
     )) as Raw[];
+  }
+
+  /**
+   * A workspace's projects `caller` may see, of those `inWorkspace` names: all of them for one who may list the
+   * workspace's projects (or every namespace), else those the caller is a member of.
+   */
+  async visibleProjects(
+    authorizer: Authorizer,
+    caller: UserInfo,
+    workspace: string,
+    inWorkspace: readonly string[],
+  ): Promise<{ names: string[]; everything: boolean }> {
+    const may = async (attributes: ResourceAttributes) => (await authorizer.authorize(caller, attributes)).allowed;
+    const everything =
+      (await may({
+        verb: 'list',
+        group: TENANT_GROUP,
+        resource: 'workspacetemplates',
+        subresource: 'namespaces',
+        name: workspace,
+        fresh: true,
+      })) || (await may({ verb: 'list', resource: 'namespaces' }));
+    if (everything) return { names: [...inWorkspace], everything };
+    const own = await this.projectsOf(caller.username);
+    return { names: inWorkspace.filter((name) => own.has(name)), everything };
   }
 
   /** The projects where `user` is a member (a RoleBinding labelled with its name). */

@@ -138,14 +138,11 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
         .list()
         .filter((ns) => ns.workspace === workspace)
         .map((ns) => ns.name);
-      const everything =
-        (await may(caller, onWorkspace('list', workspace))) ||
-        (await may(caller, { verb: 'list', resource: 'namespaces' }));
-      const own = everything ? undefined : await memberships.projectsOf(caller.username);
-      const names = new Set(own ? all.filter((name) => own.has(name)) : all);
+      const visible = await memberships.visibleProjects(deps.authorizer, caller, workspace, all);
+      const names = new Set(visible.names);
       // an outsider (no right in the workspace, no project in it) is refused before the workspace is looked up, so
       // the answer does not tell whether a workspace of that name exists (KubeSphere answers 403 too)
-      if (own && names.size === 0)
+      if (!visible.everything && names.size === 0)
         throw new ForbiddenError(`user "${caller.username}" cannot list projects of workspace "${workspace}"`, {
           name: workspace,
           group: TENANT_GROUP,

@@ -24,7 +24,8 @@ import {
  * - the project roles `admin`, `operator` and `viewer` are ClusterRoles every namespace shares
  *   (`kapi:namespace-role:<role>`), bound by a project's member bindings.
  *
- * Members are the workspace's manager (its admin, always) and the subjects of its WorkspaceRoleBindings.
+ * Members are the workspace's manager (its admin, always) and the subjects of its WorkspaceRoleBindings. Every
+ * workspace role also reads the workspace's metrics (`monitoring.kapi.io` `workspaces`, its name).
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -35,6 +36,7 @@ import { WORKSPACE_UID_ANNOTATION } from '../../tenant-guard/rules.js';
 
 export { WORKSPACE_LABEL, WORKSPACE_UID_ANNOTATION };
 export const TENANT_GROUP = 'tenant.kapi.io';
+export const MONITORING_GROUP = 'monitoring.kapi.io';
 const RBAC = 'rbac.authorization.k8s.io';
 export const WORKSPACE_ROLE_BASES = ['admin', 'regular', 'viewer', 'self-provisioner'] as const;
 export type WorkspaceRoleBase = (typeof WORKSPACE_ROLE_BASES)[number];
@@ -139,12 +141,16 @@ export const NAMESPACE_ROLE_RULES: Record<NamespaceRole, readonly PolicyRule[]> 
  * user's name and e-mail only (not with `list users.iam.kapi.io`, which `/apis` would answer with every User whole).
  */
 export function workspaceRules(workspace: string, base: WorkspaceRoleBase): PolicyRule[] {
-  return WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
-    apiGroups: [TENANT_GROUP],
-    resources: [resource],
-    resourceNames: [workspace],
-    verbs: [...verbs],
-  }));
+  return [
+    ...WORKSPACE_RIGHTS[base].map(([resource, verbs]) => ({
+      apiGroups: [TENANT_GROUP],
+      resources: [resource],
+      resourceNames: [workspace],
+      verbs: [...verbs],
+    })),
+    // the workspace's charts (SPEC §19), of the projects each member may see
+    { apiGroups: [MONITORING_GROUP], resources: ['workspaces'], resourceNames: [workspace], verbs: ['get'] },
+  ];
 }
 
 /**

@@ -63,13 +63,16 @@ const MODULES = [
 ] as const;
 
 /**
- * What kapi serves of them: the Kubernetes API and its own accounts. Its logging API is not announced yet: the
- * console's log search would also call routes kapi does not serve (log collections, its toolbox's other tools).
+ * What kapi serves of them: the Kubernetes API and its own accounts, and monitoring once the ClusterConfiguration names
+ * a backend. Its logging API is not announced yet: the console's log search would also call routes kapi does not serve
+ * (log collections, its toolbox's other tools).
  */
 const SERVED: ReadonlySet<string> = new Set(['authentication', 'authorization', 'kubernetes']);
 
-export function configz(): Record<string, boolean> {
-  return Object.fromEntries(MODULES.map((module) => [module, SERVED.has(module)]));
+export function configz(served: { monitoring: boolean } = { monitoring: false }): Record<string, boolean> {
+  return Object.fromEntries(
+    MODULES.map((module) => [module, SERVED.has(module) || (module === 'monitoring' && served.monitoring)]),
+  );
 }
 
 export function oauthConfig(providers: readonly IdentityProviderSettings[]) {

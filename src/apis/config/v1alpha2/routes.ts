@@ -8,7 +8,7 @@ export interface ConfigRouteDeps {
   /** kapi-apiserver's own version. */
   version: string;
   kubernetesVersion: () => Promise<KubernetesVersion | undefined>;
-  settings: () => Pick<AuthSettings, 'identityProviders'>;
+  settings: () => Pick<AuthSettings, 'identityProviders' | 'monitoring'>;
 }
 
 /** The public ones (mounted before authentication): /kapis/version, configs/oauth, configs/configz. */
@@ -21,7 +21,7 @@ export function publicConfigRoutes(deps: ConfigRouteDeps): Router {
     res.json(oauthConfig(deps.settings().identityProviders));
   });
   mountOperation(router, '', getConfigz, (_req, res) => {
-    res.json(configz());
+    res.json(configz({ monitoring: deps.settings().monitoring !== undefined }));
   });
   return router;
 }

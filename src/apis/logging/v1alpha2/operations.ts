@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../../openapi/operation.js';
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
+import { unixSeconds } from '../../../openapi/unix-seconds.js';
 
 /**
  * The logging API's operation (SPEC §6), at the logging group and, for KubeSphere 3.4 clients, the tenant group:
@@ -40,30 +41,6 @@ const keywords = (what: string, example: string) =>
       `Comma-separated keywords; a record matches when its ${what} contains any of them, ignoring case. ` +
         `Example: \`${example}\`.`,
     );
-
-/** Why `text` is not whole Unix seconds, or undefined when it is. */
-export function secondsProblem(text: string): string | undefined {
-  if (/^\d{13}$/.test(text)) {
-    return `${text} has 13 digits: it looks like milliseconds; whole Unix seconds are required (${text.slice(0, 10)})`;
-  }
-  if (/^-?\d*\.\d*$/.test(text)) return `"${text}" has a fraction; whole Unix seconds are required`;
-  if (/^-\d+$/.test(text)) return `"${text}" is negative; whole Unix seconds are required`;
-  if (!/^\d+$/.test(text)) return `"${text}" is not a number; whole Unix seconds are required (e.g. 1700000000)`;
-  if (text.length > 11) return `${text} is too large; whole Unix seconds are required (e.g. 1700000000)`;
-  return undefined;
-}
-
-/** Whole Unix seconds only: KubeSphere 3.4 reads seconds and silently misreads milliseconds (SPEC §12). */
-const unixSeconds = (meaning: string) =>
-  z
-    .string()
-    .superRefine((text, ctx) => {
-      const problem = secondsProblem(text);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .transform(Number)
-    .optional()
-    .describe(`${meaning}, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400.`);
 
 export const LogQuerySchema = z.object({
   operation: z

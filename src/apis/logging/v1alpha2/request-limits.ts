@@ -1,4 +1,5 @@
 import { TooManyRequestsError } from '../../../server/errors.js';
+import { InFlightCounts } from '../../../server/in-flight-counts.js';
 
 /** Exports stream every matching line and may hold a window of lines while the client reads; queries answer once. */
 export type LogRequestKind = 'export' | 'query';
@@ -35,7 +36,7 @@ export const RETRY_AFTER_SECONDS = 1;
  * would hold requests, and their clients' connections, for as long as the slowest reader.
  */
 export class LogRequestLimits {
-  private readonly running = { export: new Counts(), query: new Counts() };
+  private readonly running = { export: new InFlightCounts(), query: new InFlightCounts() };
 
   constructor(private readonly settings: LogRequestLimitSettings = DEFAULT_LOG_REQUEST_LIMITS) {}
 
@@ -68,27 +69,5 @@ export class LogRequestLimits {
   /** Requests of `kind` in flight (for tests and the operator). */
   inFlight(kind: LogRequestKind): number {
     return this.running[kind].total;
-  }
-}
-
-/** In-flight requests by user; users with none are dropped, so the map holds only those with requests running. */
-class Counts {
-  private readonly byUser = new Map<string, number>();
-  total = 0;
-
-  of(user: string): number {
-    return this.byUser.get(user) ?? 0;
-  }
-
-  add(user: string): void {
-    this.byUser.set(user, this.of(user) + 1);
-    this.total++;
-  }
-
-  remove(user: string): void {
-    const left = this.of(user) - 1;
-    if (left > 0) this.byUser.set(user, left);
-    else this.byUser.delete(user);
-    this.total--;
   }
 }

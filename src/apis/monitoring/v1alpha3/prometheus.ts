@@ -1,0 +1,270 @@
+import { Agent, request } from 'undici';
+import type { MonitoringSettings as MonitoringBackendSettings } from '../../../config/cluster-configuration.js';
+import type { Timing } from './request.js';
+
+/**
+ * The Prometheus-compatible query API kapi reads metrics from (SPEC §19): named in the ClusterConfiguration
+ * (`spec.monitoring`: endpoint, a bearer token Secret, a CA), asked with kapi's own credentials only. Bounded:
+ * at most `maxInFlight` queries at once per replica (more wait their turn), each abandoned after `timeoutMs` (and
+ * told to Prometheus as its `timeout`), each answer at most `maxSeries` series and `maxAnswerBytes`; identical queries
+ * at the same aligned time within `cacheMs` share one answer (the cache holds at most `cacheBytes` of them), so fifty
+ * people on one overview cost one upstream query.
+ */
+export type { MonitoringSettings as MonitoringBackendSettings } from '../../../config/cluster-configuration.js';
+
+export interface PrometheusData {
+  resultType: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  result: any[];
+}
+
+export type QueryAnswer = { data: PrometheusData } | { error: string };
+
+export interface PrometheusOptions {
+  timeoutMs?: number;
+  maxInFlight?: number;
+  cacheMs?: number;
+  maxSeries?: number;
+  /** Entries the cache holds at most (the oldest go first). */
+  cacheEntries?: number;
+  now?: () => number;
+  /** Told of each query sent upstream (metrics, tests). */
+  onUpstream?: (outcome: 'ok' | 'error') => void;
+  /** Told of each query answered from the cache. */
+  onCacheHit?: () => void;
+  /** Told why a query could not be sent or read (for kapi's log: it may name the endpoint). */
+  onFailure?: (detail: string) => void;
+  /** Bytes of answers the cache holds at most (the oldest go first). */
+  cacheBytes?: number;
+  /** Bytes of one upstream answer read at most (past it, that metric's `error`). */
+  maxAnswerBytes?: number;
+}
+
+export const DEFAULTS = {
+  timeoutMs: 10_000,
+  maxInFlight: 32,
+  cacheMs: 10_000,
+  maxSeries: 2_000,
+  cacheEntries: 2_000,
+  cacheBytes: 4 << 20,
+  maxAnswerBytes: 4 << 20,
+};
+
+/**
+ * The times a query is asked upstream at, on the cache window's grid, and how far they moved back (`shift`, whole
+ * seconds, less than the window and never more than a range's step): requests a few seconds apart (fifty people on one
+ * overview, each with its own "now") share one upstream query, and their answers' points are moved forward again to
+ * the times each asked (start + k·step), as KubeSphere's console looks its points up by those times.
+ */
+export function alignedTiming(timing: Timing, windowSeconds: number): { upstream: Timing; shift: number } {
+  if ('instant' in timing) {
+    const shift = windowSeconds > 1 ? timing.instant % windowSeconds : 0;
+    return { upstream: { instant: timing.instant - shift }, shift };
+  }
+  const window = Math.min(windowSeconds, timing.step);
+  const shift = window > 1 ? timing.end % window : 0;
+  return { upstream: { start: timing.start - shift, end: timing.end - shift, step: timing.step }, shift };
+}
+
+/** An answer with every point moved `shift` seconds later (a new answer: the cached one is shared). */
+export function shifted(answer: QueryAnswer, shift: number): QueryAnswer {
+  if (shift === 0 || !('data' in answer)) return answer;
+  const move = (point: [number, string]): [number, string] => [point[0] + shift, point[1]];
+  const result = answer.data.result.map((series: { value?: [number, string]; values?: [number, string][] }) => ({
+    ...series,
+    ...(series.value && { value: move(series.value) }),
+    ...(series.values && { values: series.values.map(move) }),
+  }));
+  return { data: { resultType: answer.data.resultType, result } };
+}
+
+export class PrometheusBackend {
+  private readonly options: Required<Omit<PrometheusOptions, 'onUpstream' | 'onCacheHit' | 'onFailure'>> &
+    Pick<PrometheusOptions, 'onUpstream' | 'onCacheHit' | 'onFailure'>;
+  private agent: { key: string; agent: Agent } | undefined;
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
+  /** Oldest first (an entry asked again after it expired is put back at the end). */
+  private readonly cache = new Map<string, CacheEntry>();
+  private cachedBytes = 0;
+
+  constructor(options: PrometheusOptions = {}) {
+    this.options = { ...DEFAULTS, now: () => Date.now(), ...options };
+  }
+
+  /**
+   * One query, through the cache (keyed by the endpoint, the final PromQL and the aligned times); never rejects: an
+   * upstream failure is the answer's `error`.
+   */
+  async query(settings: MonitoringBackendSettings, promql: string, timing: Timing): Promise<QueryAnswer> {
+    const { upstream, shift } = alignedTiming(timing, Math.max(1, Math.floor(this.options.cacheMs / 1000)));
+    const key = `${settings.endpoint}\u0000${promql}\u0000${JSON.stringify(upstream)}`;
+    const now = this.options.now();
+    this.expire(now);
+    let entry = this.cache.get(key);
+    if (entry) this.options.onCacheHit?.();
+    else {
+      const fresh: CacheEntry = { expires: now + this.options.cacheMs, bytes: 0, answer: undefined as never };
+      fresh.answer = this.limited(() => this.send(settings, promql, upstream)).then(({ answer, bytes }) => {
+        // a failure is not kept: the next request asks again
+        if ('error' in answer || this.cache.get(key) !== fresh) this.forget(key, fresh);
+        else {
+          fresh.bytes = bytes;
+          this.cachedBytes += bytes;
+          this.trim();
+        }
+        return answer;
+      });
+      entry = fresh;
+      this.cache.set(key, fresh);
+      this.trim();
+    }
+    return shifted(await entry.answer, shift);
+  }
+
+  /** Queries in flight upstream (tests, metrics). */
+  get running(): number {
+    return this.inFlight;
+  }
+
+  async close(): Promise<void> {
+    await this.agent?.agent.close();
+    this.agent = undefined;
+    this.cache.clear();
+    this.cachedBytes = 0;
+  }
+
+  private expire(now: number): void {
+    for (const [key, entry] of this.cache) {
+      if (entry.expires > now) break;
+      this.forget(key, entry);
+    }
+  }
+
+  private trim(): void {
+    for (const [key, entry] of this.cache) {
+      if (this.cache.size <= this.options.cacheEntries && this.cachedBytes <= this.options.cacheBytes) break;
+      this.forget(key, entry);
+    }
+  }
+
+  private forget(key: string, entry: CacheEntry): void {
+    if (this.cache.get(key) !== entry) return;
+    this.cache.delete(key);
+    this.cachedBytes -= entry.bytes;
+  }
+
+  /** At most `maxInFlight` at once; a finished query hands its place straight to the next waiting one. */
+  private async limited<T>(work: () => Promise<T>): Promise<T> {
+    if (this.inFlight >= this.options.maxInFlight) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.inFlight++;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.inFlight--;
+    }
+  }
+
+  private dispatcher(settings: MonitoringBackendSettings): Agent {
+    const key = settings.ca ?? '';
+    if (!this.agent || this.agent.key !== key) {
+      void this.agent?.agent.close();
+      this.agent = { key, agent: new Agent({ connections: 16, ...(settings.ca && { connect: { ca: settings.ca } }) }) };
+    }
+    return this.agent.agent;
+  }
+
+  private async send(
+    settings: MonitoringBackendSettings,
+    promql: string,
+    timing: Timing,
+  ): Promise<{ answer: QueryAnswer; bytes: number }> {
+    const { timeoutMs, maxSeries, maxAnswerBytes } = this.options;
+    const base = settings.endpoint.replace(/\/+$/, '');
+    const params = new URLSearchParams({ query: promql, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
+    if ('instant' in timing) params.set('time', String(timing.instant));
+    else {
+      params.set('start', String(timing.start));
+      params.set('end', String(timing.end));
+      params.set('step', String(timing.step));
+    }
+    const path = 'instant' in timing ? '/api/v1/query' : '/api/v1/query_range';
+    let answer: QueryAnswer;
+    let bytes = 0;
+    try {
+      const response = await request(`${base}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(settings.bearerToken && { authorization: `Bearer ${settings.bearerToken}` }),
+        },
+        body: params.toString(),
+        dispatcher: this.dispatcher(settings),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await boundedText(response.body, maxAnswerBytes);
+      if (text === undefined) {
+        answer = {
+          error: `the monitoring backend's answer is larger than ${maxAnswerBytes >> 20} MiB: name fewer resources`,
+        };
+      } else {
+        bytes = text.length;
+        answer = answerOf(response.statusCode, text, maxSeries);
+      }
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      // the cause goes to kapi's log; the caller is told what failed, not where the backend is
+      this.options.onFailure?.(error instanceof Error ? error.message : String(error));
+      answer = {
+        error: timedOut
+          ? `the monitoring backend did not answer within ${Math.round(timeoutMs / 1000)} s`
+          : 'the monitoring backend could not be reached',
+      };
+    }
+    this.options.onUpstream?.('error' in answer ? 'error' : 'ok');
+    return { answer, bytes };
+  }
+}
+
+interface CacheEntry {
+  expires: number;
+  /** The answer's size as read (0 until it is in). */
+  bytes: number;
+  answer: Promise<QueryAnswer>;
+}
+
+/** A body's text, or undefined (the rest dropped) once it passes `maxBytes`. */
+async function boundedText(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number) {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += chunk.length;
+    if (length > maxBytes) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A Prometheus API answer read (pure): its data, or the error it names (never its credentials: it has none). */
+export function answerOf(status: number, text: string, maxSeries: number): QueryAnswer {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { error: `the monitoring backend answered ${status} without a Prometheus API body` };
+  }
+  if (body?.status !== 'success' || typeof body?.data?.resultType !== 'string') {
+    const why = typeof body?.error === 'string' ? body.error.slice(0, 500) : `status ${status}`;
+    return { error: `${typeof body?.errorType === 'string' ? `${body.errorType}: ` : ''}${why}` };
+  }
+  const result = Array.isArray(body.data.result) ? body.data.result : [];
+  if (result.length > maxSeries)
+    return { error: `too many series (${result.length}; at most ${maxSeries}): name fewer resources` };
+  return { data: { resultType: body.data.resultType, result } };
+}

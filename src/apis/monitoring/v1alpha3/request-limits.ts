@@ -1,0 +1,33 @@
+import { TooManyRequestsError } from '../../../server/errors.js';
+import { InFlightCounts } from '../../../server/in-flight-counts.js';
+
+/** A user's monitoring requests in flight at once: a console page sends a handful; more are refused (SPEC §19). */
+export const MAX_REQUESTS_PER_USER = 4;
+const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * How many monitoring requests of one user run at once. Each may hold upstream queries (a `.*` filter is dozens), so
+ * one user cannot fill the replica's upstream queue; beyond the limit a request is refused at once (429 with
+ * Retry-After), never queued.
+ */
+export class MonitoringRequestLimits {
+  private readonly running = new InFlightCounts();
+
+  constructor(private readonly perUser = MAX_REQUESTS_PER_USER) {}
+
+  /** Takes a place for `user`'s request, or throws TooManyRequestsError; `release` gives it back (once). */
+  admit(user: string): () => void {
+    if (this.running.of(user) >= this.perUser)
+      throw new TooManyRequestsError(
+        `too many monitoring requests of this user at once (at most ${this.perUser}); try again when one has finished`,
+        RETRY_AFTER_SECONDS,
+      );
+    this.running.add(user);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running.remove(user);
+    };
+  }
+}

@@ -1,0 +1,248 @@
+import { Router } from 'express';
+import type { Authorizer, UserInfo } from '../../../auth/identity.js';
+import type { WatchedNamespaces } from '../../../kube/namespace-cache.js';
+import { mountOperation, type OperationDefinition } from '../../../openapi/operation.js';
+import { parseQuery } from '../../../openapi/query-parameters.js';
+import { ServiceUnavailableError } from '../../../server/errors.js';
+import { requireRight, withCaller } from '../../caller.js';
+import { workspaceRoles } from '../../iam/v1alpha2/scoped-roles.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
+import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
+import { TenantMemberships } from '../../tenant/memberships.js';
+import { NAMED_METRICS } from './catalogue.js';
+import { queryOf } from './expand.js';
+import * as op from './operations.js';
+import { MonitoringRequestLimits } from './request-limits.js';
+import type { MonitoringBackendSettings, PrometheusBackend } from './prometheus.js';
+import { metricsQueryOf, type MetricsQuery, type Timing } from './request.js';
+import { IDENTIFIER, metricValue, sortAndPage, type MetricResult, type MetricsAnswer } from './results.js';
+import { accessOf, planOf, type PodPair, type Target } from './targets.js';
+
+export interface MonitoringRouteDeps {
+  authorizer: Authorizer;
+  namespaces: Pick<WatchedNamespaces, 'synced' | 'get' | 'list'>;
+  listing: ResourceListing;
+  /** The backend the ClusterConfiguration names now; undefined when none (every metric answered empty). */
+  backend: () => MonitoringBackendSettings | undefined;
+  prometheus: PrometheusBackend;
+  /** Requests of one user in flight at once (429 beyond); MAX_REQUESTS_PER_USER when absent. */
+  limits?: MonitoringRequestLimits;
+  /** Upstream queries one request has in flight at once; default MAX_QUERIES_PER_REQUEST. */
+  maxQueriesPerRequest?: number;
+  now?: () => number;
+}
+
+export const MAX_QUERIES_PER_REQUEST = 8;
+
+const kind = (resource: string) => KINDS_BY_RESOURCE.get(resource) as KindDefinition;
+
+/**
+ * `monitoring.kapi.io/v1alpha3` (SPEC §19): each route reads its target from the path, asks the cluster's RBAC for
+ * the right on `monitoring.kapi.io` it needs, reads its parameters, and answers KubeSphere's named metrics of the
+ * target's level from the monitoring backend, each through templates filled from validated names only (targets.ts).
+ */
+export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
+  const router = Router();
+  const now = deps.now ?? Date.now;
+  const memberships = new TenantMemberships(deps.listing);
+  const limits = deps.limits ?? new MonitoringRequestLimits();
+  const perRequest = deps.maxQueriesPerRequest ?? MAX_QUERIES_PER_REQUEST;
+
+  /** The namespaces of a workspace, as kapi's watch has them, that the caller may see. */
+  const workspaceNamespaces = async (caller: UserInfo, workspace: string): Promise<string[]> => {
+    requireSynced();
+    const all = deps.namespaces
+      .list()
+      .filter((ns) => ns.workspace === workspace)
+      .map((ns) => ns.name)
+      .sort();
+    return (await memberships.visibleProjects(deps.authorizer, caller, workspace, all)).names;
+  };
+
+  const requireSynced = () => {
+    if (!deps.namespaces.synced)
+      throw new ServiceUnavailableError('the namespaces are not known yet (the cache has not synced); try again');
+  };
+
+  /** Mounts a route whose target comes from its path parameters. */
+  const serve = (operation: OperationDefinition, targetOf: (params: Record<string, string>) => Target) =>
+    mountOperation(
+      router,
+      '',
+      operation,
+      withCaller(async (caller, req, res) => {
+        const params = operation.pathParameters
+          ? (parseQuery(operation.pathParameters, req.params as Record<string, unknown>) as Record<string, string>)
+          : {};
+        const target = targetOf(params);
+        await requireRight(deps.authorizer, caller, accessOf(target));
+        const query = metricsQueryOf(
+          parseQuery(op.MetricsQuerySchema, req.query as Record<string, unknown>),
+          Math.floor(now() / 1000),
+        );
+        // held until the answer is worked out, even for a client gone: its upstream queries still run
+        const release = limits.admit(caller.username);
+        try {
+          res.json(await answer(caller, target, query));
+        } finally {
+          release();
+        }
+      }),
+    );
+
+  const answer = async (caller: UserInfo, target: Target, query: MetricsQuery): Promise<MetricsAnswer> => {
+    if (target.kind === 'workspace' && query.type === 'statistics')
+      return workspaceStatistics(caller, target.workspace);
+    const workspaceScoped = target.kind === 'workspace' || target.kind === 'workspace-namespaces';
+    const plan = planOf(target, {
+      filter: query.filter,
+      ...(query.pairs && { pairs: query.pairs }),
+      ...(workspaceScoped && { workspaceNamespaces: await workspaceNamespaces(caller, target.workspace) }),
+    });
+    const metrics = NAMED_METRICS[plan.level].filter((metric) => query.wants(metric));
+    let timing: Timing | undefined = query.timing;
+    if (plan.clampNamespace !== undefined) timing = clamped(timing, createdAt(plan.clampNamespace));
+    const settings = deps.backend();
+    // nothing to ask: no backend, a namespace not there yet at those times, a workspace with no project to show
+    if (!settings || !timing || (plan.scope && plan.scope.length === 0))
+      return { results: metrics.map((metric) => empty(metric, query.timing)) };
+    const asked = timing;
+    const results = await inBatches(metrics, perRequest, async (metric): Promise<MetricResult> => {
+      const outcome = await deps.prometheus.query(settings, queryOf(metric, plan.slotsFor(metric)), asked);
+      if ('error' in outcome) return { metric_name: metric, error: outcome.error };
+      const series = query.pairs ? outcome.data.result.filter(inPairs(query.pairs)) : outcome.data.result;
+      return { metric_name: metric, data: { resultType: outcome.data.resultType, result: series.map(metricValue) } };
+    });
+    const answered: MetricsAnswer = { results };
+    return query.sorting ? sortAndPage(answered, query.sorting, IDENTIFIER[plan.level]) : answered;
+  };
+
+  /** Unix seconds a namespace was made at; one kapi has not seen (yet) counts as made now. */
+  const createdAt = (namespace: string): number => {
+    requireSynced();
+    return deps.namespaces.get(namespace)?.createdAt ?? Math.floor(now() / 1000);
+  };
+
+  const workspaceStatistics = async (caller: UserInfo, workspace: string): Promise<MetricsAnswer> => {
+    const at = Math.floor(now() / 1000);
+    const template = await memberships.workspace(workspace);
+    const projects = await workspaceNamespaces(caller, workspace);
+    const members = template ? (await memberships.membersOf(workspace)).size : 0;
+    const roles = template ? workspaceRoles(workspace, template.metadata?.creationTimestamp).length : 0;
+    return {
+      results: [
+        count('workspace_namespace_count', template ? projects.length : 0, at),
+        count('workspace_devops_project_count', 0, at),
+        count('workspace_member_count', members, at),
+        count('workspace_role_count', roles, at),
+      ],
+    };
+  };
+
+  mountOperation(
+    router,
+    '',
+    op.getPlatformMetrics,
+    withCaller(async (caller, _req, res) => {
+      await requireRight(deps.authorizer, caller, accessOf({ kind: 'cluster' }));
+      const at = Math.floor(now() / 1000);
+      // KubeSphere counts Cluster objects, 1 when there are none: kapi manages the one cluster it runs in
+      res.json({
+        results: [
+          count('kubesphere_cluser_count', 1, at),
+          count('kubesphere_workspace_count', await deps.listing.cachedCount(kind('workspacetemplates')), at),
+          count('kubesphere_user_count', await deps.listing.cachedCount(kind('users')), at),
+        ],
+      });
+    }),
+  );
+  serve(op.getClusterMetrics, () => ({ kind: 'cluster' }));
+  serve(op.listNodeMetrics, () => ({ kind: 'nodes' }));
+  serve(op.getNodeMetrics, (p) => ({ kind: 'nodes', node: p.node as string }));
+  serve(op.listNodePodMetrics, (p) => ({ kind: 'node-pods', node: p.node as string }));
+  serve(op.getNodePodMetrics, (p) => ({ kind: 'node-pods', node: p.node as string, pod: p.pod as string }));
+  serve(op.listWorkspaceMetrics, () => ({ kind: 'workspaces' }));
+  serve(op.getWorkspaceMetrics, (p) => ({ kind: 'workspace', workspace: p.workspace as string }));
+  serve(op.listWorkspaceNamespaceMetrics, (p) => ({ kind: 'workspace-namespaces', workspace: p.workspace as string }));
+  serve(op.listNamespaceMetrics, () => ({ kind: 'namespaces' }));
+  serve(op.getNamespaceMetrics, (p) => ({ kind: 'namespace', namespace: p.namespace as string }));
+  serve(op.listWorkloadMetrics, (p) => ({ kind: 'workloads', namespace: p.namespace as string }));
+  serve(op.listWorkloadKindMetrics, (p) => ({
+    kind: 'workloads',
+    namespace: p.namespace as string,
+    workloadKind: p.kind as 'deployment',
+  }));
+  serve(op.listWorkloadPodMetrics, (p) => ({
+    kind: 'workload-pods',
+    namespace: p.namespace as string,
+    workloadKind: p.kind as 'deployment',
+    workload: p.workload as string,
+  }));
+  serve(op.listPodMetrics, () => ({ kind: 'pods' }));
+  serve(op.listNamespacePodMetrics, (p) => ({ kind: 'namespace-pods', namespace: p.namespace as string }));
+  serve(op.getPodMetrics, (p) => ({ kind: 'namespace-pods', namespace: p.namespace as string, pod: p.pod as string }));
+  serve(op.listContainerMetrics, (p) => ({
+    kind: 'containers',
+    namespace: p.namespace as string,
+    pod: p.pod as string,
+  }));
+  serve(op.getContainerMetrics, (p) => ({
+    kind: 'containers',
+    namespace: p.namespace as string,
+    pod: p.pod as string,
+    container: p.container as string,
+  }));
+  serve(op.listClaimMetrics, (p) => ({ kind: 'pvcs', namespace: p.namespace as string }));
+  serve(op.getClaimMetrics, (p) => ({ kind: 'pvcs', namespace: p.namespace as string, pvc: p.claim as string }));
+  serve(op.listStorageClassClaimMetrics, (p) => ({
+    kind: 'storageclass-pvcs',
+    storageClass: p.storageclass as string,
+  }));
+  serve(op.getComponentMetrics, (p) => ({ kind: 'component', component: p.component as 'etcd' }));
+  return router;
+}
+
+/**
+ * The times a query of a namespace made at `created` may ask (KubeSphere's clamp): none when they all come before
+ * it; a range starting before it starts at its first step after.
+ */
+export function clamped(timing: Timing, created: number): Timing | undefined {
+  if ('instant' in timing) return timing.instant < created ? undefined : timing;
+  if (timing.end < created) return undefined;
+  if (timing.start >= created) return timing;
+  return { ...timing, start: timing.start + Math.ceil((created - timing.start) / timing.step) * timing.step };
+}
+
+/** A metric with no series (KubeSphere answers so when there is nothing to ask). */
+function empty(metric: string, timing: Timing): MetricResult {
+  return { metric_name: metric, data: { resultType: 'instant' in timing ? 'vector' : 'matrix', result: [] } };
+}
+
+/** A count kapi knows itself, as KubeSphere answers one: a vector of one sample, now. */
+function count(metric: string, value: number, at: number): MetricResult {
+  return { metric_name: metric, data: { resultType: 'vector', result: [metricValue({ value: [at, String(value)] })] } };
+}
+
+/** Whether a series is of one of the pairs asked for (a pair without a namespace: any). */
+function inPairs(pairs: readonly PodPair[]) {
+  return (series: { metric?: Record<string, string> }) =>
+    pairs.some(
+      (pair) =>
+        series.metric?.pod === pair.pod &&
+        (pair.namespace === undefined || series.metric?.namespace === pair.namespace),
+    );
+}
+
+/** `work` for each item, at most `limit` at once, the answers in the items' order. */
+async function inBatches<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await work(items[at] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
