@@ -317,9 +317,14 @@ describe('aggregated ClusterRoles, as kube’s aggregation controller fills them
   });
   const index = RbacIndex.compile({
     clusterRoles: [
-      { metadata: { name: 'view' }, aggregationRule: aggregate('view'), rules: [] },
+      // view carries the label that aggregates it into edit, as the bootstrap roles do
       {
-        metadata: { name: 'edit', labels: {} },
+        metadata: { name: 'view', labels: { [`${RBAC_GROUP}/aggregate-to-edit`]: 'true' } },
+        aggregationRule: aggregate('view'),
+        rules: [],
+      },
+      {
+        metadata: { name: 'edit' },
         aggregationRule: aggregate('edit'),
         rules: [{ verbs: ['create'], apiGroups: [''], resources: ['pods'] }],
       },
@@ -331,12 +336,7 @@ describe('aggregated ClusterRoles, as kube’s aggregation controller fills them
         metadata: { name: 'unlabelled' },
         rules: [{ verbs: ['get'], apiGroups: ['secret.example'], resources: ['*'] }],
       },
-    ].map((role) =>
-      // view carries the label that aggregates it into edit, as the bootstrap roles do
-      role.metadata.name === 'view'
-        ? { ...role, metadata: { ...role.metadata, labels: { [`${RBAC_GROUP}/aggregate-to-edit`]: 'true' } } }
-        : role,
-    ),
+    ],
     roles: [],
     clusterRoleBindings: [],
     roleBindings: [
