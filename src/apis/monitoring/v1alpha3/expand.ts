@@ -38,7 +38,7 @@ function matchersOf(inside: string): string[] {
 
 /**
  * A template with its slots filled (pure): inside each selector's braces, a slot token stands for its matchers, and
- * the matchers are joined by commas, empty ones dropped. Braces not following a name (a regex's `{1,10}` inside a
+ * the matchers are joined by commas, empty and repeated ones dropped. Braces not following a name (a regex's `{1,10}` inside a
  * quoted value is a value's) are left alone, as is anything outside braces.
  */
 export function expandTemplate(template: string, slots: Slots): string {
@@ -56,7 +56,8 @@ export function expandTemplate(template: string, slots: Slots): string {
       const parts = matchersOf(template.slice(i + 1, end)).flatMap((part) =>
         part === '$1' || part === '$2' || part === '$S' ? [...slots[part]] : part === '' ? [] : [part],
       );
-      out += `{${parts.join(', ')}}`;
+      // a slot may repeat a matcher another holds (a pod's namespace is also the route's scope): written once
+      out += `{${[...new Set(parts)].join(', ')}}`;
       i = end + 1;
     } else {
       out += char;
