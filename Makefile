@@ -43,14 +43,15 @@ $(HELM) $(KUBECTL) &:
 	scripts/fetch-tools.sh $(TOOLS_DIR)
 
 # Debian binaries the suites run for real: headless Chromium (the API documents page), Prometheus (a real scrape of
-# kapi), promtool (the alert-rule unit tests) and OpenLDAP's slapd with ldap-utils (the directory logins). Installed
+# kapi, the monitoring API's backend), promtool (the alert and recording rules' unit tests), the node exporter (a
+# real node's series for the monitoring API) and OpenLDAP's slapd with ldap-utils (the directory logins). Installed
 # only when missing; none of their services is left running or enabled (scripts/system-deps.sh).
-SYSTEM_BINARIES := chromium prometheus promtool slapd ldapsearch
-SYSTEM_PACKAGES := chromium prometheus slapd ldap-utils
-SYSTEM_SERVICES := prometheus slapd
+SYSTEM_BINARIES := chromium prometheus promtool prometheus-node-exporter slapd ldapsearch
+SYSTEM_PACKAGES := chromium prometheus prometheus-node-exporter slapd ldap-utils
+SYSTEM_SERVICES := prometheus prometheus-node-exporter slapd
 
 .PHONY: system-deps
-system-deps: ## apt-get install chromium, prometheus (+promtool), slapd and ldap-utils when missing (CI runs it before make test)
+system-deps: ## apt-get install chromium, prometheus (+promtool), prometheus-node-exporter, slapd and ldap-utils when missing (CI runs it before make test)
 	scripts/system-deps.sh "$(SYSTEM_BINARIES)" "$(SYSTEM_PACKAGES)" "$(SYSTEM_SERVICES)"
 
 # --- build and run --------------------------------------------------------------------------------------------

@@ -486,13 +486,60 @@ export async function ensureCrds(admin: KubeClient): Promise<void> {
   }
 }
 
-/** The chart's built-in platform roles and system-workspace (the sandbox seeds them itself), created when missing. */
+/**
+ * The chart's built-in platform roles, system-workspace and kapi:monitoring-view (the sandbox seeds them itself),
+ * created when missing; then the aggregated ClusterRoles filled in, as a cluster's controller-manager would.
+ */
 export async function ensurePlatformObjects(admin: KubeClient): Promise<void> {
   const file = platformFileBeside(join(process.cwd(), 'crds'));
   for (const object of readPlatformObjects(file)) {
     const [group, version] = object.apiVersion.split('/') as [string, string];
     const resource = `${object.kind.toLowerCase()}s`;
     await createUnlessExists(admin, `/apis/${group}/${version}/${resource}`, object);
+  }
+  await aggregateClusterRoles(admin);
+}
+
+/**
+ * kube-controller-manager's ClusterRole aggregation, for a bare kube-apiserver that has none: each ClusterRole with an
+ * aggregationRule gets the rules of the ClusterRoles its selectors pick (matchLabels), through chains (view into edit
+ * into admin), written only when they differ. Where a controller-manager runs, it writes the same.
+ */
+export async function aggregateClusterRoles(admin: KubeClient): Promise<void> {
+  type Role = {
+    metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
+    aggregationRule?: { clusterRoleSelectors?: { matchLabels?: Record<string, string> }[] };
+    rules?: unknown[] | null;
+  };
+  const path = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+  for (let pass = 0; pass < 3; pass++) {
+    const roles = (await admin.request<{ items: Role[] }>({ path })).items;
+    let changed = false;
+    for (const role of roles) {
+      const selectors = role.aggregationRule?.clusterRoleSelectors ?? [];
+      if (selectors.length === 0) continue;
+      const picked = roles.filter(
+        (other) =>
+          other.metadata.name !== role.metadata.name &&
+          selectors.some((selector) => {
+            const wanted = Object.entries(selector.matchLabels ?? {});
+            return wanted.length > 0 && wanted.every(([key, value]) => other.metadata.labels?.[key] === value);
+          }),
+      );
+      const rules: unknown[] = [];
+      for (const rule of picked.flatMap((other) => other.rules ?? []))
+        if (!rules.some((known) => JSON.stringify(known) === JSON.stringify(rule))) rules.push(rule);
+      if (JSON.stringify(rules) === JSON.stringify(role.rules ?? [])) continue;
+      try {
+        await admin.request({ method: 'PUT', path: `${path}/${role.metadata.name}`, body: { ...role, rules } });
+        changed = true;
+      } catch (error) {
+        // another suite aggregated it meanwhile: the next pass reads it again
+        if (!(error instanceof KubeApiError && error.code === 409)) throw error;
+        changed = true;
+      }
+    }
+    if (!changed) return;
   }
 }
 
