@@ -4,8 +4,8 @@ import { base, onlyMetadataFields, record, text, writable, type Obj } from './ty
 
 /**
  * networking.k8s.io/v1 (Ingress, NetworkPolicy), storage.k8s.io/v1 (StorageClass), and core v1
- * PersistentVolumeClaim, PersistentVolume, ResourceQuota and Event, with the defaults, initial status and validation a client sees
- * on a fresh kube-apiserver (checked against 1.32 and 1.26). The storage-protection finalizers kube's admission adds
+ * PersistentVolumeClaim, PersistentVolume, ResourceQuota, LimitRange and Event, with the defaults, initial status and
+ * validation a client sees on a fresh kube-apiserver (checked against 1.32 and 1.26). The storage-protection finalizers kube's admission adds
  * to claims and volumes are left out: no controller here would ever remove them (src/sandbox/README.md).
  */
 const NETWORKING = 'networking.k8s.io';
@@ -254,6 +254,14 @@ export function clusterTypes(): ResourceType[] {
       subresources: ['status'],
       unsupportedField: onlyMetadataFields,
       strategy: quotaStrategy,
+    }),
+    base({
+      resource: 'limitranges',
+      singular: 'limitrange',
+      kind: 'LimitRange',
+      namespaced: true,
+      shortNames: ['limits'],
+      unsupportedField: onlyMetadataFields,
     }),
     base({
       resource: 'events',

@@ -74,6 +74,7 @@ function requestInfoOf(deps: RouterDeps, req: IncomingMessage, url: URL): Reques
 
 function auditor(deps: RouterDeps, info: RequestInfo, path: string, auditId: string) {
   const state: { identity: Identity } = { identity: { user: ANONYMOUS } };
+  const started = performance.now();
   const record = (code: number): void => {
     const { user, impersonatedBy } = state.identity;
     deps.audit.record({
@@ -86,7 +87,7 @@ function auditor(deps: RouterDeps, info: RequestInfo, path: string, auditId: str
       path,
       code,
     });
-    deps.requestMetrics.count(info, code);
+    deps.requestMetrics.count(info, code, (performance.now() - started) / 1000);
   };
   return { state, record };
 }

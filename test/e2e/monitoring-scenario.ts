@@ -70,7 +70,7 @@ export async function kapiGet(e2e: E2E, token: string, path: string): Promise<{ 
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function kapiSend(e2e: E2E, token: string, method: string, path: string, body: unknown) {
+export async function kapiSend(e2e: E2E, token: string, method: string, path: string, body: unknown) {
   const res = await fetch(`${e2e.kapiUrl}${path}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },

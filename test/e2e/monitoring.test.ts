@@ -195,6 +195,7 @@ describe('the cluster’s pages, as the platform admin', () => {
   it('when the control plane is read, then kube-apiserver’s own request rate (and, on a kit, its etcd)', async () => {
     const apiserver = results((await kapiGet(e2e, scenario.rootToken, `${MONITORING}/components/apiserver`)).body);
     expect(valueOf(apiserver.get('apiserver_request_rate'))).toBeGreaterThan(0);
+    expect(valueOf(apiserver.get('apiserver_request_latencies'))).toBeGreaterThan(0);
     if (process.env.E2E_ETCD_METRICS_URL) {
       const etcd = results((await kapiGet(e2e, scenario.rootToken, `${MONITORING}/components/etcd`)).body);
       expect(valueOf(etcd.get('etcd_server_total'))).toBe(1);

@@ -57,3 +57,18 @@ describe('RequestMetrics (apiserver_request_total)', () => {
     );
   });
 });
+
+describe('RequestMetrics (apiserver_request_duration_seconds)', () => {
+  test('when requests are answered, then their time is summed per verb and resource, whatever the code', () => {
+    const metrics = new RequestMetrics();
+    metrics.count(info('get', { namespace: 'demo', name: 'p' }), 200, 0.25);
+    metrics.count(info('get', { namespace: 'demo', name: 'p' }), 404, 0.5);
+    const labels =
+      'verb="GET",group="",version="v1",resource="pods",subresource="",scope="resource",component="apiserver"';
+    const text = metrics.text();
+    expect(text).toContain('# TYPE apiserver_request_duration_seconds histogram\n');
+    expect(text).toContain(`apiserver_request_duration_seconds_bucket{${labels},le="+Inf"} 2\n`);
+    expect(text).toContain(`apiserver_request_duration_seconds_sum{${labels}} 0.75\n`);
+    expect(text).toContain(`apiserver_request_duration_seconds_count{${labels}} 2\n`);
+  });
+});

@@ -115,7 +115,11 @@ export const TEMPLATES: Readonly<Record<string, string>> = {
   namespace_secret_count: namespaceCount('kube_secret_info'),
   namespace_configmap_count: namespaceCount('kube_configmap_info'),
   namespace_ingresses_extensions_count: namespaceCount('kube_ingress_labels'),
-  // workload (`$2` the namespace and the workloads of the kind)
+  // workload (`$1` the namespace and the workloads, `Kind:name`; `$2` the namespace and the workloads of the kind)
+  workload_cpu_usage: T`round(namespace:workload_cpu_usage:sum{$1}, 0.001)`,
+  workload_memory_usage_wo_cache: T`namespace:workload_memory_usage_wo_cache:sum{$1}`,
+  workload_net_bytes_transmitted: T`namespace:workload_net_bytes_transmitted:sum_irate{$1}`,
+  workload_net_bytes_received: T`namespace:workload_net_bytes_received:sum_irate{$1}`,
   workload_deployment_replica: replicas('kube_deployment_spec_replicas', 'Deployment', 'deployment'),
   workload_deployment_replica_available: replicas(
     'kube_deployment_status_replicas_available',
@@ -224,6 +228,10 @@ const KUBESPHERE_ORDER: Record<Level, readonly string[]> = {
     'namespace_ingresses_extensions_count',
   ],
   workload: [
+    'workload_cpu_usage',
+    'workload_memory_usage_wo_cache',
+    'workload_net_bytes_transmitted',
+    'workload_net_bytes_received',
     'workload_deployment_replica',
     'workload_deployment_replica_available',
     'workload_statefulset_replica',

@@ -108,12 +108,13 @@ export function planOf(target: Target, input: PlanInput): Plan {
       };
     case 'workloads': {
       const ns = equals('namespace', target.namespace);
+      const workloads = workloadMatcher(target.workloadKind, filter);
       return {
         level: 'workload',
         // the kind selector is the route's kind, else the metric's own (KubeSphere: a route's kind empties the others)
         slotsFor: (metric) => {
           const kind = target.workloadKind ?? WORKLOAD_KINDS.find((k) => metric.includes(k)) ?? 'deployment';
-          return slots([], [ns, notEquals(kind, ''), ...nameMatcher(kind, filter)]);
+          return slots([ns, ...workloads], [ns, notEquals(kind, ''), ...nameMatcher(kind, filter)]);
         },
         scope: [target.namespace],
         clampNamespace: target.namespace,
@@ -183,6 +184,17 @@ export function planOf(target: Target, input: PlanInput): Plan {
           slots([equals('storageclass', target.storageClass), ...nameMatcher('persistentvolumeclaim', filter)]),
       };
   }
+}
+
+/**
+ * The `workload` label of the recorded workload series (`Deployment:web`) for a route's kind and names: KubeSphere's
+ * `workload=~"<Kind>:(<names>)"`, with the kind `.*` when the route names none.
+ */
+function workloadMatcher(kind: WorkloadKind | undefined, filter: Names): string[] {
+  const label = kind && { deployment: 'Deployment', statefulset: 'StatefulSet', daemonset: 'DaemonSet' }[kind];
+  if (!label && 'all' in filter) return [];
+  const names = 'all' in filter ? '.*' : `(?:${filter.names.map(quoteMeta).join('|')})`;
+  return [matchesOwn('workload', `^${label ?? '[^:]+'}:${names}$`)];
 }
 
 /** `namespace=~…, pod=~…` for `namespaced_resources_filter`'s pairs (each name quoted; KubeSphere's split kept). */

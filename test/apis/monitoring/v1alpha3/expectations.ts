@@ -178,7 +178,58 @@ export const EXPECTATIONS: Expectation[] = [
     ],
     ws1Input,
   ),
-  // workloads
+  // workloads: web's two pods (0.25 + 0.5 cores, 256 + 128 MiB), db's one
+  e('workload_cpu_usage', { kind: 'workloads', namespace: 'a' }, [
+    [{ namespace: 'a', workload: 'Deployment:web', owner_kind: 'Deployment' }, 0.75],
+    [{ namespace: 'a', workload: 'StatefulSet:db', owner_kind: 'StatefulSet' }, 0.1],
+  ]),
+  e(
+    'workload_cpu_usage',
+    { kind: 'workloads', namespace: 'a', workloadKind: 'deployment' },
+    [[{ namespace: 'a', workload: 'Deployment:web', owner_kind: 'Deployment' }, 0.75]],
+    { filter: namesOf('resources_filter', 'web$') },
+  ),
+  e('workload_cpu_usage', { kind: 'workloads', namespace: 'a', workloadKind: 'statefulset' }, [
+    [{ namespace: 'a', workload: 'StatefulSet:db', owner_kind: 'StatefulSet' }, 0.1],
+  ]),
+  e('workload_memory_usage_wo_cache', { kind: 'workloads', namespace: 'a' }, [
+    [
+      named('namespace:workload_memory_usage_wo_cache:sum', {
+        namespace: 'a',
+        workload: 'Deployment:web',
+        owner_kind: 'Deployment',
+      }),
+      384 * MiB,
+    ],
+    [
+      named('namespace:workload_memory_usage_wo_cache:sum', {
+        namespace: 'a',
+        workload: 'StatefulSet:db',
+        owner_kind: 'StatefulSet',
+      }),
+      512 * MiB,
+    ],
+  ]),
+  e('workload_net_bytes_transmitted', { kind: 'workloads', namespace: 'a' }, [
+    [
+      named('namespace:workload_net_bytes_transmitted:sum_irate', {
+        namespace: 'a',
+        workload: 'Deployment:web',
+        owner_kind: 'Deployment',
+      }),
+      100,
+    ],
+  ]),
+  e('workload_net_bytes_received', { kind: 'workloads', namespace: 'a' }, [
+    [
+      named('namespace:workload_net_bytes_received:sum_irate', {
+        namespace: 'a',
+        workload: 'Deployment:web',
+        owner_kind: 'Deployment',
+      }),
+      200,
+    ],
+  ]),
   e('workload_deployment_replica', { kind: 'workloads', namespace: 'a' }, [[wl('a', 'Deployment', 'web'), 2]]),
   e('workload_deployment_replica_available', { kind: 'workloads', namespace: 'a' }, [
     [wl('a', 'Deployment', 'web'), 2],

@@ -1,0 +1,248 @@
+/**
+ * The console's charts (SPEC §19 through §16): the real console (../shared/console) on kapi, with kapi's monitoring
+ * backend the run's live Prometheus (monitoring-scenario.ts), on the sandbox and real kube-apiservers. Signed in as the
+ * platform admin, the cluster overview's rings and top nodes, the node list's metric columns, a node's Monitoring
+ * tab, the workspace and project overviews, a deployment's, a pod's and a container's charts show the scenario's
+ * values with no error notice; a project viewer sees its project's and is refused another project's, the nodes' and
+ * the cluster's. A machine without the console skips the suite, saying so.
+ */
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { startChromium, type Chromium } from './chromium.js';
+import {
+  findConsole,
+  keepNotices,
+  noticesOf,
+  recordFailures,
+  signIn,
+  startConsole,
+  textWith,
+  type RunningConsole,
+} from './console-session.js';
+import { deleteIgnoringMissing, kubeAllows, startE2E, waitFor, type E2E } from './harness.js';
+import {
+  kapiGet,
+  kapiSend,
+  MONITORING,
+  startMonitoringScenario,
+  type MonitoringScenario,
+} from './monitoring-scenario.js';
+import { adminClusterMembership } from '../../src/sandbox/platform-objects.js';
+import { assertTarget } from './target.js';
+
+const CONSOLE_DIR = findConsole();
+const describeWithConsole = CONSOLE_DIR
+  ? describe
+  : (name: string, fn: () => void) =>
+      describe.skip(`${name} [skipped: no console at KAPI_CONSOLE_DIR, ../shared/console or /work/shared/console]`, fn);
+
+const PASSWORD = 'e2e-Charts-Passw0rd';
+let e2e: E2E;
+let scenario: MonitoringScenario;
+let console_: RunningConsole | undefined;
+let chromium: Chromium;
+let page: Page;
+const cleanup: string[] = [];
+/** kapi's error answers and the console's error notices on the admin's pages (none is allowed). */
+const failures: string[] = [];
+/** The monitoring answers the admin's pages got, by path and query. */
+const monitoring: { url: string; body: { results: { metric_name: string; data?: { result: unknown[] } }[] } }[] = [];
+
+async function open(path: string, ...texts: (string | RegExp)[]): Promise<string> {
+  await page.goto(`${console_!.url}${path}`);
+  await page.waitForLoadState('networkidle');
+  return textWith(page, ...texts);
+}
+
+/** What a page's charts were drawn from: every metric it asked for, with its series (none failed, none empty). */
+function chartsOf(pathPart: string): Map<string, number> {
+  const answers = monitoring.filter((m) => m.url.includes(pathPart));
+  expect(answers.length).toBeGreaterThan(0);
+  const series = new Map<string, number>();
+  for (const answer of answers)
+    for (const result of answer.body.results) series.set(result.metric_name, result.data?.result.length ?? -1);
+  return series;
+}
+
+async function expectNoFailure(): Promise<void> {
+  failures.push(...(await noticesOf(page)).map((notice) => `notice: ${notice}`));
+  expect(failures).toEqual([]);
+}
+
+describeWithConsole('the console’s charts on kapi over a live Prometheus', () => {
+  beforeAll(async () => {
+    e2e = await startE2E();
+    assertTarget(e2e.target);
+    scenario = await startMonitoringScenario(e2e, PASSWORD);
+    // the admin as the chart makes its admin: platform-admin, and cluster-admin as a cluster member
+    const membership = adminClusterMembership(scenario.root);
+    await e2e.admin.request({
+      method: 'POST',
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      body: membership,
+    });
+    cleanup.push(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${membership.metadata.name}`);
+    console_ = await startConsole(CONSOLE_DIR as string, e2e.kapiUrl);
+    chromium = await startChromium();
+    await keepNotices(chromium.context);
+    page = await chromium.context.newPage();
+    recordFailures(page, failures);
+    page.on('response', (response) => {
+      const url = new URL(response.url());
+      if (!url.pathname.startsWith(MONITORING) || response.status() !== 200) return;
+      response.json().then(
+        (body) => monitoring.push({ url: `${url.pathname}${url.search}`, body }),
+        () => undefined,
+      );
+    });
+    await signIn(page, console_.url, scenario.root, PASSWORD);
+  }, 300_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    console_?.stop();
+    for (const path of cleanup) await deleteIgnoringMissing(e2e.admin, path).catch(() => undefined);
+    await scenario?.stop();
+    await e2e?.stop();
+  });
+
+  afterEach(async () => {
+    const name =
+      expect
+        .getState()
+        .currentTestName?.replace(/[^a-z0-9]+/gi, '-')
+        .slice(-80) ?? 'case';
+    await page
+      ?.screenshot({ path: join('.cache', 'screenshots', `charts-${e2e?.target}-${name}.png`), fullPage: true })
+      .catch(() => undefined);
+  });
+
+  it('then the cluster overview’s rings show this machine’s CPUs and the scenario’s pods, and its top node', async () => {
+    await open(
+      '/clusters/default/overview',
+      new RegExp(`${cpus().length} ?cores ?Total`),
+      /Pod ?4 ?Used ?110 ?Total/,
+      'Top 5 for Resource Usage',
+      scenario.node,
+      'requests/s',
+    );
+    expect(chartsOf('/cluster?').get('cluster_cpu_total')).toBe(1);
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then the node list’s metric columns show the node’s CPUs and pods', async () => {
+    await open('/clusters/default/nodes', 'CPU Usage', 'Memory Usage', 'Pods');
+    const box = page.locator('input[placeholder^="Search"]').first();
+    await box.click();
+    await box.fill(scenario.node);
+    await box.press('Enter');
+    await textWith(page, scenario.node, '4/110', new RegExp(`/${cpus().length} cores`));
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then a node’s Monitoring tab draws each of its charts from the node’s series', async () => {
+    await open(
+      `/clusters/default/nodes/${scenario.node}/monitors`,
+      'CPU Usage (%)',
+      'Average CPU Load',
+      'Memory Usage (%)',
+    );
+    const series = chartsOf(`resources_filter=${scenario.node}%24&metrics_filter=node_cpu_utilisation%7Cnode_load1`);
+    for (const metric of [
+      'node_cpu_utilisation',
+      'node_load1',
+      'node_memory_utilisation',
+      'node_disk_size_utilisation',
+    ])
+      expect({ metric, series: series.get(metric) }).toEqual({ metric, series: 1 });
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then the workspace overview shows its projects’ CPU, memory and pods', async () => {
+    await open(`/workspaces/${scenario.workspace}/overview`, '0.85 core', '896 Mi', /3 ?Pods/, /2 ?Projects/);
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then the project overview shows its pods and deployment, and web first among its busiest workloads', async () => {
+    await open(
+      `/${scenario.workspace}/clusters/default/projects/${scenario.projectA}/overview`,
+      /2 ?Pods/,
+      /1 ?Deployment/,
+      'Top 5 for Resource Usage',
+    );
+    expect(chartsOf(`/namespaces/${scenario.projectA}/workloads?type=rank`).get('workload_cpu_usage')).toBe(1);
+    await textWith(page, /web ?Deployment ?0\.75 ?core/);
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then a deployment’s Monitoring tab charts its two pods, the busier at 0.5 cores', async () => {
+    const base = `/${scenario.workspace}/clusters/default/projects/${scenario.projectA}`;
+    // the axis ends at the tick above the busiest pod's 0.5 cores; both pods are in the legend
+    await open(
+      `${base}/deployments/web/monitors`,
+      'CPU Usage (core)',
+      'web-5d8f7c9b4d-abcde',
+      'web-5d8f7c9b4d-fghij',
+      /0\.45 ?0\.6/,
+    );
+    await expectNoFailure();
+  }, 120_000);
+
+  it('then a pod’s and its container’s charts read 0.25 cores and 256 Mi', async () => {
+    const base = `/${scenario.workspace}/clusters/default/projects/${scenario.projectA}/pods/web-5d8f7c9b4d-abcde`;
+    // ticks above 0.25 cores and 256 Mi
+    await open(`${base}/monitors`, 'CPU Usage (core)', /0\.195 ?0\.26/, /195 ?260/);
+    expect(chartsOf(`/pods/web-5d8f7c9b4d-abcde?`).get('pod_cpu_usage')).toBe(1);
+    await open(`${base}/containers/app/monitors`, 'CPU Usage (core)', /0\.195 ?0\.26/, /195 ?260/);
+    expect(chartsOf('/containers/app?').get('container_cpu_usage')).toBe(1);
+    await expectNoFailure();
+  }, 120_000);
+
+  describe('a project viewer', () => {
+    let viewerChromium: Chromium | undefined;
+    afterAll(async () => {
+      await viewerChromium?.close();
+    });
+
+    it('then sees its project’s charts, and is refused another project’s, the nodes’ and the cluster’s', async () => {
+      // a project viewer as the console makes one: a regular member of the workspace, a viewer of project A
+      const viewer = await e2e.createUser('charts-viewer', PASSWORD);
+      await waitFor(
+        async () =>
+          (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${viewer}`)).status === 200,
+      );
+      await kapiSend(
+        e2e,
+        scenario.rootToken,
+        'POST',
+        `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
+        [{ username: viewer, roleRef: `${scenario.workspace}-regular` }],
+      );
+      await kapiSend(
+        e2e,
+        scenario.rootToken,
+        'POST',
+        `/kapis/iam.kapi.io/v1alpha2/namespaces/${scenario.projectA}/members`,
+        [{ username: viewer, roleRef: 'viewer' }],
+      );
+      await waitFor(() =>
+        kubeAllows(e2e.admin, viewer, { verb: 'list', resource: 'pods', namespace: scenario.projectA }),
+      );
+      viewerChromium = await startChromium();
+      const viewerPage = await viewerChromium.context.newPage();
+      await signIn(viewerPage, console_!.url, viewer, PASSWORD);
+      await viewerPage.goto(
+        `${console_!.url}/${scenario.workspace}/clusters/default/projects/${scenario.projectA}/overview`,
+      );
+      await textWith(viewerPage, /2 ?Pods/, /1 ?Deployment/);
+      // what the console's own session gets of kapi, through its proxy, for the rest
+      const status = async (path: string) =>
+        (await viewerPage.request.get(`${console_!.url}${MONITORING}${path}`)).status();
+      expect(await status(`/namespaces/${scenario.projectA}`)).toBe(200);
+      for (const path of [`/namespaces/${scenario.projectB}`, '/nodes', `/nodes/${scenario.node}`, '/cluster'])
+        expect({ path, status: await status(path) }).toEqual({ path, status: 403 });
+    }, 180_000);
+  });
+});
