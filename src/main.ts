@@ -6,6 +6,7 @@ import { connectionFor, tokenAccess, type KubeConnection } from './kube/connecti
 import { createLogger, type Logger } from './observability/logger.js';
 import { packageRoot, packageVersion } from './apidocs/documents.js';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { SandboxDirectoryChoice } from './config/options.js';
 import type { Sandbox } from './sandbox/index.js';
 import type { SandboxDirectoryOption } from './sandbox/sandbox-directory.js';
@@ -64,6 +65,20 @@ async function main(): Promise<void> {
     connection = await connectToCluster(source, options.kubeconfig, { log: clusterLog });
   }
 
+  // the console's charts, live: a local Prometheus over the sandbox's series
+  let monitoring: { prometheusUrl: string; stop(): Promise<void> } | undefined;
+  if (options.sandboxMonitoring && sandbox) {
+    const { startSandboxMonitoring } = await import('./sandbox/monitoring/index.js');
+    monitoring = await startSandboxMonitoring({
+      sandboxUrl: sandbox.url,
+      adminToken: sandbox.adminToken,
+      rulesFile: join(packageRoot(), 'charts', 'kapi-apiserver', 'files', 'monitoring-rules.yaml'),
+      configuration: options.configuration,
+    });
+  } else if (options.sandboxMonitoring) {
+    logger.warn('--sandbox-monitoring is for the sandbox only: name a monitoring backend in the ClusterConfiguration');
+  }
+
   const server = await startKapiServer({
     options: serverOptionsFor(options, source, bindAddress),
     connection,
@@ -71,6 +86,12 @@ async function main(): Promise<void> {
     allowGeneratedSigningKey: source === 'sandbox',
   });
   announce(logger, { ...options, bindAddress }, server, connection, sandbox);
+  if (monitoring)
+    process.stdout.write(
+      `Monitoring: a local Prometheus at ${monitoring.prometheusUrl} scrapes series of the sandbox's nodes and pods ` +
+        `(a pod's usage: its annotations sandbox.kapi.io/cpu and /memory, else a share of its requests); the ` +
+        `console's charts read them through kapi.\n\n`,
+    );
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -83,6 +104,7 @@ async function main(): Promise<void> {
     });
     server
       .stop(options.shutdownGraceMs)
+      .then(() => monitoring?.stop())
       .then(() => sandbox?.stop())
       .then(() => connection.close())
       .then(

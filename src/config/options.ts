@@ -52,6 +52,8 @@ export interface Options {
   sandboxAdminPassword: string | undefined;
   /** The sandbox's LDAP identity provider: a local slapd with a demo user, or a directory at a URL; undefined: none. */
   sandboxDirectory: SandboxDirectoryChoice | undefined;
+  /** The sandbox's monitoring backend: a local Prometheus over the sandbox's series. */
+  sandboxMonitoring: boolean;
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For names the real client; empty: the socket's peer is. */
   trustedProxies: string[];
   /** The `iss` of tokens and the OpenID discovery issuer: an https URL clients reach kapi at. */
@@ -82,6 +84,8 @@ interface Spec {
   env: string;
   help: string;
   fallback: string;
+  /** A switch: the flag alone turns it on; its variable is true/false (or 1/0). */
+  switch?: true;
 }
 
 const SPECS = {
@@ -299,6 +303,13 @@ const SPECS = {
     help: 'sandbox only: an LDAP identity provider. demo: a local OpenLDAP (slapd) with a demo user and group; or ldaps://host[:port]/<users base DN> (ldap:// uses StartTLS; search as KAPI_SANDBOX_DIRECTORY_BIND_DN with KAPI_SANDBOX_DIRECTORY_BIND_PASSWORD, else anonymously; a private CA in KAPI_SANDBOX_DIRECTORY_CA_FILE)',
     fallback: '',
   },
+  sandboxMonitoring: {
+    flag: 'sandbox-monitoring',
+    env: 'KAPI_SANDBOX_MONITORING',
+    help: "sandbox only: the console's charts, live: a local Prometheus (Debian's) over series of the sandbox's nodes and pods, named in its ClusterConfiguration",
+    fallback: 'false',
+    switch: true,
+  },
   sandboxAdminPassword: {
     flag: 'sandbox-admin-password',
     env: 'KAPI_SANDBOX_ADMIN_PASSWORD',
@@ -308,6 +319,13 @@ const SPECS = {
 } satisfies Record<string, Spec>;
 
 export class OptionsError extends Error {}
+
+/** A switch's value: true or false (1 or 0) in its variable. */
+function onOff(text: string, flag: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0' || text === '') return false;
+  throw new OptionsError(`--${flag} is a switch: its variable is true or false, not "${text}"`);
+}
 
 /** `--sandbox-directory`: what the sandbox's LDAP identity provider is. */
 export type SandboxDirectoryChoice =
@@ -325,8 +343,10 @@ export type SandboxDirectoryChoice =
     };
 
 export function usage(): string {
-  const lines = Object.values(SPECS).map(
-    (s: Spec) => `  --${s.flag.padEnd(24)} ${s.help} [env ${s.env}${s.fallback ? `, default ${s.fallback}` : ''}]`,
+  const lines = Object.values(SPECS).map((s: Spec) =>
+    s.switch
+      ? `  --${s.flag.padEnd(24)} ${s.help} [env ${s.env}=true]`
+      : `  --${s.flag.padEnd(24)} ${s.help} [env ${s.env}${s.fallback ? `, default ${s.fallback}` : ''}]`,
   );
   return [
     'Usage: kapi-apiserver [options]',
@@ -344,7 +364,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     help: { type: 'boolean' },
     version: { type: 'boolean' },
   };
-  for (const spec of Object.values(SPECS) as Spec[]) flags[spec.flag] = { type: 'string' };
+  for (const spec of Object.values(SPECS) as Spec[]) flags[spec.flag] = { type: spec.switch ? 'boolean' : 'string' };
   const values = parseArgs({ args: argv, options: flags, strict: true }).values as Record<
     string,
     string | boolean | undefined
@@ -353,7 +373,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
   if (values.version) return 'version';
   const raw = (key: keyof typeof SPECS): string => {
     const spec: Spec = SPECS[key];
-    return (values[spec.flag] as string | undefined) ?? env[spec.env] ?? spec.fallback;
+    const value = values[spec.flag];
+    return (typeof value === 'boolean' ? String(value) : value) ?? env[spec.env] ?? spec.fallback;
   };
 
   let cluster = raw('cluster') as ClusterChoice;
@@ -388,6 +409,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
     sandboxDirectory: sandboxDirectory(raw('sandboxDirectory'), env),
+    sandboxMonitoring: onOff(raw('sandboxMonitoring'), 'sandbox-monitoring'),
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
     maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),

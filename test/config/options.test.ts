@@ -263,3 +263,22 @@ describe('--sandbox-directory', () => {
     ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }) as Error);
   });
 });
+
+describe('--sandbox-monitoring', () => {
+  test.each([
+    [[], {}, false],
+    [['--sandbox-monitoring'], {}, true],
+    [[], { KAPI_SANDBOX_MONITORING: 'true' }, true],
+    [[], { KAPI_SANDBOX_MONITORING: '1' }, true],
+    [[], { KAPI_SANDBOX_MONITORING: 'false' }, false],
+  ])('when given as %j with %j, then it is %p', (argv, env, expected) => {
+    expect((parseOptions([...argv], env) as { sandboxMonitoring: boolean }).sandboxMonitoring).toBe(expected);
+  });
+
+  test('when its variable is neither true nor false, then a clear error', () => {
+    expect(() => parseOptions([], { KAPI_SANDBOX_MONITORING: 'yes' })).toThrow(
+      '--sandbox-monitoring is a switch: its variable is true or false, not "yes"',
+    );
+    expect(usage()).toContain('--sandbox-monitoring');
+  });
+});

@@ -3,14 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runningPodStatus } from '../../src/sandbox/pod-status.js';
+import { startClusterExporter, type ClusterExporter } from '../../src/sandbox/monitoring/cluster-exporter.js';
 import {
-  startClusterExporter,
   CPU_ANNOTATION,
   MEMORY_ANNOTATION,
   RX_ANNOTATION,
   TX_ANNOTATION,
-  type ClusterExporter,
-} from './cluster-exporter.js';
+} from '../../src/sandbox/monitoring/series.js';
 import { bindGlobalRole, ensureDefaultServiceAccount, RUN_LABEL, waitFor, type E2E } from './harness.js';
 import { startNodeExporter, startPrometheus, until, type LivePrometheus } from './live-prometheus.js';
 
@@ -231,7 +230,7 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       },
     });
 
-    const exporter = await startClusterExporter(e2e.admin, e2e.runId);
+    const exporter = await startClusterExporter({ client: e2e.admin, labelSelector: `${RUN_LABEL}=${e2e.runId}` });
     stops.push(() => exporter.stop());
     const nodeExporter = await startNodeExporter();
     stops.push(() => nodeExporter.stop());

@@ -5,6 +5,7 @@
  * restarts: test/server/server-options.test.ts, as a port of 0 turns this process's HTTPS listener off.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from '../e2e/harness.js';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -72,7 +73,10 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
 }
 
 /** The slapd processes whose parent is a kapi of this test (read from /proc). */
-async function slapdPids(): Promise<number[]> {
+const slapdPids = () => childPids('slapd');
+
+/** The processes named `name` whose parent is a kapi of this test (read from /proc). */
+async function childPids(name: string): Promise<number[]> {
   const { readdir, readFile } = await import('node:fs/promises');
   const parents = new Set(running.map((child) => child.pid));
   const pids: number[] = [];
@@ -80,7 +84,7 @@ async function slapdPids(): Promise<number[]> {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     const match = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat);
-    if (match?.[1] === 'slapd' && parents.has(Number(match[2]))) pids.push(Number(entry));
+    if (match?.[1] === name && parents.has(Number(match[2]))) pids.push(Number(entry));
   }
   return pids;
 }
@@ -256,6 +260,51 @@ describe('kapi-apiserver started as make run starts it', () => {
       await directory.stop({ remove: true });
     }
   }, 120_000);
+
+  it('when started with --sandbox-monitoring, then a local Prometheus feeds the charts, each node’s pod count as the sandbox has them, and goes with kapi', async () => {
+    const started = await start(['--sandbox-monitoring'], dir, "the console's charts read them through kapi");
+    const prometheus = /a local Prometheus at (http:\/\/127\.0\.0\.1:\d+) /.exec(started.output())?.[1];
+    expect(prometheus).toBeDefined();
+    const password = /^ {2}export PASSWORD='([^']+)'$/m.exec(started.output())![1]!;
+    const login = await fetch(`${started.listening.http}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: 'admin',
+        password,
+        client_id: 'kapi',
+        client_secret: 'kapi',
+      }),
+    });
+    const { access_token: token } = (await login.json()) as { access_token: string };
+    const read = async (path: string) =>
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      (await (
+        await fetch(`${started.listening.http}${path}`, { headers: { Authorization: `Bearer ${token}` } })
+      ).json()) as any;
+    expect((await read('/kapis/config.kapi.io/v1alpha2/configs/configz')).monitoring).toBe(true);
+    // once Prometheus has scraped twice and evaluated its rules, every node has its running pods counted
+    let counts: Map<string, number> = new Map();
+    await waitFor(async () => {
+      const answer = await read('/kapis/monitoring.kapi.io/v1alpha3/nodes?metrics_filter=node_pod_running_count$');
+      const series: { metric: { node: string }; value: [number, string] }[] = answer.results[0]?.data?.result ?? [];
+      counts = new Map(series.map((s) => [s.metric.node, Number(s.value[1])]));
+      return counts.size === 3;
+    });
+    const pods = await read('/api/v1/pods');
+    for (const [node, count] of counts) {
+      const running = pods.items.filter(
+        (pod: { spec: { nodeName?: string }; status: { phase?: string } }) =>
+          pod.spec.nodeName === node && pod.status.phase === 'Running',
+      );
+      expect({ node, count }).toEqual({ node, count: running.length });
+    }
+    const [prometheusPid] = await childPids('prometheus');
+    expect(prometheusPid).toBeDefined();
+    await stop(started);
+    expect(existsSync(`/proc/${prometheusPid!}`)).toBe(false);
+  }, 180_000);
 
   it('when --sandbox-directory is not demo nor an LDAP URL with a base DN, then it refuses to start and says why', async () => {
     const plain = await run(['--sandbox-directory=https://ldap.example.com/dc=x']);
