@@ -278,11 +278,9 @@ describe('kapi-apiserver started as make run starts it', () => {
       }),
     });
     const { access_token: token } = (await login.json()) as { access_token: string };
-    const read = async (path: string) =>
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      (await (
-        await fetch(`${started.listening.http}${path}`, { headers: { Authorization: `Bearer ${token}` } })
-      ).json()) as any;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const read = async (path: string): Promise<any> =>
+      (await fetch(`${started.listening.http}${path}`, { headers: { Authorization: `Bearer ${token}` } })).json();
     expect((await read('/kapis/config.kapi.io/v1alpha2/configs/configz')).monitoring).toBe(true);
     // once Prometheus has scraped twice and evaluated its rules, every node has its running pods counted
     let counts: Map<string, number> = new Map();
