@@ -4,6 +4,7 @@ import { request } from './tls.js';
 export interface HttpAnswer {
   status: number;
   body: Buffer;
+  headers?: http.IncomingHttpHeaders;
 }
 
 export interface HttpCall {
@@ -28,7 +29,7 @@ export function send(url: string, call: HttpCall = {}): Promise<HttpAnswer> {
     const req = request(url, { method: call.method ?? 'GET', headers, agent: call.agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -27,6 +27,7 @@ import { watchScenario } from './scenarios/watch-relay.js';
 import { accountsScenario } from './scenarios/accounts.js';
 import { usersScenario } from './scenarios/users.js';
 import { workspacesScenario } from './scenarios/workspaces.js';
+import { monitoringScenario } from './scenarios/monitoring.js';
 import { listingScale, listingsScenario } from './scenarios/listings.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,6 +70,8 @@ const SCENARIOS: ScenarioEntry[] = [
   { key: 'accounts', scenario: accountsScenario, needsToken: false, real: true },
   // A backend and a kapi of its own (the scaled cluster), so its memory is the listings' alone.
   { key: 'listings', scenario: listingsScenario, needsToken: false, real: true },
+  // The console's node Monitoring tab over the sandbox's Prometheus (a process of the bench's; one node's series).
+  { key: 'monitoring', scenario: monitoringScenario, needsToken: true, sandboxOnly: true },
   // Last: on a kit (no namespace controller) its 1,000 deleted namespaces stay Terminating.
   { key: 'workspaces', scenario: workspacesScenario, needsToken: true, real: true },
 ];

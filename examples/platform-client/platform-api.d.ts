@@ -16158,6 +16158,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16232,6 +16234,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16326,6 +16330,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16423,6 +16429,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16520,6 +16528,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16619,6 +16629,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16713,6 +16725,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16810,6 +16824,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16907,6 +16923,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17001,6 +17019,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17098,6 +17118,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17195,6 +17217,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17293,6 +17317,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17393,6 +17419,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17487,6 +17515,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17584,6 +17614,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17683,6 +17715,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17782,6 +17816,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17883,6 +17919,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17980,6 +18018,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18079,6 +18119,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18176,6 +18218,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18272,6 +18316,8 @@ export interface operations {
             /** @description The metrics; a metric the backend could not answer carries `error`. */
             200: {
                 headers: {
+                    /** @description When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took (the rest of the answer’s time is kapi’s own). */
+                    "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -30,25 +30,31 @@ export interface ClusterExporterOptions {
   labelSelector?: string;
   /** Render node exporter series for every node, their pods in this namespace (the sandbox). */
   nodeExporters?: { namespace: string };
+  /** One node's series only (its Node and pods; no object counts): a bench of the node page on a large cluster. */
+  node?: string;
 }
 
 export async function startClusterExporter(options: ClusterExporterOptions): Promise<ClusterExporter> {
   const startedAt = Date.now();
   let failures = 0;
   const { client } = options;
-  const list = async (path: string, selected: boolean): Promise<Raw[]> =>
+  const list = async (path: string, selected: boolean, fieldSelector?: string): Promise<Raw[]> =>
     (
       await client.request<{ items: Raw[] }>({
         path,
-        query: selected && options.labelSelector ? { labelSelector: options.labelSelector } : {},
+        query: {
+          ...(selected && options.labelSelector && { labelSelector: options.labelSelector }),
+          ...(fieldSelector && { fieldSelector }),
+        },
       })
     ).items;
 
-  const objects = async (withCounted: boolean): Promise<ClusterObjects> => {
+  const objects = async (counts: boolean): Promise<ClusterObjects> => {
+    const withCounted = counts && !options.node;
     const [nodes, namespaces, pods, ...counted] = await Promise.all([
-      list('/api/v1/nodes', true),
+      list('/api/v1/nodes', true, options.node && `metadata.name=${options.node}`),
       list('/api/v1/namespaces', true),
-      list('/api/v1/pods', true),
+      list('/api/v1/pods', true, options.node && `spec.nodeName=${options.node}`),
       ...(withCounted ? COUNTED_KINDS.map((kind) => list(kind.path, false)) : []),
     ]);
     return {

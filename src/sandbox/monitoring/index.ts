@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { KubeApiError, KubeClient } from '../../kube/client.js';
 import { connectionFor, tokenAccess } from '../../kube/connection.js';
 import { runningPodStatus } from '../pod-status.js';
@@ -18,28 +18,41 @@ export const MONITORING_NAMESPACE = 'kapi-monitoring';
 export interface SandboxMonitoringOptions {
   sandboxUrl: string;
   adminToken: string;
+  /** The sandbox's CA, when it serves HTTPS. */
+  caPem?: string;
   /** The chart's recording rules (files/monitoring-rules.yaml). */
   rulesFile: string;
   configuration: { namespace: string; name: string };
   /** Seconds between scrapes; default 5. */
   scrapeIntervalSeconds?: number;
+  /** One node's series only (a bench of the node page on a large cluster); every node's when absent. */
+  node?: string;
+  /** Log every query Prometheus runs (its query_log_file), for counting what kapi asked. */
+  queryLog?: boolean;
 }
 
 export interface SandboxMonitoring {
   prometheusUrl: string;
+  /** With `queryLog`: the queries asked over Prometheus's HTTP API so far. */
+  apiQueries(): number;
   stop(): Promise<void>;
 }
 
 export async function startSandboxMonitoring(options: SandboxMonitoringOptions): Promise<SandboxMonitoring> {
-  const connection = connectionFor(tokenAccess(options.sandboxUrl, options.adminToken), 'sandbox');
+  const access = tokenAccess(options.sandboxUrl, options.adminToken);
+  const connection = connectionFor(options.caPem ? { ...access, ca: Buffer.from(options.caPem) } : access, 'sandbox');
   const client = new KubeClient(connection);
   const stops: (() => Promise<void>)[] = [async () => connection.close()];
   const stop = async () => {
     for (const step of stops.reverse()) await step().catch(() => undefined);
   };
   try {
-    await createNodeExporterPods(client);
-    const exporter = await startClusterExporter({ client, nodeExporters: { namespace: MONITORING_NAMESPACE } });
+    await createNodeExporterPods(client, options.node);
+    const exporter = await startClusterExporter({
+      client,
+      nodeExporters: { namespace: MONITORING_NAMESPACE },
+      ...(options.node && { node: options.node }),
+    });
     stops.push(() => exporter.stop());
     const sandbox = new URL(options.sandboxUrl);
     const interval = `${options.scrapeIntervalSeconds ?? 5}s`;
@@ -51,7 +64,7 @@ export async function startSandboxMonitoring(options: SandboxMonitoringOptions):
       ...extra,
     ];
     const config = [
-      `global: { scrape_interval: ${interval}, evaluation_interval: ${interval} }`,
+      `global: { scrape_interval: ${interval}, evaluation_interval: ${interval}${options.queryLog ? ', query_log_file: {{QUERY_LOG}}' : ''} }`,
       'rule_files: [rules.yaml]',
       'scrape_configs:',
       ...job('node-exporter', '/node-exporter'),
@@ -62,12 +75,14 @@ export async function startSandboxMonitoring(options: SandboxMonitoringOptions):
       '  - job_name: apiserver',
       `    scheme: ${sandbox.protocol.replace(':', '')}`,
       '    authorization: { credentials_file: apiserver.token }',
+      ...(options.caPem ? ['    tls_config: { ca_file: apiserver-ca.crt }'] : []),
       `    static_configs: [{ targets: ['${sandbox.host}'] }]`,
       '',
     ].join('\n');
     const prometheus = await startPrometheus(config, {
       'rules.yaml': readFileSync(options.rulesFile, 'utf8'),
       'apiserver.token': options.adminToken,
+      ...(options.caPem && { 'apiserver-ca.crt': options.caPem }),
     });
     stops.push(() => prometheus.stop());
     const { namespace, name } = options.configuration;
@@ -77,7 +92,13 @@ export async function startSandboxMonitoring(options: SandboxMonitoringOptions):
       contentType: 'application/merge-patch+json',
       body: { spec: { monitoring: { endpoint: prometheus.url } } },
     });
-    return { prometheusUrl: prometheus.url, stop };
+    const apiQueries = () =>
+      existsSync(prometheus.queryLog)
+        ? readFileSync(prometheus.queryLog, 'utf8')
+            .split('\n')
+            .filter((line) => line.includes('"httpRequest"')).length
+        : 0;
+    return { prometheusUrl: prometheus.url, apiQueries, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -85,7 +106,7 @@ export async function startSandboxMonitoring(options: SandboxMonitoringOptions):
 }
 
 /** A running node exporter pod on every node, in MONITORING_NAMESPACE (the node series join their nodes through it). */
-async function createNodeExporterPods(client: KubeClient): Promise<void> {
+async function createNodeExporterPods(client: KubeClient, only?: string): Promise<void> {
   const created = async (path: string, body: unknown) => {
     try {
       await client.request({ method: 'POST', path, body });
@@ -95,7 +116,10 @@ async function createNodeExporterPods(client: KubeClient): Promise<void> {
   };
   await created('/api/v1/namespaces', { metadata: { name: MONITORING_NAMESPACE } });
   await created(`/api/v1/namespaces/${MONITORING_NAMESPACE}/serviceaccounts`, { metadata: { name: 'default' } });
-  const nodes = await client.request<{ items: { metadata: { name: string } }[] }>({ path: '/api/v1/nodes' });
+  const nodes = await client.request<{ items: { metadata: { name: string } }[] }>({
+    path: '/api/v1/nodes',
+    query: only ? { fieldSelector: `metadata.name=${only}` } : {},
+  });
   const owner = {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',

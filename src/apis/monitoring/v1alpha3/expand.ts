@@ -36,33 +36,68 @@ function matchersOf(inside: string): string[] {
   return parts;
 }
 
-/**
- * A template with its slots filled (pure): inside each selector's braces, a slot token stands for its matchers, and
- * the matchers are joined by commas, empty and repeated ones dropped. Braces not following a name (a regex's `{1,10}` inside a
- * quoted value is a value's) are left alone, as is anything outside braces.
- */
-export function expandTemplate(template: string, slots: Slots): string {
-  let out = '';
+type Slot = keyof Slots;
+/** A template read once: text, and selectors as their parts (a matcher, or a slot). */
+type Piece = string | { parts: (string | { slot: Slot })[] };
+
+const compiled = new Map<string, Piece[]>();
+
+/** Reads a template into pieces (once per template: expansion is then a join). */
+function compile(template: string): Piece[] {
+  const pieces: Piece[] = [];
+  let text = '';
   let i = 0;
   while (i < template.length) {
     const char = template[i] as string;
     if (char === '"' || char === "'" || char === '`') {
       // a string argument (a label_replace's "$1") is copied as it is
       const end = closingQuote(template, i);
-      out += template.slice(i, end + 1);
+      text += template.slice(i, end + 1);
       i = end + 1;
     } else if (char === '{') {
       const end = closingBrace(template, i);
-      const parts = matchersOf(template.slice(i + 1, end)).flatMap((part) =>
-        part === '$1' || part === '$2' || part === '$S' ? [...slots[part]] : part === '' ? [] : [part],
-      );
-      // a slot may repeat a matcher another holds (a pod's namespace is also the route's scope): written once
-      out += `{${[...new Set(parts)].join(', ')}}`;
+      if (text) pieces.push(text);
+      text = '';
+      pieces.push({
+        parts: matchersOf(template.slice(i + 1, end)).flatMap((part): (string | { slot: Slot })[] =>
+          part === '$1' || part === '$2' || part === '$S' ? [{ slot: part }] : part === '' ? [] : [part],
+        ),
+      });
       i = end + 1;
     } else {
-      out += char;
+      text += char;
       i++;
     }
+  }
+  if (text) pieces.push(text);
+  return pieces;
+}
+
+/**
+ * A template with its slots filled (pure): inside each selector's braces, a slot token stands for its matchers, and
+ * the matchers are joined by commas, empty and repeated ones dropped. Braces not following a name (a regex's
+ * `{1,10}` inside a quoted value is a value's) are left alone, as is anything outside braces.
+ */
+export function expandTemplate(template: string, slots: Slots): string {
+  let pieces = compiled.get(template);
+  if (!pieces) {
+    pieces = compile(template);
+    compiled.set(template, pieces);
+  }
+  let out = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      out += piece;
+      continue;
+    }
+    const matchers: string[] = [];
+    for (const part of piece.parts) {
+      // a slot may repeat a matcher another holds (a pod's namespace is also the route's scope): written once
+      if (typeof part === 'string') {
+        if (!matchers.includes(part)) matchers.push(part);
+      } else for (const matcher of slots[part.slot]) if (!matchers.includes(matcher)) matchers.push(matcher);
+    }
+    out += `{${matchers.join(', ')}}`;
   }
   return out;
 }

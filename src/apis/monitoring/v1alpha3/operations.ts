@@ -113,6 +113,14 @@ const responses = {
   200: {
     description: 'The metrics; a metric the backend could not answer carries `error`.',
     body: MetricsAnswerSchema,
+    headers: {
+      'Server-Timing': {
+        description:
+          'When the monitoring backend was asked: `upstream;dur=<ms>` is how long the slowest of its queries took ' +
+          '(the rest of the answer’s time is kapi’s own).',
+        schema: z.string(),
+      },
+    },
   },
   400: { description: 'A parameter has a bad value; `details.causes[0].field` names it.', body: StatusSchema },
   ...statusResponses,

@@ -84,8 +84,13 @@ export class PrometheusBackend {
   private agent: { key: string; agent: Agent } | undefined;
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
-  /** Oldest first (an entry asked again after it expired is put back at the end). */
   private readonly cache = new Map<string, CacheEntry>();
+  /**
+   * The cache's keys, oldest first, from `head` on (a queue: a Map iterated from its start after many deletions walks
+   * their holes every time).
+   */
+  private order: { key: string; entry: CacheEntry }[] = [];
+  private head = 0;
   private cachedBytes = 0;
 
   constructor(options: PrometheusOptions = {}) {
@@ -117,6 +122,7 @@ export class PrometheusBackend {
       });
       entry = fresh;
       this.cache.set(key, fresh);
+      this.order.push({ key, entry: fresh });
       this.trim();
     }
     return shifted(await entry.answer, shift);
@@ -131,20 +137,30 @@ export class PrometheusBackend {
     await this.agent?.agent.close();
     this.agent = undefined;
     this.cache.clear();
+    this.order = [];
+    this.head = 0;
     this.cachedBytes = 0;
   }
 
   private expire(now: number): void {
-    for (const [key, entry] of this.cache) {
-      if (entry.expires > now) break;
-      this.forget(key, entry);
-    }
+    for (let next = this.order[this.head]; next && next.entry.expires <= now; next = this.order[this.head])
+      this.dropOldest();
   }
 
   private trim(): void {
-    for (const [key, entry] of this.cache) {
-      if (this.cache.size <= this.options.cacheEntries && this.cachedBytes <= this.options.cacheBytes) break;
-      this.forget(key, entry);
+    while (
+      this.head < this.order.length &&
+      (this.cache.size > this.options.cacheEntries || this.cachedBytes > this.options.cacheBytes)
+    )
+      this.dropOldest();
+  }
+
+  private dropOldest(): void {
+    const { key, entry } = this.order[this.head++] as { key: string; entry: CacheEntry };
+    this.forget(key, entry);
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
   }
 

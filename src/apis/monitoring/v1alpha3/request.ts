@@ -70,6 +70,19 @@ export function parseGoDuration(text: string): number | undefined {
  */
 export function metricsFilter(text: string | undefined): (metric: string) => boolean {
   if (text === undefined || text === '' || text === '.*') return () => true;
+  // a console sends the same few filters again and again: each is read once
+  const known = filters.get(text);
+  if (known) return known;
+  const filter = readMetricsFilter(text);
+  if (filters.size >= MAX_KNOWN_FILTERS) filters.clear();
+  filters.set(text, filter);
+  return filter;
+}
+
+const filters = new Map<string, (metric: string) => boolean>();
+const MAX_KNOWN_FILTERS = 512;
+
+function readMetricsFilter(text: string): (metric: string) => boolean {
   if (text.length > MAX_FILTER_LENGTH)
     throw new InvalidParameterError('metrics_filter', `is longer than ${MAX_FILTER_LENGTH} characters`);
   const branches = text.split('|').map((branch) => {

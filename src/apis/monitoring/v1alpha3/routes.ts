@@ -83,14 +83,27 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
         // held until the answer is worked out, even for a client gone: its upstream queries still run
         const release = limits.admit(caller.username);
         try {
-          res.json(await answer(caller, target, query));
+          const upstream = { slowestMs: 0, queries: 0 };
+          const answered = await answer(caller, target, query, upstream);
+          // what the monitoring backend took of the answer's time (the slowest of its queries ran alongside the rest)
+          if (upstream.queries > 0)
+            res.setHeader(
+              'Server-Timing',
+              `upstream;dur=${upstream.slowestMs.toFixed(1)};desc="the slowest of ${upstream.queries} backend queries"`,
+            );
+          res.json(answered);
         } finally {
           release();
         }
       }),
     );
 
-  const answer = async (caller: UserInfo, target: Target, query: MetricsQuery): Promise<MetricsAnswer> => {
+  const answer = async (
+    caller: UserInfo,
+    target: Target,
+    query: MetricsQuery,
+    upstream: { slowestMs: number; queries: number },
+  ): Promise<MetricsAnswer> => {
     if (target.kind === 'workspace' && query.type === 'statistics')
       return workspaceStatistics(caller, target.workspace);
     const workspaceScoped = target.kind === 'workspace' || target.kind === 'workspace-namespaces';
@@ -108,7 +121,10 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
       return { results: metrics.map((metric) => empty(metric, query.timing)) };
     const asked = timing;
     const results = await inBatches(metrics, perRequest, async (metric): Promise<MetricResult> => {
+      const started = performance.now();
       const outcome = await deps.prometheus.query(settings, queryOf(metric, plan.slotsFor(metric)), asked);
+      upstream.slowestMs = Math.max(upstream.slowestMs, performance.now() - started);
+      upstream.queries++;
       if ('error' in outcome) return { metric_name: metric, error: outcome.error };
       const series = query.pairs ? outcome.data.result.filter(inPairs(query.pairs)) : outcome.data.result;
       return { metric_name: metric, data: { resultType: outcome.data.resultType, result: series.map(metricValue) } };
