@@ -107,6 +107,20 @@ export function secretRefValue(
   return checkedSecret(value, path, what, problems);
 }
 
+/** A URL field's value parsed, or undefined with the problem reported (absent: `is required (<expected>)`). */
+export function parsedUrl(value: unknown, path: string, problems: string[], expected: string): URL | undefined {
+  if (typeof value !== 'string' || value === '') {
+    problems.push(`${path}: is required (${expected})`);
+    return undefined;
+  }
+  try {
+    return new URL(value);
+  } catch {
+    problems.push(`${path}: ${describe(value)} is not a URL`);
+    return undefined;
+  }
+}
+
 /** The name of a `{name}` Secret reference, read leniently (for deciding which Secrets to watch). */
 export function referencedName(ref: unknown): string | undefined {
   const name = field(ref, 'name');

@@ -1,5 +1,13 @@
 import { caBundle } from './identity-providers/ldap.js';
-import { describe, isObject, optionalObject, referencedName, secretRefValue, type SecretLookup } from './fields.js';
+import {
+  describe,
+  isObject,
+  optionalObject,
+  parsedUrl,
+  referencedName,
+  secretRefValue,
+  type SecretLookup,
+} from './fields.js';
 
 /**
  * The monitoring backend of `spec.monitoring` (SPEC §19, pure): any Prometheus-compatible query API (Prometheus,
@@ -54,17 +62,8 @@ export function monitoringSecretNames(value: unknown): string[] {
 }
 
 function endpointOf(value: unknown, path: string, problems: string[]): URL | undefined {
-  if (typeof value !== 'string' || value === '') {
-    problems.push(`${path}: is required (the http or https URL of a Prometheus-compatible query API)`);
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    problems.push(`${path}: ${describe(value)} is not a URL`);
-    return undefined;
-  }
+  const url = parsedUrl(value, path, problems, 'the http or https URL of a Prometheus-compatible query API');
+  if (!url) return undefined;
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     problems.push(`${path}: ${describe(value)} must be an http or https URL`);
     return undefined;

@@ -144,3 +144,15 @@ export async function settle(rounds = 5): Promise<void> {
 export async function eventually(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
+
+/** A real certificate (a throwaway self-signed CA) for the `caSecretRef`s of the configuration tests. */
+export const CA_PEM = `-----BEGIN CERTIFICATE-----
+MIIBezCCASGgAwIBAgIUOcL1+EVh9lyRF30I46e7jD4AnbAwCgYIKoZIzj0EAwIw
+EjEQMA4GA1UEAwwHdGVzdC1jYTAgFw0yNjExMjUwNDQ2MzdaGA8yMTI2MTEwMTA0
+NDYzN1owEjEQMA4GA1UEAwwHdGVzdC1jYTBZMBMGByqGSM49AgEGCCqGSM49AwEH
+A0IABCctHig4Z5Na5UezWbQWnlIdDcaLd640/xeGv7H2bldAIc8Sti+Ekaqv4KNK
+JUmgXYh6uWdDvvmuZ1XIIXd7TaCjUzBRMB0GA1UdDgQWBBRQlAieWhiXPS67QLgA
+oRnQ99sb2DAfBgNVHSMEGDAWgBRQlAieWhiXPS67QLgAoRnQ99sb2DAPBgNVHRMB
+Af8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQDJ+qUyMwmtdbMEZWE80I27Ito/
+JRUHqLioPKqj1tmF1QIgaSiO6WXer7j2sIkMS+2t862015vZj9XQYfureGiVseU=
+-----END CERTIFICATE-----`;

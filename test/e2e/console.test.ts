@@ -11,7 +11,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { findConsole, startConsole } from './console-session.js';
+import { findConsole, keepNotices, noticesOf, recordFailures, signIn, startConsole } from './console-session.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { startChromium, type Chromium } from './chromium.js';
@@ -136,37 +136,16 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     chromium = await startChromium();
     page = await chromium.context.newPage();
     // a script error (a field the console reads missing from an answer) is a page that cannot show it; the
-    // console's own rejected requests (unhandled, it leaves them so) carry no error and are its notices' business
-    page.on('pageerror', (error) => {
-      if (/^(TypeError|ReferenceError|RangeError|SyntaxError)$/.test(error.name))
-        failures.push(`page error: ${error.name}: ${error.message}`);
-    });
+    // console's own rejected requests (unhandled, it leaves them so) carry no error and are its notices' business.
     // kapi's answers through the console's proxy (the browser's XHRs), and the notices the console raises
-    page.on('response', (response) => {
-      const url = new URL(response.url());
-      if (response.status() >= 400 && /^\/(api|apis|kapis)\//.test(url.pathname))
-        failures.push(`${response.status()} ${response.request().method()} ${url.pathname}${url.search}`);
-    });
+    recordFailures(page, failures);
     page.on('websocket', (socket) => {
       openSockets.add(socket.url());
       socket.on('close', () => openSockets.delete(socket.url()));
     });
-    // every error notice the console raises, kept in the page (notices fade away before a check could see them)
-    await chromium.context.addInitScript({
-      content: `window.__notices = [];
-        new MutationObserver(() => {
-          for (const notice of document.querySelectorAll('.notice-error:not([data-seen])')) {
-            notice.setAttribute('data-seen', '1');
-            window.__notices.push(notice.textContent || '');
-          }
-        }).observe(document, { childList: true, subtree: true });`,
-    });
+    await keepNotices(chromium.context);
     // signed in as a user does: the console's form, its server's password grant at kapi, its session cookies
-    await page.goto(`${consoleUrl}/login`);
-    await page.fill('input[name="username"]', admin);
-    await page.fill('input[name="password"]', PASSWORD);
-    await page.click('button[type="submit"]');
-    await page.waitForURL(/\/dashboard$/);
+    await signIn(page, consoleUrl, admin, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {
@@ -190,7 +169,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
 
   /** Collects the notices of the page now open. */
   async function collectNotices(): Promise<void> {
-    notices.push(...((await page.evaluate('window.__notices || []')) as string[]));
+    notices.push(...(await noticesOf(page)));
   }
 
   it('then the signed-in administrator’s workbench shows its platform role and kapi’s API level', async () => {
@@ -460,7 +439,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     const landsInWorkspace = (where: Page) =>
       where.waitForURL((url) => url.pathname.startsWith(`/workspaces/${wsA}/`), { timeout: 30_000 });
 
-    async function signIn(who: 'alice' | 'bob' | 'carol'): Promise<Page> {
+    async function signInAs(who: 'alice' | 'bob' | 'carol'): Promise<Page> {
       const browser = await startChromium();
       others.push(browser);
       const own = await browser.context.newPage();
@@ -559,7 +538,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     it('then alice creates project a-dev in it and invites bob as ws-a-viewer', async () => {
       const listed = await waitFor(() => kapiListsWorkspaceOf('alice'));
       console.log(`console: alice's workspace list at kapi had ws-a ${listed} ms after her rights were in effect`);
-      const alice = await signIn('alice');
+      const alice = await signInAs('alice');
       await landsInWorkspace(alice);
       expect(alice.url()).toContain(`/workspaces/${wsA}/`);
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/projects`);
@@ -585,7 +564,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       // bob's rights are in effect at kube-apiserver once kapi's controller has realized his membership
       await waitFor(() => kubeAllows(people.bob, readsProject()));
       await waitFor(() => kapiListsWorkspaceOf('bob'));
-      const bob = await signIn('bob');
+      const bob = await signInAs('bob');
       await landsInWorkspace(bob);
       expect(bob.url()).toContain(`/workspaces/${wsA}/`);
       await bob.goto(`${consoleUrl}/workspaces/${wsA}/projects`);
@@ -596,7 +575,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await waitOn(bob, aDev, 'Resource Status');
       expect(bob.url()).toContain(`/projects/${aDev}/overview`);
 
-      const carol = await signIn('carol');
+      const carol = await signInAs('carol');
       await waitOn(carol, 'You do not belong to any workspace.');
     }, 90_000);
 

@@ -5,6 +5,7 @@ import {
   describe,
   isObject,
   optionalObject,
+  parsedUrl,
   referencedName,
   secretRefValue,
   wholeNumberField,
@@ -159,17 +160,8 @@ export function ldapSecretNames(block: unknown): string[] {
 }
 
 function ldapUrl(value: unknown, path: string, problems: string[]): { url: string; secure: boolean } | undefined {
-  if (typeof value !== 'string' || value === '') {
-    problems.push(`${path}: is required (ldaps://host[:port] or ldap://host[:port])`);
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    problems.push(`${path}: ${describe(value)} is not a URL`);
-    return undefined;
-  }
+  const url = parsedUrl(value, path, problems, 'ldaps://host[:port] or ldap://host[:port]');
+  if (!url) return undefined;
   if (url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') {
     problems.push(`${path}: ${describe(value)} must start with ldaps:// or ldap://`);
     return undefined;

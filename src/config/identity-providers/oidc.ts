@@ -1,5 +1,5 @@
 import { DurationError, parseDuration } from '../duration.js';
-import { describe, isObject, referencedName, secretRefValue, type SecretLookup } from '../fields.js';
+import { describe, isObject, parsedUrl, referencedName, secretRefValue, type SecretLookup } from '../fields.js';
 import { caBundle } from './ldap.js';
 
 /**
@@ -115,17 +115,8 @@ function httpsUrl(
   options: { required?: boolean; loopbackHttp?: boolean },
 ): string | undefined {
   if (value === undefined && !options.required) return undefined;
-  if (typeof value !== 'string' || value === '') {
-    problems.push(`${path}: is required (an https URL)`);
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    problems.push(`${path}: ${describe(value)} is not a URL`);
-    return undefined;
-  }
+  const url = parsedUrl(value, path, problems, 'an https URL');
+  if (!url) return undefined;
   const httpAllowed = options.loopbackHttp && url.protocol === 'http:' && LOOPBACK.includes(url.hostname);
   if (url.protocol !== 'https:' && !httpAllowed) {
     problems.push(`${path}: ${describe(value)} must be an https URL`);
@@ -135,7 +126,8 @@ function httpsUrl(
     problems.push(`${path}: ${describe(value)} must have no user, query or fragment`);
     return undefined;
   }
-  return value;
+  // the URL as written (its text is what the provider's issuer must equal)
+  return value as string;
 }
 
 function scopeList(value: unknown, path: string, problems: string[]): string[] {

@@ -1,4 +1,5 @@
 import type { LdapProviderSettings } from '../../../src/config/identity-providers/index.js';
+import { CA_PEM } from '../fakes.js';
 import {
   DEFAULT_AUTH_SETTINGS,
   parseClusterConfiguration,
@@ -6,17 +7,6 @@ import {
   type SecretLookup,
 } from '../../../src/config/cluster-configuration.js';
 
-/** A real certificate (a throwaway self-signed CA) for caSecretRef. */
-const CA_PEM = `-----BEGIN CERTIFICATE-----
-MIIBezCCASGgAwIBAgIUOcL1+EVh9lyRF30I46e7jD4AnbAwCgYIKoZIzj0EAwIw
-EjEQMA4GA1UEAwwHdGVzdC1jYTAgFw0yNjExMjUwNDQ2MzdaGA8yMTI2MTEwMTA0
-NDYzN1owEjEQMA4GA1UEAwwHdGVzdC1jYTBZMBMGByqGSM49AgEGCCqGSM49AwEH
-A0IABCctHig4Z5Na5UezWbQWnlIdDcaLd640/xeGv7H2bldAIc8Sti+Ekaqv4KNK
-JUmgXYh6uWdDvvmuZ1XIIXd7TaCjUzBRMB0GA1UdDgQWBBRQlAieWhiXPS67QLgA
-oRnQ99sb2DAfBgNVHSMEGDAWgBRQlAieWhiXPS67QLgAoRnQ99sb2DAPBgNVHRMB
-Af8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQDJ+qUyMwmtdbMEZWE80I27Ito/
-JRUHqLioPKqj1tmF1QIgaSiO6WXer7j2sIkMS+2t862015vZj9XQYfureGiVseU=
------END CERTIFICATE-----`;
 const BIND_PASSWORD = 'bind-S3cret';
 const SECRETS: Record<string, Record<string, string>> = {
   ldap: { password: BIND_PASSWORD, 'ca.crt': CA_PEM, newline: 'bind\n', junk: 'not a certificate' },
