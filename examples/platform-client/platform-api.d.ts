@@ -2613,7 +2613,7 @@ export interface paths {
         };
         /**
          * The metrics of the pods on a node
-         * @description Needs `get` on `nodes` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
+         * @description Needs `get` on `nodes/pods` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
          */
         get: operations["listNodePodMetrics"];
         put?: never;
@@ -2633,7 +2633,7 @@ export interface paths {
         };
         /**
          * The metrics of a pod on a node
-         * @description Needs `get` on `nodes` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
+         * @description Needs `get` on `nodes/pods` in API group `monitoring.kapi.io` cluster-wide, with the node’s name (a SubjectAccessReview).
          */
         get: operations["getNodePodMetrics"];
         put?: never;
@@ -2953,7 +2953,7 @@ export interface paths {
         };
         /**
          * The metrics of a storage class’s persistent volume claims
-         * @description Needs `get` on `storageclasses` in API group `monitoring.kapi.io` cluster-wide, with the storage class’s name (a SubjectAccessReview).
+         * @description Needs `get` on `storageclasses/persistentvolumeclaims` in API group `monitoring.kapi.io` cluster-wide, with the storage class’s name (a SubjectAccessReview).
          */
         get: operations["listStorageClassPersistentVolumeClaimMetrics"];
         put?: never;
@@ -16269,7 +16269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16365,7 +16365,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16464,7 +16464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16563,7 +16563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16664,7 +16664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16760,7 +16760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16859,7 +16859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -16958,7 +16958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17054,7 +17054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17153,7 +17153,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17252,7 +17252,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17352,7 +17352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17454,7 +17454,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17550,7 +17550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17649,7 +17649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17750,7 +17750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17851,7 +17851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -17954,7 +17954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -18053,7 +18053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -18154,7 +18154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -18253,7 +18253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -18351,7 +18351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Too many monitoring requests of this user in flight: try again after Retry-After. */
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again. */

@@ -64,12 +64,17 @@ export function monitoringSecretNames(value: unknown): string[] {
 function endpointOf(value: unknown, path: string, problems: string[]): URL | undefined {
   const url = parsedUrl(value, path, problems, 'the http or https URL of a Prometheus-compatible query API');
   if (!url) return undefined;
+  if (url.username || url.password) {
+    // the value may hold a password: not quoted
+    problems.push(`${path}: must have no user or password (give a token in bearerTokenSecretRef)`);
+    return undefined;
+  }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     problems.push(`${path}: ${describe(value)} must be an http or https URL`);
     return undefined;
   }
-  if (url.username || url.password || url.hash || url.search) {
-    problems.push(`${path}: ${describe(value)} must have no user, query or fragment`);
+  if (url.hash || url.search) {
+    problems.push(`${path}: ${describe(value)} must have no query or fragment`);
     return undefined;
   }
   return url;

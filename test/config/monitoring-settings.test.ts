@@ -51,8 +51,8 @@ describe('spec.monitoring', () => {
     [{}, 'spec.monitoring.endpoint: is required'],
     [{ endpoint: 'ftp://x' }, 'must be an http or https URL'],
     [{ endpoint: 'not a url' }, 'is not a URL'],
-    [{ endpoint: 'http://u:p@prom:9090' }, 'must have no user, query or fragment'],
-    [{ endpoint: 'http://prom:9090?x=1' }, 'must have no user, query or fragment'],
+    [{ endpoint: 'http://u:p@prom:9090' }, 'must have no user or password'],
+    [{ endpoint: 'http://prom:9090?x=1' }, 'must have no query or fragment'],
     [
       { endpoint: 'http://prom:9090', bearerTokenSecretRef: { name: 'prometheus', key: 'token' } },
       'spec.monitoring.bearerTokenSecretRef: a token is sent over https only',
@@ -73,6 +73,10 @@ describe('spec.monitoring', () => {
     ['http://prom', 'spec.monitoring: must be an object'],
   ])('when %j, then the configuration is refused: %s', (monitoring, message) => {
     expect(errorOf(monitoring)).toContain(message);
+  });
+
+  it('when the endpoint holds a password, then the refusal does not quote it', () => {
+    expect(errorOf({ endpoint: 'https://kapi:Pr0m-Passw0rd@prom.example.com' })).not.toContain('Pr0m-Passw0rd');
   });
 
   it('when a token goes to a loopback http endpoint, then it is accepted (a sidecar)', () => {

@@ -119,11 +119,12 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
       .catch(() => undefined);
   });
 
-  it('then the cluster overview’s rings show this machine’s CPUs and the scenario’s pods, and its top node', async () => {
+  it('then the cluster overview’s rings show the nodes’ CPUs and the scenario’s pods, and its top node', async () => {
     await open(
       '/clusters/default/overview',
-      new RegExp(`${cpus().length} ?cores ?Total`),
-      /Pod ?4 ?Used ?110 ?Total/,
+      // this machine's CPUs and the other node's 4; the scenario's 5 pods of the two nodes' 220
+      new RegExp(`${cpus().length + 4} ?cores ?Total`),
+      /Pod ?5 ?Used ?220 ?Total/,
       'Top 5 for Resource Usage',
       scenario.node,
       'requests/s',
@@ -132,13 +133,17 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
     await expectNoFailure();
   }, 120_000);
 
-  it('then the node list’s metric columns show the node’s CPUs and pods', async () => {
+  it('then the node list’s metric columns show each node’s CPUs and pods', async () => {
     await open('/clusters/default/nodes', 'CPU Usage', 'Memory Usage', 'Pods');
     const box = page.locator('input[placeholder^="Search"]').first();
     await box.click();
     await box.fill(scenario.node);
     await box.press('Enter');
+    // every node of the run has its columns: this machine's CPUs and 4 pods; the other node's 4 CPUs and its 1 pod
     await textWith(page, scenario.node, '4/110', new RegExp(`/${cpus().length} cores`));
+    await box.fill(scenario.otherNode);
+    await box.press('Enter');
+    await textWith(page, scenario.otherNode, '1/110', /\/4 cores/);
     await expectNoFailure();
   }, 120_000);
 

@@ -7,6 +7,7 @@ import { startClusterExporter, type ClusterExporter } from '../../src/sandbox/mo
 import {
   CPU_ANNOTATION,
   MEMORY_ANNOTATION,
+  nodeExporterPod,
   RX_ANNOTATION,
   TX_ANNOTATION,
 } from '../../src/sandbox/monitoring/series.js';
@@ -34,7 +35,10 @@ export interface MonitoringScenario {
   workspace: string;
   projectA: string;
   projectB: string;
+  /** The node the real node exporter of this machine stands for. */
   node: string;
+  /** A second node (4 CPUs, 8 GiB), its series the exporter's (as a node exporter would publish them). */
+  otherNode: string;
   /** The platform admin who made the workspace (a user name); its token. */
   root: string;
   rootToken: string;
@@ -117,7 +121,8 @@ export async function createScenarioPod(e2e: E2E, node: string, pod: ScenarioPod
     method: 'PATCH',
     path: `/api/v1/namespaces/${pod.namespace}/pods/${pod.name}/status`,
     contentType: 'application/merge-patch+json',
-    body: { status: { ...runningPodStatus(containers, new Date(Date.now() - 600_000)), hostIP: '127.0.0.1' } },
+    // its node's address is its host IP (kube-state-metrics' host_ip), as a kubelet would write it
+    body: { status: runningPodStatus(containers, new Date(Date.now() - 600_000)) },
   });
 }
 
@@ -214,6 +219,17 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
     });
     for (const pod of SCENARIO_PODS(projectA, projectB)) await createScenarioPod(e2e, node, pod);
     await createScenarioPod(e2e, node, { name: 'node-exporter', namespace: e2e.runId, cpu: 0, memory: 0 });
+    const otherNode = await e2e.createNode('mon-n2', {
+      ready: 'True',
+      status: { addresses: [{ type: 'InternalIP', address: '127.0.0.2' }] },
+    });
+    await createScenarioPod(e2e, otherNode, {
+      name: nodeExporterPod(otherNode),
+      namespace: e2e.runId,
+      cpu: 0,
+      memory: 0,
+      owner: { kind: 'DaemonSet', name: 'node-exporter' },
+    });
     await e2e.admin.request({
       method: 'POST',
       path: `/apis/apps/v1/namespaces/${projectA}/deployments`,
@@ -230,7 +246,11 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       },
     });
 
-    const exporter = await startClusterExporter({ client: e2e.admin, labelSelector: `${RUN_LABEL}=${e2e.runId}` });
+    const exporter = await startClusterExporter({
+      client: e2e.admin,
+      labelSelector: `${RUN_LABEL}=${e2e.runId}`,
+      nodeExporters: { namespace: e2e.runId, except: [node] },
+    });
     stops.push(() => exporter.stop());
     const nodeExporter = await startNodeExporter();
     stops.push(() => nodeExporter.stop());
@@ -242,6 +262,11 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       'scrape_configs:',
       '  - job_name: node-exporter',
       `    static_configs: [{ targets: ['${nodeExporter.address}'], labels: { namespace: '${e2e.runId}', pod: node-exporter, instance: '${node}' } }]`,
+      '  - job_name: node-exporter-synthesized',
+      '    honor_labels: true',
+      '    metrics_path: /node-exporter',
+      `    static_configs: [{ targets: ['${exporter.address}'] }]`,
+      '    relabel_configs: [{ target_label: job, replacement: node-exporter }]',
       '  - job_name: kube-state-metrics',
       '    honor_labels: true',
       '    metrics_path: /ksm',
@@ -283,7 +308,7 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       async () => {
         const checks = await Promise.all([
           direct(`irate(container_cpu_usage_seconds_total{namespace=~"${projectA}|${projectB}"}[5m])`),
-          direct(`node:node_num_cpu:sum{node="${node}"}`),
+          direct(`node:node_num_cpu:sum{node=~"${node}|${otherNode}"}`),
           direct(`node:pod_running:count{node="${node}"}`),
           direct(
             `namespace:container_cpu_usage_seconds_total:sum_rate{namespace="${projectB}", workspace="${workspace}"} > 0`,
@@ -292,7 +317,7 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
         ]);
         const [pods, cpus, running, namespaced, apiserverRate] = checks;
         return pods!.length === 3 &&
-          cpus!.length === 1 &&
+          cpus!.length === 2 &&
           running![0]?.value[1] === '4' &&
           namespaced!.length === 1 &&
           apiserverRate!.length === 1
@@ -302,10 +327,11 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       90_000,
     );
 
-    // kapi asks an instant "now" at the start of its cache window (up to 10 s back): the series must be in by then
+    // kapi asks an instant at the start of its 10 s cache window, and the cases ask a few seconds back: the series
+    // must be in by the window before the current one
     const inAt = Date.now() / 1000;
-    await until('a cache window after the series came in', async () =>
-      Math.floor(Date.now() / 10_000) * 10 > inAt + 1 ? true : undefined,
+    await until('two cache windows after the series came in', async () =>
+      Math.floor(Date.now() / 10_000) * 10 - 10 > inAt + 1 ? true : undefined,
     );
 
     // kapi asks it from now on
@@ -319,7 +345,7 @@ export async function startMonitoringScenario(e2e: E2E, password: string): Promi
       async () =>
         (await kapiGet(e2e, rootToken, '/kapis/config.kapi.io/v1alpha2/configs/configz')).body?.monitoring === true,
     );
-    return { prometheus, exporter, workspace, projectA, projectB, node, root, rootToken, stop };
+    return { prometheus, exporter, workspace, projectA, projectB, node, otherNode, root, rootToken, stop };
   } catch (error) {
     await stop();
     throw error;

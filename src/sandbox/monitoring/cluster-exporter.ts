@@ -28,8 +28,11 @@ export interface ClusterExporterOptions {
   client: KubeClient;
   /** Only the namespaces, pods and nodes with these labels (a test run's); everything when absent. */
   labelSelector?: string;
-  /** Render node exporter series for every node, their pods in this namespace (the sandbox). */
-  nodeExporters?: { namespace: string };
+  /**
+   * Render node exporter series for every node (but `except`, whose real exporter is scraped), their pods in this
+   * namespace (the sandbox).
+   */
+  nodeExporters?: { namespace: string; except?: readonly string[] };
   /** One node's series only (its Node and pods; no object counts): a bench of the node page on a large cluster. */
   node?: string;
 }
@@ -69,8 +72,12 @@ export async function startClusterExporter(options: ClusterExporterOptions): Pro
     '/ksm': async () => kubeStateMetrics(await objects(true)),
     '/metrics/cadvisor': async () => cadvisor(await objects(false), startedAt, Date.now()),
     ...(options.nodeExporters && {
-      '/node-exporter': async () =>
-        nodeExporter(await objects(false), options.nodeExporters!.namespace, startedAt, Date.now()),
+      '/node-exporter': async () => {
+        const { nodes, pods } = await objects(false);
+        const except = new Set(options.nodeExporters!.except ?? []);
+        const synthesized = nodes.filter((node) => !except.has(node.metadata.name));
+        return nodeExporter({ nodes: synthesized, pods }, options.nodeExporters!.namespace, startedAt, Date.now());
+      },
     }),
   };
   const server: Server = createServer((req, res) => {

@@ -129,7 +129,7 @@ const responses = {
     body: StatusSchema,
   },
   429: {
-    description: 'Too many monitoring requests of this user in flight: try again after Retry-After.',
+    description: 'Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After.',
     body: StatusSchema,
     headers: {
       'Retry-After': {
@@ -208,14 +208,14 @@ export const listNodePodMetrics = operation(
   'listNodePodMetrics',
   '/nodes/{node}/pods',
   'The metrics of the pods on a node',
-  right('get', 'nodes', 'cluster-wide, with the node’s name'),
+  right('get', 'nodes/pods', 'cluster-wide, with the node’s name'),
   path({ node }),
 );
 export const getNodePodMetrics = operation(
   'getNodePodMetrics',
   '/nodes/{node}/pods/{pod}',
   'The metrics of a pod on a node',
-  right('get', 'nodes', 'cluster-wide, with the node’s name'),
+  right('get', 'nodes/pods', 'cluster-wide, with the node’s name'),
   path({ node, pod }),
 );
 export const listWorkspaceMetrics = operation(
@@ -325,7 +325,7 @@ export const listStorageClassClaimMetrics = operation(
   'listStorageClassPersistentVolumeClaimMetrics',
   '/storageclasses/{storageclass}/persistentvolumeclaims',
   'The metrics of a storage class’s persistent volume claims',
-  right('get', 'storageclasses', 'cluster-wide, with the storage class’s name'),
+  right('get', 'storageclasses/persistentvolumeclaims', 'cluster-wide, with the storage class’s name'),
   path({ storageclass: nameOf('A storage class.') }),
 );
 export const getComponentMetrics = operation(

@@ -209,6 +209,7 @@ export class PrometheusBackend {
     const path = 'instant' in timing ? '/api/v1/query' : '/api/v1/query_range';
     let answer: QueryAnswer;
     let bytes = 0;
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const response = await request(`${base}${path}`, {
         method: 'POST',
@@ -218,24 +219,24 @@ export class PrometheusBackend {
         },
         body: params.toString(),
         dispatcher: this.dispatcher(settings),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: deadline,
       });
       const text = await boundedText(response.body, maxAnswerBytes);
       if (text === undefined) {
         answer = {
-          error: `the monitoring backend's answer is larger than ${maxAnswerBytes >> 20} MiB: name fewer resources`,
+          error: `the monitoring backend's answer is larger than ${size(maxAnswerBytes)}: name fewer resources`,
         };
       } else {
         bytes = text.length;
-        answer = answerOf(response.statusCode, text, maxSeries);
+        answer = answerOf(response.statusCode, text, maxSeries, settings.bearerToken);
       }
     } catch (error) {
-      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      const timedOut = deadline.aborted;
       // the cause goes to kapi's log; the caller is told what failed, not where the backend is
       this.options.onFailure?.(error instanceof Error ? error.message : String(error));
       answer = {
         error: timedOut
-          ? `the monitoring backend did not answer within ${Math.round(timeoutMs / 1000)} s`
+          ? `the monitoring backend did not answer within ${timeoutMs / 1000} s`
           : 'the monitoring backend could not be reached',
       };
     }
@@ -243,6 +244,8 @@ export class PrometheusBackend {
     return { answer, bytes };
   }
 }
+
+const size = (bytes: number) => (bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`);
 
 interface CacheEntry {
   expires: number;
@@ -266,8 +269,11 @@ async function boundedText(body: AsyncIterable<Buffer> & { destroy(): void }, ma
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A Prometheus API answer read (pure): its data, or the error it names (never its credentials: it has none). */
-export function answerOf(status: number, text: string, maxSeries: number): QueryAnswer {
+/**
+ * A Prometheus API answer read (pure): its data, or the error it names, with kapi's token taken out should a proxy in
+ * front of it have echoed it.
+ */
+export function answerOf(status: number, text: string, maxSeries: number, secret?: string): QueryAnswer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let body: any;
   try {
@@ -276,8 +282,9 @@ export function answerOf(status: number, text: string, maxSeries: number): Query
     return { error: `the monitoring backend answered ${status} without a Prometheus API body` };
   }
   if (body?.status !== 'success' || typeof body?.data?.resultType !== 'string') {
-    const why = typeof body?.error === 'string' ? body.error.slice(0, 500) : `status ${status}`;
-    return { error: `${typeof body?.errorType === 'string' ? `${body.errorType}: ` : ''}${why}` };
+    const why = typeof body?.error === 'string' ? body.error : `status ${status}`;
+    const error = `${typeof body?.errorType === 'string' ? `${body.errorType}: ` : ''}${why}`;
+    return { error: (secret ? error.replaceAll(secret, '[redacted]') : error).slice(0, 500) };
   }
   const result = Array.isArray(body.data.result) ? body.data.result : [];
   if (result.length > maxSeries)

@@ -93,10 +93,46 @@ function readMetricsFilter(text: string): (metric: string) => boolean {
         `"${branch.slice(0, 64)}" is not a metric name pattern: names, "|", ".*", "^" and "$" only`,
       );
     const [, start, body, end] = match as unknown as [string, string, string, string];
-    const parts = body.split('.*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    return new RegExp(`${start}${parts.join('.*')}${end}`);
+    return globMatcher(start === '^', body.split('.*'), end === '$');
   });
-  return (metric) => branches.some((pattern) => pattern.test(metric));
+  return (metric) => branches.some((matches) => matches(metric));
+}
+
+/**
+ * Whether a name holds `parts` in order, with anything between them (`.*`): from its start or anywhere, to its end
+ * or not. Each part is found at its leftmost place after the one before, so a match costs one pass over the name,
+ * whatever the pattern (a backtracking regex of many `.*` would not).
+ */
+export function globMatcher(fromStart: boolean, parts: readonly string[], toEnd: boolean): (name: string) => boolean {
+  const first = parts[0] as string;
+  const last = parts.at(-1) as string;
+  const middle = parts.slice(1, -1);
+  if (parts.length === 1)
+    return (name) =>
+      fromStart && toEnd
+        ? name === first
+        : fromStart
+          ? name.startsWith(first)
+          : toEnd
+            ? name.endsWith(first)
+            : name.includes(first);
+  return (name) => {
+    let at: number;
+    if (fromStart) {
+      if (!name.startsWith(first)) return false;
+      at = first.length;
+    } else {
+      const found = name.indexOf(first);
+      if (found < 0) return false;
+      at = found + first.length;
+    }
+    for (const part of middle) {
+      const found = name.indexOf(part, at);
+      if (found < 0) return false;
+      at = found + part.length;
+    }
+    return toEnd ? name.length - last.length >= at && name.endsWith(last) : name.indexOf(last, at) >= 0;
+  };
 }
 
 /** A list of names as the console sends it (`a|b|c$`, `^a$`, `.*` or nothing for all), each checked as a name. */
@@ -148,10 +184,11 @@ export function metricsQueryOf(raw: RawParameters, now: number): MetricsQuery {
     let step = DEFAULT_STEP_SECONDS;
     if (raw.step !== undefined) {
       const parsed = parseGoDuration(raw.step);
-      if (parsed === undefined || parsed < 1)
+      // whole seconds: a range's points are at start + k·step, whole Unix seconds as the console keys them
+      if (parsed === undefined || parsed < 1 || !Number.isInteger(parsed))
         throw new InvalidParameterError(
           'step',
-          `"${raw.step.slice(0, 32)}" is not a duration of at least 1s (e.g. 600s, 10m)`,
+          `"${raw.step.slice(0, 32)}" is not a whole number of seconds, at least 1s (e.g. 600s, 10m)`,
         );
       step = parsed;
     }

@@ -69,7 +69,12 @@ export const IDENTIFIER: Partial<Record<Level, string>> = {
   pvc: 'persistentvolumeclaim',
 };
 
-const sampleOf = (value: MetricValue): number | undefined => (value.value ? Number(value.value[1]) : undefined);
+/** A sample's value as Go's ParseFloat reads Prometheus's text (`+Inf`, `-Inf`, `NaN` included). */
+const sampleOf = (value: MetricValue): number | undefined => {
+  if (!value.value) return undefined;
+  const text = value.value[1];
+  return text === '+Inf' ? Infinity : text === '-Inf' ? -Infinity : Number(text);
+};
 
 /**
  * Sorts every vector metric to the order `sorting.metric`'s values give its resources (no sample last, NaN next,
@@ -112,7 +117,12 @@ export function sortAndPage(answer: MetricsAnswer, sorting: Sorting, identifier:
     }
     return { ...result, data: { ...result.data, result: start >= total ? [] : slots.slice(start, end) } };
   });
-  return { results, page: sorting.page, total_page: Math.ceil(total / sorting.limit), total_item: total };
+  // KubeSphere writes the totals only when there is something (omitempty)
+  return {
+    results,
+    page: sorting.page,
+    ...(total > 0 && { total_page: Math.ceil(total / sorting.limit), total_item: total }),
+  };
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

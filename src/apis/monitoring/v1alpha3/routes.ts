@@ -48,7 +48,10 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
   const limits = deps.limits ?? new MonitoringRequestLimits();
   const perRequest = deps.maxQueriesPerRequest ?? MAX_QUERIES_PER_REQUEST;
 
-  /** The namespaces of a workspace, as kapi's watch has them, that the caller may see. */
+  /**
+   * The namespaces of a workspace, as kapi's watch has them, that the caller may see: all of them for one who may
+   * read every workspace's metrics or list the workspace's projects, else the caller's own projects.
+   */
   const workspaceNamespaces = async (caller: UserInfo, workspace: string): Promise<string[]> => {
     requireSynced();
     const all = deps.namespaces
@@ -56,6 +59,7 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
       .filter((ns) => ns.workspace === workspace)
       .map((ns) => ns.name)
       .sort();
+    if ((await deps.authorizer.authorize(caller, accessOf({ kind: 'workspaces' }))).allowed) return all;
     return (await memberships.visibleProjects(deps.authorizer, caller, workspace, all)).names;
   };
 
@@ -226,7 +230,9 @@ export function clamped(timing: Timing, created: number): Timing | undefined {
   if ('instant' in timing) return timing.instant < created ? undefined : timing;
   if (timing.end < created) return undefined;
   if (timing.start >= created) return timing;
-  return { ...timing, start: timing.start + Math.ceil((created - timing.start) / timing.step) * timing.step };
+  const start = timing.start + Math.ceil((created - timing.start) / timing.step) * timing.step;
+  // no point of the range is after the namespace was made
+  return start > timing.end ? undefined : { ...timing, start };
 }
 
 /** A metric with no series (KubeSphere answers so when there is nothing to ask). */

@@ -207,10 +207,17 @@ function pairMatchers(pairs: readonly PodPair[] | undefined): string[] {
 
 /** The right a route needs, as a SubjectAccessReview on `monitoring.kapi.io` asks it. */
 export function accessOf(target: Target): ResourceAttributes {
-  const right = (verb: string, resource: string, name?: string, namespace?: string): ResourceAttributes => ({
+  const right = (
+    verb: string,
+    resource: string,
+    name?: string,
+    namespace?: string,
+    subresource?: string,
+  ): ResourceAttributes => ({
     verb,
     group: MONITORING_GROUP,
     resource,
+    ...(subresource !== undefined && { subresource }),
     ...(name !== undefined && { name }),
     ...(namespace !== undefined && { namespace }),
   });
@@ -221,8 +228,9 @@ export function accessOf(target: Target): ResourceAttributes {
       return right('get', 'components', target.component);
     case 'nodes':
       return target.node ? right('get', 'nodes', target.node) : right('list', 'nodes');
+    // a node's pods are of every namespace: a right of its own beside the node's (KubeSphere's subresource)
     case 'node-pods':
-      return right('get', 'nodes', target.node);
+      return right('get', 'nodes', target.node, undefined, 'pods');
     case 'workspaces':
       return right('list', 'workspaces');
     case 'workspace':
@@ -249,6 +257,6 @@ export function accessOf(target: Target): ResourceAttributes {
         ? right('get', 'persistentvolumeclaims', target.pvc, target.namespace)
         : right('list', 'persistentvolumeclaims', undefined, target.namespace);
     case 'storageclass-pvcs':
-      return right('get', 'storageclasses', target.storageClass);
+      return right('get', 'storageclasses', target.storageClass, undefined, 'persistentvolumeclaims');
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '../../../../src/apis/monitoring/v1alpha3/request.js';
 import { metricValue, sortAndPage, type MetricsAnswer } from '../../../../src/apis/monitoring/v1alpha3/results.js';
 import { clamped } from '../../../../src/apis/monitoring/v1alpha3/routes.js';
+import { accessOf } from '../../../../src/apis/monitoring/v1alpha3/targets.js';
 import { parseQuery } from '../../../../src/openapi/query-parameters.js';
 import { InvalidParameterError } from '../../../../src/server/errors.js';
 import { parsePromql } from './promql-tree.js';
@@ -113,6 +114,30 @@ describe('metrics_filter', () => {
   });
 });
 
+describe('a metrics filter matched in one pass', () => {
+  test.each([
+    ['node_.*_total', 'x_node_cpu_total_y', true],
+    ['^node_.*_total$', 'node_cpu_total', true],
+    ['^node_.*_total$', 'node_cpu_total_x', false],
+    ['^node_.*_total$', 'node_total', false],
+    ['a.*b.*c', 'xaxbxcx', true],
+    ['a.*b.*c', 'xcxbxax', false],
+    ['^a.*a$', 'a', false],
+    ['^a.*a$', 'aa', true],
+    ['cpu$', 'node_cpu', true],
+    ['^cpu', 'node_cpu', false],
+  ])('when %j is matched against %j, then %p (as RE2 reads it)', (filter, name, expected) => {
+    expect(metricsFilter(filter)(name)).toBe(expected);
+    expect(new RegExp(filter).test(name)).toBe(expected);
+  });
+
+  test('when a filter would make a backtracking engine run for ever, then it is answered at once', () => {
+    const hostile = `${'.*'.repeat(400)}Z`;
+    expect(metricsFilter(hostile)('node_cpu_utilisation_node_cpu_utilisation_node_cpu_utilisation')).toBe(false);
+    expect(metricsFilter(`^${'.*a'.repeat(300)}$`)('a'.repeat(299))).toBe(false);
+  });
+});
+
 describe('resources_filter', () => {
   test('when names come as the console sends them, then exactly those names', () => {
     expect(namesOf('resources_filter', 'a|b.c|d_e$')).toEqual({ names: ['a', 'b.c', 'd_e'] });
@@ -129,6 +154,8 @@ describe('the namespace clamp', () => {
     expect(clamped({ start: 0, end: 99, step: 10 }, 100)).toBeUndefined();
     expect(clamped({ start: 0, end: 200, step: 30 }, 100)).toEqual({ start: 120, end: 200, step: 30 });
     expect(clamped({ start: 100, end: 200, step: 30 }, 100)).toEqual({ start: 100, end: 200, step: 30 });
+    // a step past the end: no point is after the namespace was made
+    expect(clamped({ start: 0, end: 110, step: 60 }, 100)).toBeUndefined();
   });
 });
 
@@ -219,6 +246,25 @@ describe('sorting and paging, as KubeSphere’s sort_page.go', () => {
       sortAndPage(answer, { metric: 'x', order: 'desc', page: 9, limit: 2 }, 'node').results[0]?.data?.result,
     ).toEqual([]);
   });
+
+  test('when nothing is sorted, then the totals are left out, as KubeSphere omits zeros; infinities sort as numbers', () => {
+    const none = sortAndPage({ results: [vector('m', [])] }, { metric: 'm', order: 'desc', page: 1, limit: 5 }, 'node');
+    expect(none).toEqual({ results: [vector('m', [])], page: 1 });
+    const infinite = sortAndPage(
+      {
+        results: [
+          vector('m', [
+            ['a', '1'],
+            ['b', '+Inf'],
+            ['c', '-Inf'],
+          ]),
+        ],
+      },
+      { metric: 'm', order: 'desc', page: 1, limit: 5 },
+      'node',
+    );
+    expect(infinite.results[0]?.data?.result.map((v) => v.metric?.node)).toEqual(['b', 'a', 'c']);
+  });
 });
 
 describe('the PromQL reader of these tests', () => {
@@ -226,5 +272,44 @@ describe('the PromQL reader of these tests', () => {
     expect(parsePromql('up{namespace="a"').errors).not.toEqual([]);
     expect(parsePromql('sum(up{a="b"}) by (').errors).not.toEqual([]);
     expect(parsePromql('up{namespace="a"} or x{"b"="c"}').errors).toEqual(['a quoted label name in x{"b"="c"}']);
+  });
+});
+
+describe('the right each route asks, as a SubjectAccessReview on monitoring.kapi.io', () => {
+  const m = (verb: string, resource: string, extra: Record<string, string> = {}) => ({
+    verb,
+    group: 'monitoring.kapi.io',
+    resource,
+    ...extra,
+  });
+  test.each([
+    [{ kind: 'cluster' }, m('get', 'cluster')],
+    [{ kind: 'component', component: 'etcd' }, m('get', 'components', { name: 'etcd' })],
+    [{ kind: 'nodes' }, m('list', 'nodes')],
+    [{ kind: 'nodes', node: 'n1' }, m('get', 'nodes', { name: 'n1' })],
+    // a node's pods are of every namespace: a right of their own
+    [{ kind: 'node-pods', node: 'n1' }, m('get', 'nodes', { name: 'n1', subresource: 'pods' })],
+    [{ kind: 'workspaces' }, m('list', 'workspaces')],
+    [{ kind: 'workspace', workspace: 'w' }, m('get', 'workspaces', { name: 'w' })],
+    [{ kind: 'workspace-namespaces', workspace: 'w' }, m('get', 'workspaces', { name: 'w' })],
+    [{ kind: 'namespaces' }, m('list', 'namespaces')],
+    [{ kind: 'namespace', namespace: 'a' }, m('get', 'namespaces', { name: 'a', namespace: 'a' })],
+    [{ kind: 'workloads', namespace: 'a' }, m('list', 'workloads', { namespace: 'a' })],
+    [
+      { kind: 'workload-pods', namespace: 'a', workloadKind: 'deployment', workload: 'web' },
+      m('get', 'workloads', { name: 'web', namespace: 'a' }),
+    ],
+    [{ kind: 'pods' }, m('list', 'pods')],
+    [{ kind: 'namespace-pods', namespace: 'a' }, m('list', 'pods', { namespace: 'a' })],
+    [{ kind: 'namespace-pods', namespace: 'a', pod: 'p' }, m('get', 'pods', { name: 'p', namespace: 'a' })],
+    [{ kind: 'containers', namespace: 'a', pod: 'p' }, m('get', 'pods', { name: 'p', namespace: 'a' })],
+    [{ kind: 'pvcs', namespace: 'a' }, m('list', 'persistentvolumeclaims', { namespace: 'a' })],
+    [{ kind: 'pvcs', namespace: 'a', pvc: 'c' }, m('get', 'persistentvolumeclaims', { name: 'c', namespace: 'a' })],
+    [
+      { kind: 'storageclass-pvcs', storageClass: 'fast' },
+      m('get', 'storageclasses', { name: 'fast', subresource: 'persistentvolumeclaims' }),
+    ],
+  ] as const)('when %j is asked for, then %j', (target, expected) => {
+    expect(accessOf(target as never)).toEqual(expected);
   });
 });
