@@ -129,7 +129,8 @@ const responses = {
     body: StatusSchema,
   },
   429: {
-    description: 'Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After.',
+    description:
+      'Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After.',
     body: StatusSchema,
     headers: {
       'Retry-After': {
