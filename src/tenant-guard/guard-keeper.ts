@@ -34,6 +34,15 @@ const PROBE_USER = 'system:kapi:tenant-guard-probe';
 /** How long a replica that just exempted itself waits for kube-apiserver to apply it. */
 const EXEMPTION_WAIT_MS = 10_000;
 
+/** How many times a write of the guard that met another replica's (409) is made again, in one look. */
+const CONFLICT_ATTEMPTS = 5;
+
+class WriteConflict extends Error {
+  constructor(readonly conflict: KubeApiError) {
+    super(conflict.message);
+  }
+}
+
 /** The newest policy version kube-apiserver serves (pure, over `/apis/admissionregistration.k8s.io/<v>` lists). */
 export function servedGuardVersion(served: ReadonlyMap<string, readonly string[]>): GuardApiVersion | undefined {
   return GUARD_API_VERSIONS.find((version) => {
@@ -142,7 +151,23 @@ export class TenantGuardKeeper {
     }
   }
 
+  /**
+   * Replicas starting together each add themselves to the exempt users: a write that lost such a race (409) is made
+   * again over what the other stored, rather than reporting the guard missing until the next look.
+   */
   private async ensure(): Promise<GuardState> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.ensureOnce();
+      } catch (error) {
+        if (!(error instanceof WriteConflict)) throw error;
+        if (attempt >= CONFLICT_ATTEMPTS)
+          return { state: 'unguarded', reason: `other writers kept changing it: ${describeError(error.conflict)}` };
+      }
+    }
+  }
+
+  private async ensureOnce(): Promise<GuardState> {
     const { client } = this.options;
     const version = servedGuardVersion(await this.servedResources());
     if (!version)
@@ -173,6 +198,7 @@ export class TenantGuardKeeper {
       policy = await this.write(`${base}/validatingadmissionpolicies`, expected.policy, policy);
       binding = await this.write(`${base}/validatingadmissionpolicybindings`, expected.binding, binding);
     } catch (error) {
+      if (error instanceof KubeApiError && error.code === 409) throw new WriteConflict(error);
       return {
         state: 'unguarded',
         version,
