@@ -2984,6 +2984,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/monitoring.kapi.io/v1alpha3/targets/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An ad-hoc PromQL query
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview). An instant query, or a range query with start and end.
+         */
+        get: operations["queryMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/targets/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An ad-hoc PromQL query in a namespace
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview). Every selector is confined to the namespace (`namespace="<ns>"`); a matcher of its own on `namespace` that is not that is a 400, as is writing the `namespace` label (label_replace, label_join, count_values). An instant query, or a range query with start and end.
+         */
+        get: operations["queryNamespaceMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/targets/labelsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The label sets of a metric’s series
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview). Prometheus’s series API over the selector.
+         */
+        get: operations["listMetricLabelSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/targets/labelsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The label sets of a metric’s series in a namespace
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview). Every selector is confined to the namespace (`namespace="<ns>"`); a matcher of its own on `namespace` that is not that is a 400, as is writing the `namespace` label (label_replace, label_join, count_values). Prometheus’s series API over the selector.
+         */
+        get: operations["listNamespaceMetricLabelSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/targets/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics the cluster’s targets expose
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` cluster-wide (a SubjectAccessReview). Prometheus’s targets metadata (in a namespace: of targets labelled with it).
+         */
+        get: operations["listMetricMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/monitoring.kapi.io/v1alpha3/namespaces/{namespace}/targets/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The metrics a namespace’s targets expose
+         * @description Needs `get` on `targets` in API group `monitoring.kapi.io` in the namespace (a SubjectAccessReview). Every selector is confined to the namespace (`namespace="<ns>"`); a matcher of its own on `namespace` that is not that is a 400, as is writing the `namespace` label (label_replace, label_join, count_values). Prometheus’s targets metadata (in a namespace: of targets labelled with it).
+         */
+        get: operations["listNamespaceMetricMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3496,6 +3616,57 @@ export interface components {
             username: string;
             /** @description Its role: a workspace role `<workspace>-admin|regular|viewer|self-provisioner`, or a project role. */
             roleRef: string;
+        };
+        /** @description KubeSphere 3.4.1’s answer to an ad-hoc query. */
+        MonitoringAdhocAnswer: {
+            /** @description Prometheus’s result: series of a vector or a matrix (a scalar or a string answers none). */
+            data: {
+                resultType?: string;
+                result?: {
+                    /** @description The series’ labels. */
+                    metric?: {
+                        [key: string]: string;
+                    };
+                    /** @description An instant query’s sample. */
+                    value?: (number | string)[];
+                    /** @description A range query’s points, at start + k·step. */
+                    values?: (number | string)[][];
+                    /** @enum {string} */
+                    min_value: "";
+                    /** @enum {string} */
+                    max_value: "";
+                    /** @enum {string} */
+                    avg_value: "";
+                    /** @enum {string} */
+                    sum_value: "";
+                    /** @enum {string} */
+                    fee: "";
+                    /** @enum {string} */
+                    resource_unit: "";
+                    /** @enum {string} */
+                    currency_unit: "";
+                }[];
+            };
+            /** @description Why the backend gave no result (its error, a timeout, too many series). */
+            error?: string;
+        };
+        /** @description KubeSphere 3.4.1’s label sets answer. */
+        MonitoringLabelSets: {
+            /** @description The label sets of the series the selector matches (without `__name__`); null when none. */
+            data: {
+                [key: string]: string;
+            }[] | null;
+            error?: string;
+        };
+        /** @description KubeSphere 3.4.1’s metadata answer. */
+        MonitoringMetadata: {
+            /** @description One entry per metric the targets expose (in a namespace: its targets’); null when none. */
+            data: {
+                metric: string;
+                type?: string;
+                help?: string;
+            }[] | null;
+            error?: string;
         };
         /** @description KubeSphere 3.4.1’s metrics answer. With no monitoring backend configured, each metric is empty (never an error). */
         MonitoringMetrics: {
@@ -18322,6 +18493,444 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MonitoringMetrics"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    queryMetrics: {
+        parameters: {
+            query?: {
+                /** @description The PromQL (required). Read strictly as Prometheus 2 reads it; refused (400, naming why) when it does not parse, uses a function kapi does not know, or passes a limit: 4096 bytes, 20 selectors, nesting 50 deep, range and subquery windows of 24 h, 11000 points per subquery. What Prometheus is sent is kapi’s own print of the query it read, never this text. */
+                expr?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringAdhocAnswer"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    queryNamespaceMetrics: {
+        parameters: {
+            query?: {
+                /** @description The PromQL (required). Read strictly as Prometheus 2 reads it; refused (400, naming why) when it does not parse, uses a function kapi does not know, or passes a limit: 4096 bytes, 20 selectors, nesting 50 deep, range and subquery windows of 24 h, 11000 points per subquery. What Prometheus is sent is kapi’s own print of the query it read, never this text. */
+                expr?: string;
+                /** @description An instant query at this time (default: now); not with start and end, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                time?: string;
+                /** @description A range query from this time (with end; points at start + k·step), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description A range query to this time (with start), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+                /** @description A range query's step, a Go duration of at least 1s (`600s`, `10m`, `1h30m`; default 600s); at most 11000 points per series. */
+                step?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringAdhocAnswer"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listMetricLabelSets: {
+        parameters: {
+            query?: {
+                /** @description A metric name or series selector (required), read as `expr` is. */
+                metric?: string;
+                /** @description Series seen from this time (required), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description Series seen up to this time (required), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringLabelSets"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceMetricLabelSets: {
+        parameters: {
+            query?: {
+                /** @description A metric name or series selector (required), read as `expr` is. */
+                metric?: string;
+                /** @description Series seen from this time (required), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start?: string;
+                /** @description Series seen up to this time (required), in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringLabelSets"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listMetricMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetadata"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not give the caller the right the description names. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespaceMetricMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer; a backend failure is its `error`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringMetadata"];
                 };
             };
             /** @description A parameter has a bad value; `details.causes[0].field` names it. */

@@ -93,6 +93,30 @@ function apiserverTarget(e2e: E2E): { url: URL; token: string; ca?: string } {
   return { url: new URL(cluster.server), token: config.users[0].user.token, ca };
 }
 
+/**
+ * A user who views project A through the cluster's own `view` role (kapi:monitoring-view is aggregated into it); its
+ * token, and the RoleBinding's path to delete after.
+ */
+export async function projectViewer(
+  e2e: E2E,
+  scenario: MonitoringScenario,
+  suffix: string,
+  password: string,
+): Promise<{ token: string; binding: string }> {
+  const viewer = await e2e.createUser(suffix, password);
+  const bindings = `/apis/rbac.authorization.k8s.io/v1/namespaces/${scenario.projectA}/rolebindings`;
+  await e2e.admin.request({
+    method: 'POST',
+    path: bindings,
+    body: {
+      metadata: { name: suffix },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: viewer }],
+    },
+  });
+  return { token: await login(e2e, viewer, password), binding: `${bindings}/${suffix}` };
+}
+
 export async function createScenarioPod(e2e: E2E, node: string, pod: ScenarioPod): Promise<void> {
   const containers = [{ name: 'app', image: 'registry.invalid/e2e' }];
   await e2e.admin.request({

@@ -13,6 +13,7 @@ import {
   kapiSend,
   login,
   MONITORING,
+  projectViewer,
   startMonitoringScenario,
   type MonitoringScenario,
 } from './monitoring-scenario.js';
@@ -22,7 +23,6 @@ const PASSWORD = 'e2e-Monitor-Passw0rd';
 const MiB = 1024 ** 2;
 let e2e: E2E;
 let scenario: MonitoringScenario;
-let viewer: string;
 let viewerToken: string;
 const made: string[] = [];
 
@@ -45,19 +45,9 @@ beforeAll(async () => {
   e2e = await startE2E();
   scenario = await startMonitoringScenario(e2e, PASSWORD);
   // a project viewer through the cluster's own `view` role (kapi:monitoring-view is aggregated into it)
-  viewer = await e2e.createUser('mon-viewer', PASSWORD);
-  const binding = `/apis/rbac.authorization.k8s.io/v1/namespaces/${scenario.projectA}/rolebindings`;
-  await e2e.admin.request({
-    method: 'POST',
-    path: binding,
-    body: {
-      metadata: { name: 'mon-viewer' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: viewer }],
-    },
-  });
-  made.push(`${binding}/mon-viewer`);
-  viewerToken = await login(e2e, viewer, PASSWORD);
+  const projectA = await projectViewer(e2e, scenario, 'mon-viewer', PASSWORD);
+  made.push(projectA.binding);
+  viewerToken = projectA.token;
 }, 240_000);
 
 afterAll(async () => {

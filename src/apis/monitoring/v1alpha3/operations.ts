@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { defineOperation, type OperationDefinition } from '../../../openapi/operation.js';
+import { defineOperation, type OperationDefinition, type ResponseDefinition } from '../../../openapi/operation.js';
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
 import { unixSeconds } from '../../../openapi/unix-seconds.js';
+import { QUERY_LIMITS } from '../promql/enforce.js';
 import { DEFAULT_STEP_SECONDS, MAX_FILTER_LENGTH, MAX_NAMES, MAX_POINTS, RESOURCE_NAME } from './request.js';
 import { COMPONENTS, WORKLOAD_KINDS } from './targets.js';
 
@@ -24,6 +25,20 @@ const names = (what: string) =>
         `${MAX_FILTER_LENGTH} characters; anything else (a regular expression) is a 400.`,
     );
 
+/** An instant query's time, or a range query's (KubeSphere 3.4.1 helper.go): every route reads them. */
+const TIMING = {
+  time: unixSeconds('An instant query at this time (default: now); not with start and end'),
+  start: unixSeconds('A range query from this time (with end; points at start + k·step)'),
+  end: unixSeconds('A range query to this time (with start)'),
+  step: z
+    .string()
+    .optional()
+    .describe(
+      `A range query's step, a Go duration of at least 1s (\`600s\`, \`10m\`, \`1h30m\`; default ${DEFAULT_STEP_SECONDS}s); ` +
+        `at most ${MAX_POINTS} points per series.`,
+    ),
+};
+
 /** The parameters every named-metrics route reads (KubeSphere 3.4.1 helper.go); unknown ones are ignored. */
 export const MetricsQuerySchema = z.object({
   metrics_filter: z
@@ -39,16 +54,7 @@ export const MetricsQuerySchema = z.object({
     .string()
     .optional()
     .describe('On /pods and /nodes/{node}/pods: pods as `namespace/pod`, separated by `|` (`a/web-1|b/db-0$`).'),
-  time: unixSeconds('An instant query at this time (default: now); not with start and end'),
-  start: unixSeconds('A range query from this time (with end; points at start + k·step)'),
-  end: unixSeconds('A range query to this time (with start)'),
-  step: z
-    .string()
-    .optional()
-    .describe(
-      `A range query's step, a Go duration of at least 1s (\`600s\`, \`10m\`, \`1h30m\`; default ${DEFAULT_STEP_SECONDS}s); ` +
-        `at most ${MAX_POINTS} points per series.`,
-    ),
+  ...TIMING,
   times: z.string().optional().describe('Sent by KubeSphere’s console and ignored, as KubeSphere ignores it.'),
   sort_metric: z
     .string()
@@ -337,6 +343,158 @@ export const getComponentMetrics = operation(
   path({ component: z.enum(COMPONENTS) }),
 );
 
+/** The ad-hoc routes' query parameters (KubeSphere 3.4.1 helper.go, level 0). */
+const AdhocQuerySchema = z.object({
+  expr: z
+    .string()
+    .optional()
+    .describe(
+      `The PromQL (required). Read strictly as Prometheus 2 reads it; refused (400, naming why) when it does not parse, ` +
+        `uses a function kapi does not know, or passes a limit: ${QUERY_LIMITS.maxBytes} bytes, ` +
+        `${QUERY_LIMITS.maxSelectors} selectors, nesting ${QUERY_LIMITS.maxDepth} deep, range and subquery windows of ` +
+        `${QUERY_LIMITS.maxWindowMs / 3600_000} h, ${QUERY_LIMITS.maxSubqueryPoints} points per subquery. ` +
+        'What Prometheus is sent is kapi’s own print of the query it read, never this text.',
+    ),
+  ...TIMING,
+});
+
+const LabelSetsQuerySchema = z.object({
+  metric: z.string().optional().describe('A metric name or series selector (required), read as `expr` is.'),
+  start: unixSeconds('Series seen from this time (required)'),
+  end: unixSeconds('Series seen up to this time (required)'),
+});
+
+const AdhocAnswerSchema = apiComponent(
+  'MonitoringAdhocAnswer',
+  z
+    .object({
+      data: z
+        .object({ resultType: z.string().optional(), result: z.array(MetricValueSchema).optional() })
+        .describe('Prometheus’s result: series of a vector or a matrix (a scalar or a string answers none).'),
+      error: z.string().optional().describe('Why the backend gave no result (its error, a timeout, too many series).'),
+    })
+    .describe('KubeSphere 3.4.1’s answer to an ad-hoc query.'),
+);
+
+const LabelSetsAnswerSchema = apiComponent(
+  'MonitoringLabelSets',
+  z
+    .object({
+      data: z
+        .array(z.record(z.string(), z.string()))
+        .nullable()
+        .describe('The label sets of the series the selector matches (without `__name__`); null when none.'),
+      error: z.string().optional(),
+    })
+    .describe('KubeSphere 3.4.1’s label sets answer.'),
+);
+
+const MetadataAnswerSchema = apiComponent(
+  'MonitoringMetadata',
+  z
+    .object({
+      data: z
+        .array(z.object({ metric: z.string(), type: z.string().optional(), help: z.string().optional() }))
+        .nullable()
+        .describe('One entry per metric the targets expose (in a namespace: its targets’); null when none.'),
+      error: z.string().optional(),
+    })
+    .describe('KubeSphere 3.4.1’s metadata answer.'),
+);
+
+const { 400: _badRequest, ...withoutBadRequest } = responses;
+
+function adhocOperation(
+  operationId: string,
+  route: string,
+  summary: string,
+  namespaced: boolean,
+  query: z.ZodObject | undefined,
+  body: z.ZodType,
+  extra: string,
+): OperationDefinition {
+  return defineOperation({
+    operationId,
+    method: 'get',
+    path: `${MONITORING_BASE}${namespaced ? '/namespaces/{namespace}' : ''}/targets/${route}`,
+    tags: [TAG],
+    summary,
+    description:
+      (namespaced
+        ? `${right('get', 'targets', 'in the namespace')} Every selector is confined to the namespace ` +
+          '(`namespace="<ns>"`); a matcher of its own on `namespace` that is not that is a 400, as is writing the ' +
+          '`namespace` label (label_replace, label_join, count_values). '
+        : `${right('get', 'targets', 'cluster-wide')} `) + extra,
+    security: 'bearer',
+    ...(namespaced && { pathParameters: path({ namespace }) }),
+    ...(query && { query }),
+    responses: {
+      ...withoutBadRequest,
+      // with no parameter to get wrong (the cluster's metadata), no 400
+      ...((namespaced || query ? { 400: responses[400] } : {}) as Record<number, ResponseDefinition>),
+      200: { description: 'The answer; a backend failure is its `error`.', body },
+    },
+  });
+}
+
+const QUERY_NOTE = 'An instant query, or a range query with start and end.';
+const LABELSETS_NOTE = 'Prometheus’s series API over the selector.';
+const METADATA_NOTE = 'Prometheus’s targets metadata (in a namespace: of targets labelled with it).';
+export const queryMetrics = adhocOperation(
+  'queryMetrics',
+  'query',
+  'An ad-hoc PromQL query',
+  false,
+  AdhocQuerySchema,
+  AdhocAnswerSchema,
+  QUERY_NOTE,
+);
+export const queryNamespaceMetrics = adhocOperation(
+  'queryNamespaceMetrics',
+  'query',
+  'An ad-hoc PromQL query in a namespace',
+  true,
+  AdhocQuerySchema,
+  AdhocAnswerSchema,
+  QUERY_NOTE,
+);
+export const listMetricLabelSets = adhocOperation(
+  'listMetricLabelSets',
+  'labelsets',
+  'The label sets of a metric’s series',
+  false,
+  LabelSetsQuerySchema,
+  LabelSetsAnswerSchema,
+  LABELSETS_NOTE,
+);
+export const listNamespaceMetricLabelSets = adhocOperation(
+  'listNamespaceMetricLabelSets',
+  'labelsets',
+  'The label sets of a metric’s series in a namespace',
+  true,
+  LabelSetsQuerySchema,
+  LabelSetsAnswerSchema,
+  LABELSETS_NOTE,
+);
+export const listMetricMetadata = adhocOperation(
+  'listMetricMetadata',
+  'metadata',
+  'The metrics the cluster’s targets expose',
+  false,
+  undefined,
+  MetadataAnswerSchema,
+  METADATA_NOTE,
+);
+export const listNamespaceMetricMetadata = adhocOperation(
+  'listNamespaceMetricMetadata',
+  'metadata',
+  'The metrics a namespace’s targets expose',
+  true,
+  undefined,
+  MetadataAnswerSchema,
+  METADATA_NOTE,
+);
+
 export const monitoringOperations: readonly OperationDefinition[] = [
   getPlatformMetrics,
   getClusterMetrics,
@@ -361,4 +519,10 @@ export const monitoringOperations: readonly OperationDefinition[] = [
   getClaimMetrics,
   listStorageClassClaimMetrics,
   getComponentMetrics,
+  queryMetrics,
+  queryNamespaceMetrics,
+  listMetricLabelSets,
+  listNamespaceMetricLabelSets,
+  listMetricMetadata,
+  listNamespaceMetricMetadata,
 ];

@@ -192,14 +192,28 @@ export class PrometheusBackend {
     return this.agent.agent;
   }
 
-  private async send(
+  /**
+   * One read of another Prometheus API (`/api/v1/series`, `/api/v1/targets/metadata`), not cached, with the same
+   * bounds as a query (in flight, timeout, answer size); never rejects.
+   */
+  async read(
+    settings: MonitoringBackendSettings,
+    path: string,
+    params: URLSearchParams,
+  ): Promise<{ data: unknown } | { error: string }> {
+    // a GET: Prometheus serves its targets' metadata to no other method
+    const { answer } = await this.limited(() =>
+      this.exchange(settings, 'GET', path, params, (status, text) => apiDataOf(status, text, settings.bearerToken)),
+    );
+    return answer;
+  }
+
+  private send(
     settings: MonitoringBackendSettings,
     promql: string,
     timing: Timing,
   ): Promise<{ answer: QueryAnswer; bytes: number }> {
-    const { timeoutMs, maxSeries, maxAnswerBytes } = this.options;
-    const base = settings.endpoint.replace(/\/+$/, '');
-    const params = new URLSearchParams({ query: promql, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
+    const params = new URLSearchParams({ query: promql, timeout: `${Math.ceil(this.options.timeoutMs / 1000)}s` });
     if ('instant' in timing) params.set('time', String(timing.instant));
     else {
       params.set('start', String(timing.start));
@@ -207,17 +221,31 @@ export class PrometheusBackend {
       params.set('step', String(timing.step));
     }
     const path = 'instant' in timing ? '/api/v1/query' : '/api/v1/query_range';
-    let answer: QueryAnswer;
+    return this.exchange(settings, 'POST', path, params, (status, text) =>
+      answerOf(status, text, this.options.maxSeries, settings.bearerToken),
+    );
+  }
+
+  /** One request upstream (a form POST, or a GET), its answer read by `read`, or the failure as an `error`. */
+  private async exchange<T extends object>(
+    settings: MonitoringBackendSettings,
+    method: 'GET' | 'POST',
+    path: string,
+    params: URLSearchParams,
+    read: (status: number, text: string) => T | { error: string },
+  ): Promise<{ answer: T | { error: string }; bytes: number }> {
+    const { timeoutMs, maxAnswerBytes } = this.options;
+    const base = settings.endpoint.replace(/\/+$/, '');
+    let answer: T | { error: string };
     let bytes = 0;
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await request(`${base}${path}`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          ...(settings.bearerToken && { authorization: `Bearer ${settings.bearerToken}` }),
-        },
-        body: params.toString(),
+      const authorization = settings.bearerToken ? { authorization: `Bearer ${settings.bearerToken}` } : {};
+      const response = await request(`${base}${path}${method === 'GET' ? `?${params}` : ''}`, {
+        method,
+        headers:
+          method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', ...authorization } : authorization,
+        ...(method === 'POST' && { body: params.toString() }),
         dispatcher: this.dispatcher(settings),
         signal: deadline,
       });
@@ -228,7 +256,7 @@ export class PrometheusBackend {
         };
       } else {
         bytes = text.length;
-        answer = answerOf(response.statusCode, text, maxSeries, settings.bearerToken);
+        answer = read(response.statusCode, text);
       }
     } catch (error) {
       const timedOut = deadline.aborted;
@@ -274,6 +302,22 @@ async function boundedText(body: AsyncIterable<Buffer> & { destroy(): void }, ma
  * front of it have echoed it.
  */
 export function answerOf(status: number, text: string, maxSeries: number, secret?: string): QueryAnswer {
+  const read = apiDataOf(status, text, secret);
+  if ('error' in read) return read;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const data = read.data as any;
+  if (typeof data?.resultType !== 'string')
+    return { error: `the monitoring backend answered ${status} without a query result` };
+  // a scalar's or a string's result is one sample, not series: KubeSphere answers none of them
+  const result =
+    Array.isArray(data.result) && (data.resultType === 'vector' || data.resultType === 'matrix') ? data.result : [];
+  if (result.length > maxSeries)
+    return { error: `too many series (${result.length}; at most ${maxSeries}): name fewer resources` };
+  return { data: { resultType: data.resultType, result } };
+}
+
+/** A Prometheus API answer's `data`, or the error it names (kapi's token taken out should it be echoed). Pure. */
+export function apiDataOf(status: number, text: string, secret?: string): { data: unknown } | { error: string } {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let body: any;
   try {
@@ -281,13 +325,10 @@ export function answerOf(status: number, text: string, maxSeries: number, secret
   } catch {
     return { error: `the monitoring backend answered ${status} without a Prometheus API body` };
   }
-  if (body?.status !== 'success' || typeof body?.data?.resultType !== 'string') {
+  if (body?.status !== 'success' || body?.data === undefined) {
     const why = typeof body?.error === 'string' ? body.error : `status ${status}`;
     const error = `${typeof body?.errorType === 'string' ? `${body.errorType}: ` : ''}${why}`;
     return { error: (secret ? error.replaceAll(secret, '[redacted]') : error).slice(0, 500) };
   }
-  const result = Array.isArray(body.data.result) ? body.data.result : [];
-  if (result.length > maxSeries)
-    return { error: `too many series (${result.length}; at most ${maxSeries}): name fewer resources` };
-  return { data: { resultType: body.data.resultType, result } };
+  return { data: body.data };
 }

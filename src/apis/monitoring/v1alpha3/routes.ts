@@ -12,11 +12,24 @@ import { TenantMemberships } from '../../tenant/memberships.js';
 import { NAMED_METRICS } from './catalogue.js';
 import { queryOf } from './expand.js';
 import * as op from './operations.js';
+import { quote } from '../promql/lexical.js';
+import {
+  adhocAnswerOf,
+  adhocQueryOf,
+  labelSetQueryOf,
+  labelSetsOf,
+  metadataOf,
+  type AdhocParameters,
+} from './adhoc.js';
 import { MonitoringRequestLimits } from './request-limits.js';
-import type { MonitoringBackendSettings, PrometheusBackend } from './prometheus.js';
+import {
+  DEFAULTS as PROMETHEUS_DEFAULTS,
+  type MonitoringBackendSettings,
+  type PrometheusBackend,
+} from './prometheus.js';
 import { metricsQueryOf, type MetricsQuery, type Timing } from './request.js';
 import { IDENTIFIER, metricValue, sortAndPage, type MetricResult, type MetricsAnswer } from './results.js';
-import { accessOf, planOf, type PodPair, type Target } from './targets.js';
+import { MONITORING_GROUP, accessOf, planOf, type PodPair, type Target } from './targets.js';
 
 export interface MonitoringRouteDeps {
   authorizer: Authorizer;
@@ -176,6 +189,69 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
       });
     }),
   );
+  /**
+   * Mounts an ad-hoc route (`[namespaces/{ns}/]targets/*`): the caller's right on `targets` (cluster-wide, or in the
+   * namespace), then the answer, counted against the caller's requests in flight as the named metrics are.
+   */
+  const adhoc = (
+    operation: OperationDefinition,
+    handle: (namespace: string | undefined, query: Record<string, unknown>) => Promise<object>,
+  ) =>
+    mountOperation(
+      router,
+      '',
+      operation,
+      withCaller(async (caller, req, res) => {
+        const namespace = operation.pathParameters
+          ? (parseQuery(operation.pathParameters, req.params as Record<string, unknown>).namespace as string)
+          : undefined;
+        await requireRight(deps.authorizer, caller, targetsAccess(namespace));
+        const query = operation.query ? parseQuery(operation.query, req.query as Record<string, unknown>) : {};
+        const release = limits.admit(caller.username);
+        try {
+          res.json(await handle(namespace, query));
+        } finally {
+          release();
+        }
+      }),
+    );
+
+  const adhocQuery = async (namespace: string | undefined, raw: Record<string, unknown>) => {
+    const { promql, timing } = adhocQueryOf(raw as AdhocParameters, namespace, Math.floor(now() / 1000));
+    const asked = namespace === undefined ? timing : clamped(timing, createdAt(namespace));
+    const settings = deps.backend();
+    if (!settings || !asked) return { data: { resultType: 'instant' in timing ? 'vector' : 'matrix', result: [] } };
+    return adhocAnswerOf(await deps.prometheus.query(settings, promql, asked));
+  };
+  adhoc(op.queryMetrics, adhocQuery);
+  adhoc(op.queryNamespaceMetrics, adhocQuery);
+
+  const labelSets = async (namespace: string | undefined, raw: Record<string, unknown>) => {
+    const asked = labelSetQueryOf(raw, namespace);
+    // a namespace's series from before it was made are another's of the same name (KubeSphere's clamp)
+    const start = namespace === undefined ? asked.start : Math.max(asked.start, createdAt(namespace));
+    const settings = deps.backend();
+    if (!settings || start > asked.end) return { data: null };
+    const params = new URLSearchParams({ 'match[]': asked.match, start: String(start), end: String(asked.end) });
+    const read = await deps.prometheus.read(settings, '/api/v1/series', params);
+    return 'error' in read ? { data: [], error: read.error } : labelSetsOf(read.data, PROMETHEUS_DEFAULTS.maxSeries);
+  };
+  adhoc(op.listMetricLabelSets, labelSets);
+  adhoc(op.listNamespaceMetricLabelSets, labelSets);
+
+  const metadata = async (namespace: string | undefined) => {
+    const settings = deps.backend();
+    if (!settings) return { data: null };
+    // a namespace's targets are those labelled with it (Prometheus's match_target, as KubeSphere asks)
+    const params = new URLSearchParams(
+      namespace === undefined ? {} : { match_target: `{namespace=${quote(namespace)}}` },
+    );
+    const read = await deps.prometheus.read(settings, '/api/v1/targets/metadata', params);
+    return 'error' in read ? { data: null, error: read.error } : metadataOf(read.data);
+  };
+  adhoc(op.listMetricMetadata, metadata);
+  adhoc(op.listNamespaceMetricMetadata, metadata);
+
   serve(op.getClusterMetrics, () => ({ kind: 'cluster' }));
   serve(op.listNodeMetrics, () => ({ kind: 'nodes' }));
   serve(op.getNodeMetrics, (p) => ({ kind: 'nodes', node: p.node as string }));
@@ -220,6 +296,16 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
   }));
   serve(op.getComponentMetrics, (p) => ({ kind: 'component', component: p.component as 'etcd' }));
   return router;
+}
+
+/** The right the ad-hoc routes need: `get targets` on `monitoring.kapi.io`, cluster-wide or in the namespace. */
+function targetsAccess(namespace: string | undefined) {
+  return {
+    verb: 'get',
+    group: MONITORING_GROUP,
+    resource: 'targets',
+    ...(namespace !== undefined && { namespace }),
+  };
 }
 
 /**
