@@ -85,6 +85,7 @@ const LISTED_KINDS: [string, string[]][] = [
   ['apiextensions.k8s.io', ['customresourcedefinitions']],
   ['iam.kapi.io', ['globalroles', 'globalrolebindings', 'workspacerolebindings']],
   ['tenant.kapi.io', ['workspacetemplates']],
+  ['monitoring.kapi.io', ['dashboards', 'clusterdashboards']],
 ];
 
 /** The default rules; see src/sandbox/README.md for why each exists. */

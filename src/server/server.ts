@@ -378,6 +378,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         listing,
         backend: () => configuration.current().monitoring,
         prometheus,
+        client,
       }),
       componentRoutes({
         listing,

@@ -96,6 +96,8 @@ describe('CRDs in crds/', () => {
       'iam.kapi.io_users.yaml',
       'iam.kapi.io_workspacerolebindings.yaml',
       'installer.kapi.io_clusterconfigurations.yaml',
+      'monitoring.kapi.io_clusterdashboards.yaml',
+      'monitoring.kapi.io_dashboards.yaml',
       'tenant.kapi.io_workspacetemplates.yaml',
     ]);
   });
@@ -178,6 +180,13 @@ describe('CRDs in crds/', () => {
         {
           name: 'workspacetemplates.tenant.kapi.io',
           kind: 'WorkspaceTemplate',
+          version: 'v1alpha2',
+          scope: 'Cluster',
+        },
+        { name: 'dashboards.monitoring.kapi.io', kind: 'Dashboard', version: 'v1alpha2', scope: 'Namespaced' },
+        {
+          name: 'clusterdashboards.monitoring.kapi.io',
+          kind: 'ClusterDashboard',
           version: 'v1alpha2',
           scope: 'Cluster',
         },

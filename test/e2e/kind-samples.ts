@@ -134,6 +134,16 @@ export function kindSamples(e2e: E2E, namespace = e2e.runId): KindSample[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${e2e.runId}-clusterroles` },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `${e2e.runId}-nobody` }],
     }),
+    ns('dashboards', 'monitoring.kapi.io/v1alpha2', 'sample-dash', {
+      apiVersion: 'monitoring.kapi.io/v1alpha2',
+      kind: 'Dashboard',
+      spec: { title: 'Sample', panels: [{ id: 1, type: 'graph', targets: [{ refId: 1, expr: 'up', step: '1m' }] }] },
+    }),
+    cluster('clusterdashboards', 'monitoring.kapi.io/v1alpha2', {
+      apiVersion: 'monitoring.kapi.io/v1alpha2',
+      kind: 'ClusterDashboard',
+      spec: { title: 'Sample', panels: [{ id: 1, type: 'singlestat', targets: [{ refId: 1, expr: 'up' }] }] },
+    }),
     // no workspace label: a membership of no workspace, which kapi's controller neither realizes nor removes
     cluster('workspacerolebindings', 'iam.kapi.io/v1alpha2', {
       apiVersion: 'iam.kapi.io/v1alpha2',
@@ -189,6 +199,7 @@ export const READ_EVERY_KIND = [
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list'] },
   { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles', 'workspacerolebindings'], verbs: ['get', 'list'] },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
+  { apiGroups: ['monitoring.kapi.io'], resources: ['dashboards', 'clusterdashboards'], verbs: ['get', 'list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['components'], verbs: ['list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['quotas', 'abnormalworkloads'], verbs: ['get'] },
 ];

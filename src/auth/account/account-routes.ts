@@ -105,36 +105,40 @@ function allow(methods: string) {
   };
 }
 
-const readBody = express.raw({ type: () => true, limit: ACCOUNT_BODY_LIMIT_BYTES });
+/** A middleware reading an `application/json` body of at most `limitBytes` into `req.body` (415, 413, 400 else). */
+export function jsonBodyOf(limitBytes: number) {
+  const readBody = express.raw({ type: () => true, limit: limitBytes });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') {
+      next(new ApiError(415, 'UnsupportedMediaType', 'the body must be application/json'));
+      return;
+    }
+    readBody(req, res, (err?: unknown) => {
+      if (err) {
+        const status = (err as { status?: unknown }).status;
+        next(
+          status === 413
+            ? new ApiError(413, 'RequestEntityTooLarge', `the body is larger than ${limitBytes} bytes`)
+            : new BadRequestError('the request body could not be read'),
+        );
+        return;
+      }
+      try {
+        req.body = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '') as unknown;
+        next();
+      } catch {
+        next(new BadRequestError('the body is not valid JSON'));
+      }
+    });
+  };
+}
 
 /**
  * An application/json body, at most 16 KiB, parsed here: body-parser's own JSON errors quote the text they could not
  * read, which may be a password.
  */
-export function jsonBody(req: Request, res: Response, next: NextFunction): void {
-  const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json') {
-    next(new ApiError(415, 'UnsupportedMediaType', 'the body must be application/json'));
-    return;
-  }
-  readBody(req, res, (err?: unknown) => {
-    if (err) {
-      const status = (err as { status?: unknown }).status;
-      next(
-        status === 413
-          ? new ApiError(413, 'RequestEntityTooLarge', `the body is larger than ${ACCOUNT_BODY_LIMIT_BYTES} bytes`)
-          : new BadRequestError('the request body could not be read'),
-      );
-      return;
-    }
-    try {
-      req.body = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '') as unknown;
-      next();
-    } catch {
-      next(new BadRequestError('the body is not valid JSON'));
-    }
-  });
-}
+export const jsonBody = jsonBodyOf(ACCOUNT_BODY_LIMIT_BYTES);
 
 function passwordChangeOf(body: unknown): PasswordChange {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {

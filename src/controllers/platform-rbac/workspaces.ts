@@ -131,6 +131,8 @@ export const NAMESPACE_ROLE_RULES: Record<NamespaceRole, readonly PolicyRule[]> 
     { apiGroups: ['apps', 'extensions', 'batch', 'autoscaling'], resources: ['*'], verbs: ['*'] },
     { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['*'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['*'] },
+    // the project's custom monitoring dashboards (KubeSphere's operator edits them)
+    { apiGroups: [MONITORING_GROUP], resources: ['dashboards'], verbs: ['*'] },
   ],
   viewer: [readEverything],
 };

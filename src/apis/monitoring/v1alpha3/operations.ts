@@ -3,6 +3,7 @@ import { defineOperation, type OperationDefinition, type ResponseDefinition } fr
 import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
 import { unixSeconds } from '../../../openapi/unix-seconds.js';
 import { QUERY_LIMITS } from '../promql/enforce.js';
+import { MAX_GRAFANA_BYTES } from './grafana.js';
 import { DEFAULT_STEP_SECONDS, MAX_FILTER_LENGTH, MAX_NAMES, MAX_POINTS, RESOURCE_NAME } from './request.js';
 import { COMPONENTS, WORKLOAD_KINDS } from './targets.js';
 
@@ -495,6 +496,70 @@ export const listNamespaceMetricMetadata = adhocOperation(
   METADATA_NOTE,
 );
 
+const GrafanaImportSchema = z
+  .object({
+    grafanaDashboardContent: z.string().optional().describe('The Grafana dashboard’s JSON, as a string (required).'),
+    grafanaDashboardUrl: z
+      .string()
+      .optional()
+      .describe('Refused (400): kapi fetches no URL for a caller; send the content instead.'),
+    description: z.string().optional().describe('The dashboard’s description (annotation `kapi.io/description`).'),
+  })
+  .describe('KubeSphere 3.4.1’s Grafana import body.');
+
+const DashboardObjectSchema = z
+  .looseObject({ apiVersion: z.string(), kind: z.string(), metadata: z.looseObject({ name: z.string() }) })
+  .describe('The dashboard created, as kube-apiserver stored it.');
+
+function importOperation(operationId: string, route: string, summary: string, namespaced: boolean) {
+  return defineOperation({
+    operationId,
+    method: 'post',
+    path: `${MONITORING_BASE}${route}`,
+    tags: [TAG],
+    summary,
+    description:
+      `Converts a Grafana dashboard (rows flattened; graph, singlestat, bargauge, table and text panels; Grafana’s ` +
+      'template-variable selectors taken out of its Prometheus targets, as KubeSphere does) and creates it as the ' +
+      `caller: needs \`create ${namespaced ? 'dashboards` in the namespace' : 'clusterdashboards`'} in API group ` +
+      '`monitoring.kapi.io` (kube-apiserver’s RBAC decides). Its panels’ queries are read and confined when drawn ' +
+      '(`targets/query`).',
+    security: 'bearer',
+    pathParameters: path(
+      namespaced ? { namespace, name: nameOf('The dashboard’s name.') } : { name: nameOf('The dashboard’s name.') },
+    ),
+    jsonBody: GrafanaImportSchema,
+    responses: {
+      200: { description: 'Created.', body: DashboardObjectSchema },
+      400: {
+        description: 'No content, a URL, content that is not a Grafana dashboard; `details.causes[0].field` names it.',
+        body: StatusSchema,
+      },
+      ...statusResponses,
+      403: { description: 'The cluster’s RBAC does not let the caller create it.', body: StatusSchema },
+      409: { description: 'A dashboard of that name exists.', body: StatusSchema },
+      413: { description: `The body is larger than ${GRAFANA_BODY_LIMIT_BYTES >> 20} MiB.`, body: StatusSchema },
+      415: { description: 'The body is not JSON.', body: StatusSchema },
+    },
+  });
+}
+
+/** A body of the Grafana import read at most: the content is a JSON string inside JSON (escaped, up to twice as long). */
+export const GRAFANA_BODY_LIMIT_BYTES = 2 * MAX_GRAFANA_BYTES + 16 * 1024;
+
+export const importDashboard = importOperation(
+  'importDashboard',
+  '/namespaces/{namespace}/dashboards/{name}/template',
+  'Import a Grafana dashboard as a project’s custom monitoring dashboard',
+  true,
+);
+export const importClusterDashboard = importOperation(
+  'importClusterDashboard',
+  '/clusterdashboards/{name}/template',
+  'Import a Grafana dashboard as a cluster custom monitoring dashboard',
+  false,
+);
+
 export const monitoringOperations: readonly OperationDefinition[] = [
   getPlatformMetrics,
   getClusterMetrics,
@@ -525,4 +590,6 @@ export const monitoringOperations: readonly OperationDefinition[] = [
   listNamespaceMetricLabelSets,
   listMetricMetadata,
   listNamespaceMetricMetadata,
+  importDashboard,
+  importClusterDashboard,
 ];

@@ -4,7 +4,10 @@ import type { WatchedNamespaces } from '../../../kube/namespace-cache.js';
 import { mountOperation, type OperationDefinition } from '../../../openapi/operation.js';
 import { parseQuery } from '../../../openapi/query-parameters.js';
 import { ServiceUnavailableError } from '../../../server/errors.js';
-import { requireRight, withCaller } from '../../caller.js';
+import { jsonBodyOf } from '../../../auth/account/account-routes.js';
+import type { KubeClient } from '../../../kube/client.js';
+import { asCaller, requireRight, withCaller } from '../../caller.js';
+import { DASHBOARDS_GROUP, DASHBOARDS_VERSION, dashboardFromGrafana } from './grafana.js';
 import { workspaceRoles } from '../../iam/v1alpha2/scoped-roles.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
@@ -12,6 +15,7 @@ import { TenantMemberships } from '../../tenant/memberships.js';
 import { NAMED_METRICS } from './catalogue.js';
 import { queryOf } from './expand.js';
 import * as op from './operations.js';
+import { GRAFANA_BODY_LIMIT_BYTES } from './operations.js';
 import { quote } from '../promql/lexical.js';
 import {
   adhocAnswerOf,
@@ -43,6 +47,8 @@ export interface MonitoringRouteDeps {
   /** Upstream queries one request has in flight at once; default MAX_QUERIES_PER_REQUEST. */
   maxQueriesPerRequest?: number;
   now?: () => number;
+  /** kapi's client: the Grafana import creates a dashboard through it, as the caller. */
+  client?: KubeClient;
 }
 
 export const MAX_QUERIES_PER_REQUEST = 8;
@@ -251,6 +257,38 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
   };
   adhoc(op.listMetricMetadata, metadata);
   adhoc(op.listNamespaceMetricMetadata, metadata);
+
+  /** A Grafana dashboard created as a custom monitoring dashboard, as the caller (kube-apiserver's RBAC decides). */
+  const importAs = (operation: OperationDefinition, namespaced: boolean) =>
+    mountOperation(
+      router,
+      '',
+      operation,
+      jsonBodyOf(GRAFANA_BODY_LIMIT_BYTES),
+      withCaller(async (caller, req, res) => {
+        const params = parseQuery(
+          operation.pathParameters as NonNullable<OperationDefinition['pathParameters']>,
+          req.params as Record<string, unknown>,
+        );
+        const name = params.name as string;
+        const namespace = namespaced ? (params.namespace as string) : undefined;
+        const dashboard = dashboardFromGrafana(req.body, name, namespace);
+        const collection =
+          namespace === undefined
+            ? `/apis/${DASHBOARDS_GROUP}/${DASHBOARDS_VERSION}/clusterdashboards`
+            : `/apis/${DASHBOARDS_GROUP}/${DASHBOARDS_VERSION}/namespaces/${encodeURIComponent(namespace)}/dashboards`;
+        if (!deps.client) throw new ServiceUnavailableError('kapi cannot write to the cluster here');
+        const created = await asCaller(
+          deps.client,
+          caller,
+          { method: 'POST', path: collection, body: dashboard, timeoutMs: 10_000 },
+          { name, group: DASHBOARDS_GROUP, kind: namespace === undefined ? 'clusterdashboards' : 'dashboards' },
+        );
+        res.json(created);
+      }),
+    );
+  importAs(op.importDashboard, true);
+  importAs(op.importClusterDashboard, false);
 
   serve(op.getClusterMetrics, () => ({ kind: 'cluster' }));
   serve(op.listNodeMetrics, () => ({ kind: 'nodes' }));

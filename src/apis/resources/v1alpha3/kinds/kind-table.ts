@@ -435,6 +435,22 @@ export const KINDS: readonly KindDefinition[] = [
     notes: '`manager` is kapi’s own filter.',
   }),
   kind({
+    resource: 'dashboards',
+    group: 'monitoring.kapi.io',
+    version: 'v1alpha2',
+    kind: 'Dashboard',
+    namespaced: true,
+    notes: 'A project’s custom monitoring dashboards (KubeSphere’s `monitoring.kubesphere.io` Dashboard).',
+  }),
+  kind({
+    resource: 'clusterdashboards',
+    group: 'monitoring.kapi.io',
+    version: 'v1alpha2',
+    kind: 'ClusterDashboard',
+    namespaced: false,
+    notes: 'The cluster’s custom monitoring dashboards (KubeSphere’s `monitoring.kubesphere.io` ClusterDashboard).',
+  }),
+  kind({
     resource: 'workspacerolebindings',
     group: 'iam.kapi.io',
     version: 'v1alpha2',
