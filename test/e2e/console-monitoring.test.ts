@@ -205,6 +205,103 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
     await expectNoFailure();
   }, 120_000);
 
+  describe('a project operator’s custom monitoring', () => {
+    let operatorChromium: Chromium | undefined;
+    afterAll(async () => {
+      await operatorChromium?.close();
+    });
+
+    it('then it makes a dashboard in the console whose chart draws its project’s series, and one naming another project’s draws nothing of it', async () => {
+      // a project operator as the console makes one: a regular member of the workspace, an operator of project A
+      const operator = await e2e.createUser('charts-operator', PASSWORD);
+      await waitFor(
+        async () =>
+          (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${operator}`)).status === 200,
+      );
+      await kapiSend(
+        e2e,
+        scenario.rootToken,
+        'POST',
+        `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
+        [{ username: operator, roleRef: `${scenario.workspace}-regular` }],
+      );
+      await kapiSend(
+        e2e,
+        scenario.rootToken,
+        'POST',
+        `/kapis/iam.kapi.io/v1alpha2/namespaces/${scenario.projectA}/members`,
+        [{ username: operator, roleRef: 'operator' }],
+      );
+      await waitFor(() =>
+        kubeAllows(e2e.admin, operator, {
+          verb: 'create',
+          group: 'monitoring.kapi.io',
+          resource: 'dashboards',
+          namespace: scenario.projectA,
+        }),
+      );
+      operatorChromium = await startChromium();
+      const operatorPage = await operatorChromium.context.newPage();
+      const queries: { expr: string; status: number; namespaces: string[] }[] = [];
+      operatorPage.on('response', (response) => {
+        const url = new URL(response.url());
+        if (!url.pathname.endsWith('/targets/query')) return;
+        response.json().then(
+          (body: { data?: { result?: { metric?: Record<string, string> }[] } }) =>
+            queries.push({
+              expr: url.searchParams.get('expr') ?? '',
+              status: response.status(),
+              namespaces: (body.data?.result ?? []).map((series) => series.metric?.namespace ?? ''),
+            }),
+          () => undefined,
+        );
+      });
+      await signIn(operatorPage, console_!.url, operator, PASSWORD);
+      const list = `${console_!.url}/${scenario.workspace}/clusters/default/projects/${scenario.projectA}/custom-monitoring`;
+      await operatorPage.goto(list);
+      await textWith(operatorPage, 'Custom Monitoring');
+      await operatorPage.locator('[data-test="table-create"]').click();
+      await operatorPage.locator('input[name="metadata.name"]').fill('pods-of-a');
+      await operatorPage.getByText('Custom', { exact: true }).click();
+      await operatorPage.getByRole('button', { name: 'Next' }).click();
+      // the editor: one line chart of the project's pods, and one naming project B's
+      const addChart = async (title: string, expr: string) => {
+        await operatorPage.getByText('Add Monitoring Item').click();
+        await operatorPage.getByRole('button', { name: 'OK' }).click();
+        await operatorPage.locator('xpath=//*[text()="Chart Name"]/following::input[1]').fill(title);
+        await operatorPage.locator('code[contenteditable]').first().click();
+        await operatorPage.keyboard.insertText(expr);
+        await waitFor(() => queries.some((q) => q.expr === expr));
+        // the panel editor's ✓
+        await operatorPage.locator('button[type="submit"]:has(.kubed-icon-check)').click();
+      };
+      await addChart('Pods', 'kube_pod_info');
+      await addChart('Pods of B', `kube_pod_info{namespace="${scenario.projectB}"}`);
+      await operatorPage.getByText('Save Template').click();
+      const path = `/apis/monitoring.kapi.io/v1alpha2/namespaces/${scenario.projectA}/dashboards/pods-of-a`;
+      cleanup.push(path);
+      let saved: { spec?: { panels?: { targets?: { expr?: string }[] }[] } } = {};
+      await waitFor(async () => {
+        saved = await e2e.admin.request<typeof saved>({ path }).catch(() => ({}));
+        return (saved.spec?.panels?.length ?? 0) === 2;
+      });
+      expect(saved.spec?.panels?.flatMap((panel) => panel.targets?.map((t) => t.expr))).toEqual([
+        'kube_pod_info',
+        `kube_pod_info{namespace="${scenario.projectB}"}`,
+      ]);
+      // the dashboard, opened from the list, draws its charts through kapi's ad-hoc queries in project A
+      queries.length = 0;
+      await operatorPage.goto(list);
+      await operatorPage.getByText('pods-of-a').first().click();
+      await waitFor(() => queries.length >= 2);
+      const mine = queries.find((q) => q.expr === 'kube_pod_info');
+      expect(mine).toMatchObject({ status: 200, namespaces: [scenario.projectA, scenario.projectA] });
+      const theirs = queries.find((q) => q.expr.includes(scenario.projectB));
+      expect(theirs).toMatchObject({ status: 400, namespaces: [] });
+      expect(queries.flatMap((q) => q.namespaces).filter((ns) => ns !== scenario.projectA)).toEqual([]);
+    }, 240_000);
+  });
+
   describe('a project viewer', () => {
     let viewerChromium: Chromium | undefined;
     afterAll(async () => {

@@ -6,8 +6,12 @@
  * nothing refused reaches it. The cluster-wide forms need the cluster-wide right.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { selectorsOf } from '../../src/apis/monitoring/promql/ast.js';
+import { confineToNamespace } from '../../src/apis/monitoring/promql/enforce.js';
 import { parsePromQL } from '../../src/apis/monitoring/promql/parse.js';
+import { printPromQL } from '../../src/apis/monitoring/promql/print.js';
 import { deleteIgnoringMissing, startE2E, type E2E } from './harness.js';
 import {
   kapiGet,
@@ -46,6 +50,15 @@ afterAll(async () => {
 const now = () => Math.floor(Date.now() / 1000) - 1;
 const ask = (token: string, path: string, params: Record<string, string>): Promise<Answer> =>
   kapiGet(e2e, token, `${MONITORING}${path}?${new URLSearchParams(params)}`);
+/** A POST of JSON to kapi: its status and body (whatever the status). */
+async function post(token: string, method: string, path: string, body: unknown) {
+  const res = await fetch(`${e2e.kapiUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
 const inProject = (expr: string, params: Record<string, string> = {}) =>
   ask(viewerToken, `/namespaces/${scenario.projectA}/targets/query`, { expr, time: String(now()), ...params });
 
@@ -163,6 +176,13 @@ describe('a project viewer’s ad-hoc queries in its namespace', () => {
     // Prometheus ran one query per answered trick at most (the cache shares equal prints), each confined
     expect(sent.length).toBeGreaterThan(15);
     expect(sent.length).toBeLessThanOrEqual(list.filter(([, e]) => e === 'ok').length);
+    // and nothing else: each is the print of a trick kapi answered (none of a refused one reached it)
+    const answeredPrints = new Set(
+      list
+        .filter(([, expected]) => expected === 'ok')
+        .map(([expr]) => printPromQL(confineToNamespace(parsePromQL(expr), a))),
+    );
+    expect(sent.filter((query) => !answeredPrints.has(query))).toEqual([]);
     for (const query of sent) {
       const unconfined = [...selectorsOf(parsePromQL(query))].filter(
         (s) => !s.matchers.some((m) => m.name === 'namespace' && m.op === '=' && m.value === a),
@@ -265,5 +285,66 @@ describe('a project viewer’s ad-hoc queries in its namespace', () => {
     expect(sent).toEqual([
       `kube_pod_info{namespace="${scenario.projectA}"} unless kube_pod_info{namespace="${scenario.projectA}"}`,
     ]);
+  });
+
+  it('when a Grafana dashboard is imported, then made as the caller from its content only: a URL is refused and never fetched', async () => {
+    const hits: string[] = [];
+    const lure = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => lure.listen(0, '127.0.0.1', resolve));
+    const port = (lure.address() as AddressInfo).port;
+    const base = `${MONITORING}/namespaces/${scenario.projectA}/dashboards`;
+    const grafana = JSON.stringify({
+      title: 'Pods',
+      panels: [
+        { type: 'timeseries', title: 'Pods', targets: [{ expr: 'sum(kube_pod_info{namespace="$namespace"})' }] },
+      ],
+    });
+    try {
+      const url = await post(scenario.rootToken, 'POST', `${base}/lured/template`, {
+        grafanaDashboardUrl: `http://127.0.0.1:${port}/dashboard.json`,
+      });
+      expect(url.status).toBe(400);
+      // the viewer reads dashboards, and may not make one
+      const refused = await post(viewerToken, 'POST', `${base}/viewers/template`, {
+        grafanaDashboardContent: grafana,
+      });
+      expect(refused.status).toBe(403);
+      const made = await post(scenario.rootToken, 'POST', `${base}/imported/template`, {
+        grafanaDashboardContent: grafana,
+        description: 'from Grafana',
+      });
+      expect(made.status).toBe(200);
+      expect(made.body).toMatchObject({
+        kind: 'Dashboard',
+        metadata: {
+          name: 'imported',
+          namespace: scenario.projectA,
+          annotations: { 'kapi.io/description': 'from Grafana' },
+        },
+        spec: { title: 'Pods', panels: [{ type: 'graph', targets: [{ expr: 'sum(kube_pod_info)', step: '1m' }] }] },
+      });
+      const listed = await kapiGet(
+        e2e,
+        viewerToken,
+        `/kapis/resources.kapi.io/v1alpha3/namespaces/${scenario.projectA}/dashboards?sortBy=createTime&limit=10`,
+      );
+      expect(listed.status).toBe(200);
+      expect((listed.body.items as unknown as { metadata: { name: string } }[]).map((d) => d.metadata.name)).toContain(
+        'imported',
+      );
+      // its panel, drawn as the console draws it, is the project's
+      const drawn = await inProject('sum(kube_pod_info)');
+      expect(Number(drawn.body.data?.result?.[0]?.value?.[1])).toBe(2);
+    } finally {
+      lure.close();
+      await deleteIgnoringMissing(
+        e2e.admin,
+        `/apis/monitoring.kapi.io/v1alpha2/namespaces/${scenario.projectA}/dashboards/imported`,
+      );
+    }
+    expect(hits).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   adhocAnswerOf,
   adhocQueryOf,
@@ -134,5 +136,68 @@ describe('Prometheus’s answers in KubeSphere’s shapes', () => {
       ],
     });
     expect(metadataOf([])).toEqual({ data: null });
+  });
+});
+
+describe('whatever the query', () => {
+  test('when Prometheus’s parser cases are cut, spliced and salted, then each is answered or refused with a 400, never anything else', () => {
+    const corpus = join(import.meta.dirname, '..', 'promql', 'prometheus-v2.42.0');
+    const cases: string[] = [
+      ...JSON.parse(readFileSync(join(corpus, 'valid.json'), 'utf8')),
+      ...JSON.parse(readFileSync(join(corpus, 'invalid.json'), 'utf8')),
+    ].filter((query: string) => query.length < 4096);
+    // a fixed sequence (xorshift): the same inputs every run
+    let seed = 0x2545f491;
+    const next = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 2 ** 32;
+    };
+    const salt = [
+      '(',
+      ')',
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      "'",
+      '`',
+      '\\',
+      '@',
+      ':',
+      ',',
+      '#',
+      '\n',
+      '=~',
+      'offset',
+      '-',
+      ' or ',
+    ];
+    let answered = 0;
+    let refused = 0;
+    for (const query of cases) {
+      for (let round = 0; round < 8; round++) {
+        const at = Math.floor(next() * (query.length + 1));
+        const mutated =
+          round % 2 === 0
+            ? query.slice(0, at) + (salt[Math.floor(next() * salt.length)] as string) + query.slice(at)
+            : query.slice(0, at) + (cases[Math.floor(next() * cases.length)] as string).slice(at);
+        for (const namespace of [undefined, 'ns']) {
+          try {
+            adhocQueryOf({ expr: mutated }, namespace, NOW);
+            answered++;
+          } catch (error) {
+            if (!(error instanceof InvalidParameterError))
+              throw new Error(`${JSON.stringify(mutated)}: ${String(error)}`);
+            refused++;
+          }
+        }
+      }
+    }
+    expect(answered + refused).toBeGreaterThan(10_000);
+    expect(answered).toBeGreaterThan(500);
+    expect(refused).toBeGreaterThan(500);
   });
 });
