@@ -23,10 +23,9 @@ import {
 } from './console-session.js';
 import { deleteIgnoringMissing, kubeAllows, startE2E, waitFor, type E2E } from './harness.js';
 import {
-  kapiGet,
-  kapiSend,
   MONITORING,
   startMonitoringScenario,
+  workspaceProjectMember,
   type MonitoringScenario,
 } from './monitoring-scenario.js';
 import { adminClusterMembership } from '../../src/sandbox/platform-objects.js';
@@ -213,24 +212,13 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
 
     it('then it makes a dashboard in the console whose chart draws its project’s series, and one naming another project’s draws nothing of it', async () => {
       // a project operator as the console makes one: a regular member of the workspace, an operator of project A
-      const operator = await e2e.createUser('charts-operator', PASSWORD);
-      await waitFor(
-        async () =>
-          (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${operator}`)).status === 200,
-      );
-      await kapiSend(
+      const operator = await workspaceProjectMember(
         e2e,
-        scenario.rootToken,
-        'POST',
-        `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
-        [{ username: operator, roleRef: `${scenario.workspace}-regular` }],
-      );
-      await kapiSend(
-        e2e,
-        scenario.rootToken,
-        'POST',
-        `/kapis/iam.kapi.io/v1alpha2/namespaces/${scenario.projectA}/members`,
-        [{ username: operator, roleRef: 'operator' }],
+        scenario,
+        'charts-operator',
+        PASSWORD,
+        scenario.projectA,
+        'operator',
       );
       await waitFor(() =>
         kubeAllows(e2e.admin, operator, {
@@ -310,27 +298,13 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
 
     it('then sees its project’s charts, and is refused another project’s, the nodes’ and the cluster’s', async () => {
       // a project viewer as the console makes one: a regular member of the workspace, a viewer of project A
-      const viewer = await e2e.createUser('charts-viewer', PASSWORD);
-      await waitFor(
-        async () =>
-          (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${viewer}`)).status === 200,
-      );
-      await kapiSend(
+      const viewer = await workspaceProjectMember(
         e2e,
-        scenario.rootToken,
-        'POST',
-        `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
-        [{ username: viewer, roleRef: `${scenario.workspace}-regular` }],
-      );
-      await kapiSend(
-        e2e,
-        scenario.rootToken,
-        'POST',
-        `/kapis/iam.kapi.io/v1alpha2/namespaces/${scenario.projectA}/members`,
-        [{ username: viewer, roleRef: 'viewer' }],
-      );
-      await waitFor(() =>
-        kubeAllows(e2e.admin, viewer, { verb: 'list', resource: 'pods', namespace: scenario.projectA }),
+        scenario,
+        'charts-viewer',
+        PASSWORD,
+        scenario.projectA,
+        'viewer',
       );
       viewerChromium = await startChromium();
       const viewerPage = await viewerChromium.context.newPage();

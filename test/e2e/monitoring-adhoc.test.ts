@@ -96,6 +96,8 @@ const tricks = (a: string, b: string): [string, 'ok' | RegExp][] => [
   ['kube_pod_info{pod=~"\\x77eb.*"}', 'ok'],
   ['kube_pod_info{pod=~"\\u0077eb.*"}', 'ok'],
   ['kube_pod_info{pod=~"\\167eb.*"}', 'ok'],
+  ['kube_pod_info{pod=~"\\U00000077eb.*"}', 'ok'],
+  ['kube_pod_info{pod=~"web\\\\-.*", container!="\\a\\b\\f\\n\\r\\t\\v\\\\\\""}', 'ok'],
   ['kube_pod_info{pod=~`web.*`}', 'ok'],
   [`kube_pod_info{pod="a\\"} or kube_pod_info{namespace=\\"${b}"}`, 'ok'],
   ['container_memory_working_set_bytes * on(pod) group_left(node) kube_pod_info', 'ok'],

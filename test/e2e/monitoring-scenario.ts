@@ -11,7 +11,7 @@ import {
   RX_ANNOTATION,
   TX_ANNOTATION,
 } from '../../src/sandbox/monitoring/series.js';
-import { bindGlobalRole, ensureDefaultServiceAccount, RUN_LABEL, waitFor, type E2E } from './harness.js';
+import { bindGlobalRole, ensureDefaultServiceAccount, kubeAllows, RUN_LABEL, waitFor, type E2E } from './harness.js';
 import { startNodeExporter, startPrometheus, until, type LivePrometheus } from './live-prometheus.js';
 
 /**
@@ -115,6 +115,36 @@ export async function projectViewer(
     },
   });
   return { token: await login(e2e, viewer, password), binding: `${bindings}/${suffix}` };
+}
+
+/**
+ * A member of the scenario's workspace as the console makes one (through kapi, as its platform admin): a regular member
+ * of the workspace with `role` in `project`; returned once kube-apiserver's RBAC has the project role realized.
+ */
+export async function workspaceProjectMember(
+  e2e: E2E,
+  scenario: MonitoringScenario,
+  suffix: string,
+  password: string,
+  project: string,
+  role: 'viewer' | 'operator' | 'admin',
+): Promise<string> {
+  const member = await e2e.createUser(suffix, password);
+  await waitFor(
+    async () => (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${member}`)).status === 200,
+  );
+  await kapiSend(
+    e2e,
+    scenario.rootToken,
+    'POST',
+    `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
+    [{ username: member, roleRef: `${scenario.workspace}-regular` }],
+  );
+  await kapiSend(e2e, scenario.rootToken, 'POST', `/kapis/iam.kapi.io/v1alpha2/namespaces/${project}/members`, [
+    { username: member, roleRef: role },
+  ]);
+  await waitFor(() => kubeAllows(e2e.admin, member, { verb: 'list', resource: 'pods', namespace: project }));
+  return member;
 }
 
 export async function createScenarioPod(e2e: E2E, node: string, pod: ScenarioPod): Promise<void> {

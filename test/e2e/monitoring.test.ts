@@ -10,11 +10,11 @@ import { readFileSync } from 'node:fs';
 import { deleteIgnoringMissing, kubeAllows, startE2E, waitFor, type E2E } from './harness.js';
 import {
   kapiGet,
-  kapiSend,
   login,
   MONITORING,
   projectViewer,
   startMonitoringScenario,
+  workspaceProjectMember,
   type MonitoringScenario,
 } from './monitoring-scenario.js';
 import { parsePromql, type Selector } from '../apis/monitoring/v1alpha3/promql-tree.js';
@@ -340,28 +340,7 @@ describe('a project viewer', () => {
 
 describe('a regular member of the workspace', () => {
   it('when it reads the workspace’s charts, then the series of its own project alone', async () => {
-    const member = await e2e.createUser('mon-member', PASSWORD);
-    await waitFor(
-      async () =>
-        (await kapiGet(e2e, scenario.rootToken, `/kapis/iam.kapi.io/v1alpha2/users/${member}`)).status === 200,
-    );
-    await kapiSend(
-      e2e,
-      scenario.rootToken,
-      'POST',
-      `/kapis/iam.kapi.io/v1alpha2/workspaces/${scenario.workspace}/workspacemembers`,
-      [{ username: member, roleRef: `${scenario.workspace}-regular` }],
-    );
-    await kapiSend(
-      e2e,
-      scenario.rootToken,
-      'POST',
-      `/kapis/iam.kapi.io/v1alpha2/namespaces/${scenario.projectB}/members`,
-      [{ username: member, roleRef: 'viewer' }],
-    );
-    await waitFor(() =>
-      kubeAllows(e2e.admin, member, { verb: 'list', resource: 'pods', namespace: scenario.projectB }),
-    );
+    const member = await workspaceProjectMember(e2e, scenario, 'mon-member', PASSWORD, scenario.projectB, 'viewer');
     // its workspace role realized: the workspace's charts
     await waitFor(() =>
       kubeAllows(e2e.admin, member, {
