@@ -190,7 +190,7 @@ describe('whatever the query', () => {
             answered++;
           } catch (error) {
             if (!(error instanceof InvalidParameterError))
-              throw new Error(`${JSON.stringify(mutated)}: ${String(error)}`);
+              throw new Error(`${JSON.stringify(mutated)}: ${String(error)}`, { cause: error });
             refused++;
           }
         }
