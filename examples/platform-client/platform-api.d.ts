@@ -2544,6 +2544,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha2/components/{component}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A system component: the Service of that name in kapi’s namespace, else kube-system, with its pods’ health
+         * @description As KubeSphere answers its component detail (the first system namespace with a Service of that name). Needs `get components` (that name) in API group `resources.kapi.io`.
+         */
+        get: operations["readComponent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha2/quotas": {
         parameters: {
             query?: never;
@@ -3394,6 +3414,23 @@ export interface components {
             items: components["schemas"]["ClusterRole"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        ComponentStatus: {
+            /** @description The Service’s name. */
+            name: string;
+            namespace: string;
+            /** @description Always empty (KubeSphere’s field, long unused). */
+            selfLink: string;
+            /** @description The Service’s selector. */
+            label: {
+                [key: string]: string;
+            };
+            /** @description The Service’s creation time. */
+            startedAt: string;
+            /** @description Pods the Service selects. */
+            totalBackends: number;
+            /** @description Of those, the ones running with every container ready. */
+            healthyBackends: number;
         };
         /** @description A v1 ConfigMap as kube-apiserver serves it (`metadata.managedFields` left out). */
         ConfigMap: {
@@ -16682,6 +16719,65 @@ export interface operations {
             };
             /** @description The cluster’s RBAC does not allow the caller to list components. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readComponent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Service’s name. */
+                component: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The component. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComponentStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No system Service of that name (or one without a selector). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -597,9 +597,19 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${TENANT3}/workspacetemplates/system-workspace`)).status).toBe(401);
     // the system components of the cluster overview: the reader may list them (READ_EVERY_KIND), a stranger not
     const components = '/kapis/resources.kapi.io/v1alpha2/components';
-    expect((await get(components, mine)).status).toBe(200);
+    const listed = await get(components, mine);
+    expect(listed.status).toBe(200);
     expect((await get(components, theirs)).status).toBe(403);
     expect((await get(components)).status).toBe(401);
+    // one of them in detail, as the console's component page reads it
+    const first = (listed.json() as { name: string; namespace: string }[])[0];
+    expect(first).toBeDefined();
+    const detail = await get(`${components}/${first!.name}`, mine);
+    expect(detail.status).toBe(200);
+    expect(detail.json()).toEqual(first);
+    expect((await get(`${components}/${first!.name}`, theirs)).status).toBe(403);
+    expect((await get(`${components}/ghost-component`, mine)).status).toBe(404);
+    expect((await get(`${components}/${first!.name}`)).status).toBe(401);
     // a project's overview and the cluster's: usage and abnormal workloads (READ_EVERY_KIND), a stranger not
     for (const path of [
       `namespaces/${e2e.runId}/quotas`,
@@ -1440,7 +1450,8 @@ describe('answers a healthy cluster does not give in a test', () => {
             .replace('{name}', 'x')
             .replace('{workspace}', 'x')
             .replace('{namespace}', 'x')
-            .replace('{role}', 'x'),
+            .replace('{role}', 'x')
+            .replace('{component}', 'x'),
           headers: bearer('x'),
           ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
         }),

@@ -186,6 +186,23 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     await open('/clusters/default/overview', 'Nodes', 'Projects', 'Application Workloads', 'CRDs');
     // the system components (resources.kapi.io/v1alpha2/components): kube-system's Services
     await open('/clusters/default/components', 'System components are software components', 'Kubernetes');
+    // a component's detail (resources.kapi.io/v1alpha2/components/{name}): a system Service of the run's, no pods yet
+    const component = e2e.name('component');
+    await e2e.admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/kube-system/services',
+      body: { metadata: { name: component }, spec: { selector: { app: component }, ports: [{ port: 80 }] } },
+    });
+    cleanup.push(`/api/v1/namespaces/kube-system/services/${component}`);
+    const caller = new KapiCaller();
+    const token = (await caller.login(e2e.kapiUrl, admin, PASSWORD)).access_token;
+    // once kapi's watch has it
+    await waitFor(
+      async () =>
+        (await caller.get(`${e2e.kapiUrl}/kapis/resources.kapi.io/v1alpha2/components/${component}`, token)).status ===
+        200,
+    );
+    await open(`/clusters/default/components/kube-system/${component}`, component, 'kube-system', 'Stopped');
     await open('/clusters/default/nodes', 'Allocated CPU', 'Allocated Memory');
     await search(nodeName);
     const body = await waitForText(nodeName);

@@ -39,6 +39,25 @@ export const listComponents = defineOperation({
   },
 });
 
+export const readComponent = defineOperation({
+  operationId: 'readComponent',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/components/{component}`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'A system component: the Service of that name in kapi’s namespace, else kube-system, with its pods’ health',
+  description:
+    'As KubeSphere answers its component detail (the first system namespace with a Service of that name). Needs ' +
+    '`get components` (that name) in API group `resources.kapi.io`.',
+  security: 'bearer',
+  pathParameters: z.object({ component: z.string().describe('The Service’s name.') }),
+  responses: {
+    200: { description: 'The component.', body: ComponentStatusSchema },
+    403: { description: 'The cluster’s RBAC does not allow the caller to read it.', body: StatusSchema },
+    404: { description: 'No system Service of that name (or one without a selector).', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
 const ResourceListSchema = z.record(z.string(), z.string());
 
 export const ResourceUsageSchema = apiComponent(
@@ -154,6 +173,7 @@ export const readClusterAbnormalWorkloads = defineOperation({
 
 export const componentOperations = [
   listComponents,
+  readComponent,
   readClusterQuotas,
   readNamespaceQuotas,
   readClusterAbnormalWorkloads,

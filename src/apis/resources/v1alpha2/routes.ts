@@ -3,7 +3,7 @@ import { forbidden } from '../../../auth/authorization/access-guard.js';
 import type { Authorizer, ResourceAttributes } from '../../../auth/identity.js';
 import type { KubeClient } from '../../../kube/client.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { BadRequestError, UnauthorizedError } from '../../../server/errors.js';
+import { BadRequestError, NotFoundError, UnauthorizedError } from '../../../server/errors.js';
 import { isLabelName } from '../../../auth/kube-names.js';
 import { asCaller, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../v1alpha3/kinds/kind-table.js';
@@ -11,6 +11,7 @@ import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
 import { componentNamespaces, componentStatuses } from './components.js';
 import {
   listComponents,
+  readComponent,
   readClusterAbnormalWorkloads,
   readClusterQuotas,
   readNamespaceAbnormalWorkloads,
@@ -60,6 +61,30 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
       res.json(components);
     })().catch(next);
   });
+
+  mountOperation(
+    router,
+    '',
+    readComponent,
+    withCaller(async (caller, req, res) => {
+      const name = String(req.params.component);
+      await requireRight(deps.authorizer, caller, { ...LIST_COMPONENTS, verb: 'get', name });
+      // the first system namespace that has it, as KubeSphere looks it up
+      for (const namespace of componentNamespaces(deps.kapiNamespace)) {
+        const stored = await deps.listing.readCached(services, namespace, name);
+        if (!stored) continue;
+        const service: unknown = JSON.parse(stored.toString('utf8'));
+        const namespacePods = await deps.listing.cachedWhere(pods, () => true, namespace);
+        const [status] = componentStatuses([service], namespacePods);
+        if (status) return void res.json(status);
+      }
+      throw new NotFoundError(`component "${name}" not found`, {
+        name,
+        group: 'resources.kapi.io',
+        kind: 'components',
+      });
+    }),
+  );
 
   // each kind's cache (started on its first use) is waited for side by side
   const countsOf = async (namespace: string | undefined, kinds: readonly (readonly [string, string])[]) =>
