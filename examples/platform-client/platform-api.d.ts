@@ -2492,6 +2492,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/workspacemembers/{member}/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace’s projects a member may see (the console’s member detail)
+         * @description What `listWorkspaceNamespaces` answers the member: every namespace of the workspace when the member may list them all, else those where it is a project member. The caller must itself see every project of the workspace (`list workspacetemplates/namespaces` on it in API group `tenant.kapi.io`, or list namespaces cluster-wide), as KubeSphere asks its `*` roles. The namespaces listing’s parameters apply.
+         */
+        get: operations["listWorkspaceMemberNamespaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/namespaces/{namespace}": {
         parameters: {
             query?: never;
@@ -4769,6 +4789,11 @@ export interface components {
         };
         WorkspaceList: {
             items: components["schemas"]["Workspace"][];
+            /** @description Matching workspaces, over all pages. */
+            totalItems: number;
+        };
+        WorkspaceMemberNamespaceList: {
+            items: components["schemas"]["WorkspaceNamespace"][];
             /** @description Matching workspaces, over all pages. */
             totalItems: number;
         };
@@ -16336,6 +16361,107 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listWorkspaceMemberNamespaces: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description The namespace’s `status.phase`. */
+                status?: "Active" | "Terminating";
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The member’s user name. */
+                member: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching workspaces. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMemberNamespaceList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller does not see every project of the workspace. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

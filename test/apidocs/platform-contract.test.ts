@@ -595,6 +595,14 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${TENANT3}/workspacetemplates/system-workspace`, theirs)).status).toBe(403);
     expect((await get(`${TENANT3}/workspacetemplates/ghost-workspace`, mine)).status).toBe(404);
     expect((await get(`${TENANT3}/workspacetemplates/system-workspace`)).status).toBe(401);
+    // a member's projects (the console's member detail): the reader sees every project, so it may ask
+    const memberProjects = (member: string) =>
+      `${TENANT2}/workspaces/system-workspace/workspacemembers/${member}/namespaces`;
+    expect((await get(memberProjects(reader), mine)).status).toBe(200);
+    expect((await get(`${memberProjects(reader)}?sortBy=size`, mine)).status).toBe(400);
+    expect((await get(memberProjects(reader), theirs)).status).toBe(403);
+    expect((await get(memberProjects('ghost-member'), mine)).status).toBe(404);
+    expect((await get(memberProjects(reader))).status).toBe(401);
     // the system components of the cluster overview: the reader may list them (READ_EVERY_KIND), a stranger not
     const components = '/kapis/resources.kapi.io/v1alpha2/components';
     const listed = await get(components, mine);
@@ -1451,7 +1459,8 @@ describe('answers a healthy cluster does not give in a test', () => {
             .replace('{workspace}', 'x')
             .replace('{namespace}', 'x')
             .replace('{role}', 'x')
-            .replace('{component}', 'x'),
+            .replace('{component}', 'x')
+            .replace('{member}', 'x'),
           headers: bearer('x'),
           ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
         }),

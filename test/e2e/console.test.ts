@@ -598,6 +598,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
 
     it('then alice removes bob, and his next page of the project is refused', async () => {
       const alice = pages.alice as Page;
+      // bob's detail first: his projects tab (workspacemembers/{bob}/namespaces), a viewer's being all of ws-a's
+      await alice.goto(`${consoleUrl}/workspaces/${wsA}/members/${people.bob}/projects`);
+      await waitOn(alice, people.bob, aDev, 'Total: 1');
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/members`);
       await waitOn(alice, people.bob);
       const row = alice.locator('tr', { hasText: people.bob }).first();

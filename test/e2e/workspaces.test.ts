@@ -291,14 +291,33 @@ describe('workspaces as tenants, realized in RBAC', () => {
     await waitFor(async () => (await e2e.admin.request({ path: `${WRBS}/${orphan}` }).catch(() => 'gone')) === 'gone');
   });
 
+  it('when the console’s member detail asks each member’s projects, then those the member may see; a regular member may not ask, and an unknown member or workspace is 404', async () => {
+    const added = await send('POST', `${IAM}/workspaces/${wsA}/workspacemembers`, 'alice', [
+      { username: users.dan, roleRef: `${wsA}-regular` },
+    ]);
+    expect(added.status).toBe(200);
+    const invited = await send('POST', `${IAM}/namespaces/${aDev}/members`, 'alice', [
+      { username: users.dan, roleRef: 'viewer' },
+    ]);
+    expect(invited.status).toBe(200);
+    await waitFor(() => kubeAllows(users.dan as string, readPods(aDev)));
+    const projectsOf = (member: string, who: string) =>
+      send('GET', `${TENANT2}/workspaces/${wsA}/workspacemembers/${member}/namespaces?sortBy=createTime&limit=10`, who);
+    const all = names(await send('GET', `${TENANT2}/workspaces/${wsA}/namespaces`, 'alice')).sort();
+    expect(all.length).toBeGreaterThan(1);
+    // the workspace's admin: all of them; a regular member with one project: that one (once kapi's watch has it)
+    expect(names(await projectsOf(users.alice as string, 'alice')).sort()).toEqual(all);
+    await waitFor(async () => names(await projectsOf(users.dan as string, 'alice')).length > 0);
+    expect(names(await projectsOf(users.dan as string, 'alice'))).toEqual([aDev]);
+    // a regular member does not see every project: it may not ask another's
+    expect((await projectsOf(users.alice as string, 'dan')).status).toBe(403);
+    expect((await projectsOf(e2e.name('nobody'), 'alice')).status).toBe(404);
+    const noWorkspace = `${TENANT2}/workspaces/${e2e.name('no-ws')}/workspacemembers/${users.alice}/namespaces`;
+    expect((await send('GET', noWorkspace, 'root')).status).toBe(404);
+  });
+
   it('when ws-a is deleted, then a-dev stays, out of it, with no binding of ws-a, and its memberships are gone', async () => {
-    expect(
-      (
-        await send('POST', `${IAM}/workspaces/${wsA}/workspacemembers`, 'alice', [
-          { username: users.dan, roleRef: `${wsA}-regular` },
-        ])
-      ).status,
-    ).toBe(200);
+    // dan is a regular member of ws-a (the case above made him one)
     const deleted = await send('DELETE', `${TENANT3}/workspacetemplates/${wsA}`, 'root');
     expect(deleted.status).toBe(200);
     const ns = await e2e.admin.request<{ metadata: { labels?: Record<string, string>; deletionTimestamp?: string } }>({

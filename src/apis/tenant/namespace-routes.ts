@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { jsonBody } from '../../auth/account/account-routes.js';
-import { isLabelName } from '../../auth/kube-names.js';
+import { isLabelName, isObjectName } from '../../auth/kube-names.js';
 import type { Authorizer, ResourceAttributes, UserInfo } from '../../auth/identity.js';
 import { CREATOR_PENDING_ANNOTATION } from '../../controllers/platform-rbac/controller.js';
 import {
@@ -23,6 +23,7 @@ import {
   createWorkspaceNamespace,
   deleteWorkspaceNamespace,
   listWorkspaceNamespaces,
+  listWorkspaceMemberNamespaces,
   patchWorkspaceNamespace,
   readWorkspaceNamespace,
   updateWorkspaceNamespace,
@@ -40,6 +41,7 @@ export interface NamespaceRouteDeps {
 type Raw = any;
 
 const namespacesKind = KINDS_BY_RESOURCE.get('namespaces') as KindDefinition;
+const usersKind = KINDS_BY_RESOURCE.get('users') as KindDefinition;
 const NAMESPACES_PATH = '/api/v1/namespaces';
 const CREATOR_ANNOTATION = 'kapi.io/creator';
 const strings = (value: unknown): value is Record<string, string | null> =>
@@ -127,6 +129,44 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
   };
   const kapiRequest = (request: Parameters<KubeClient['request']>[0], name: string) =>
     asKapi(deps.client, request, { name, group: '', kind: 'namespaces' });
+
+  mountOperation(
+    router,
+    '',
+    listWorkspaceMemberNamespaces,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const member = String(req.params.member);
+      const all = deps.namespaces
+        .list()
+        .filter((ns) => ns.workspace === workspace)
+        .map((ns) => ns.name);
+      // the caller sees them all (a member's projects are some of the workspace's), before anything is looked up
+      if (!(await memberships.visibleProjects(deps.authorizer, caller, workspace, all)).everything)
+        throw new ForbiddenError(
+          `user "${caller.username}" cannot list the projects of members of workspace "${workspace}"`,
+          { name: workspace, group: TENANT_GROUP, kind: 'workspacetemplates' },
+        );
+      await existingWorkspace(workspace);
+      if (!isObjectName(member) || !(await deps.listing.readCached(usersKind, undefined, member)))
+        throw new NotFoundError(`users.iam.kapi.io "${member}" not found`, {
+          name: member,
+          group: 'iam.kapi.io',
+          kind: 'users',
+        });
+      // as the member is asked it (KubeSphere passes its name, no groups)
+      const visible = await memberships.visibleProjects(
+        deps.authorizer,
+        { username: member, groups: [] },
+        workspace,
+        all,
+      );
+      await writeListing(
+        res,
+        await deps.listing.listCached(namespacesKind, req.query as Record<string, unknown>, new Set(visible.names)),
+      );
+    }),
+  );
 
   mountOperation(
     router,

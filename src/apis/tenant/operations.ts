@@ -250,6 +250,30 @@ export const listWorkspaceNamespaces = defineOperation({
   },
 });
 
+export const listWorkspaceMemberNamespaces = defineOperation({
+  operationId: 'listWorkspaceMemberNamespaces',
+  method: 'get',
+  path: `${TENANT_V1ALPHA2_BASE}/workspaces/{workspace}/workspacemembers/{member}/namespaces`,
+  tags: ['tenant'],
+  summary: 'List the workspace’s projects a member may see (the console’s member detail)',
+  description:
+    'What `listWorkspaceNamespaces` answers the member: every namespace of the workspace when the member may list ' +
+    'them all, else those where it is a project member. The caller must itself see every project of the workspace ' +
+    '(`list workspacetemplates/namespaces` on it in API group `tenant.kapi.io`, or list namespaces cluster-wide), as ' +
+    'KubeSphere asks its `*` roles. The namespaces listing’s parameters apply.',
+  security: 'bearer',
+  pathParameters: z.object({
+    workspace: z.string().describe('The workspace’s name.'),
+    member: z.string().describe('The member’s user name.'),
+  }),
+  query: schemaOf(KINDS_BY_RESOURCE.get('namespaces') as KindDefinition),
+  responses: {
+    ...listResponses(page(NamespaceSchema, 'WorkspaceMemberNamespaceList')),
+    403: { description: 'The caller does not see every project of the workspace.', body: StatusSchema },
+    404: { description: 'No such workspace, or no such user.', body: StatusSchema },
+  },
+});
+
 export const createWorkspaceNamespace = defineOperation({
   operationId: 'createWorkspaceNamespace',
   method: 'post',
@@ -375,6 +399,7 @@ export const tenantOperations = [
   listWorkspaces,
   listWorkspaceTemplatesV1alpha2,
   listWorkspaceNamespaces,
+  listWorkspaceMemberNamespaces,
   createWorkspaceNamespace,
   readWorkspaceNamespace,
   patchWorkspaceNamespace,
