@@ -1568,6 +1568,206 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha3/volumesnapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List VolumeSnapshots of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshots` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). Empty where the cluster serves no `snapshot.storage.k8s.io/v1`.
+         */
+        get: operations["listVolumeSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/volumesnapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the VolumeSnapshots of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshots` in that namespace. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`.
+         */
+        get: operations["listNamespacedVolumeSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/volumesnapshots/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one VolumeSnapshot
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get volumesnapshots` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedVolumeSnapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/volumesnapshotclasses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List VolumeSnapshotClasses, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotclasses` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere matches `deletionPolicy` and `driver` in any case and adds a snapshot count annotation; kapi does neither yet.
+         */
+        get: operations["listVolumeSnapshotClasses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/volumesnapshotclasses/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one VolumeSnapshotClass
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get volumesnapshotclasses` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readVolumeSnapshotClass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/volumesnapshotcontents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List VolumeSnapshotContents, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotcontents` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`.
+         */
+        get: operations["listVolumeSnapshotContents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/volumesnapshotcontents/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one VolumeSnapshotContent
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get volumesnapshotcontents` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readVolumeSnapshotContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Applications of every namespace the caller may list, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list applications` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). The project’s composed applications (`app.k8s.io`); empty where the cluster serves no `app.k8s.io/v1beta1`.
+         */
+        get: operations["listApplications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Applications of one namespace, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list applications` in that namespace. The project’s composed applications (`app.k8s.io`); empty where the cluster serves no `app.k8s.io/v1beta1`.
+         */
+        get: operations["listNamespacedApplications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/applications/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Application
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get applications` (for that name) in that namespace.
+         */
+        get: operations["readNamespacedApplication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha3/dashboards": {
         parameters: {
             query?: never;
@@ -3300,6 +3500,38 @@ export interface components {
                 persistentvolumeclaims: number;
             };
         };
+        /** @description A app.k8s.io/v1beta1 Application as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Application: {
+            /** @enum {string} */
+            kind: "Application";
+            /** @enum {string} */
+            apiVersion: "app.k8s.io/v1beta1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of Applications, KubeSphere’s list shape. */
+        ApplicationList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Application"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
         /** @description An authorization request (RFC 6749 §4.1.1, RFC 7636, OpenID Connect Core §3.1.2.1). Each parameter at most once. */
         AuthorizationRequest: {
             /**
@@ -4760,6 +4992,100 @@ export interface components {
                 /** @description kapi-apiserver’s own version. */
                 version: string;
             };
+        };
+        /** @description A snapshot.storage.k8s.io/v1 VolumeSnapshot as kube-apiserver serves it (`metadata.managedFields` left out). */
+        VolumeSnapshot: {
+            /** @enum {string} */
+            kind: "VolumeSnapshot";
+            /** @enum {string} */
+            apiVersion: "snapshot.storage.k8s.io/v1";
+            metadata: {
+                name: string;
+                namespace: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A snapshot.storage.k8s.io/v1 VolumeSnapshotClass as kube-apiserver serves it (`metadata.managedFields` left out). */
+        VolumeSnapshotClass: {
+            /** @enum {string} */
+            kind: "VolumeSnapshotClass";
+            /** @enum {string} */
+            apiVersion: "snapshot.storage.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of VolumeSnapshotClasses, KubeSphere’s list shape. */
+        VolumeSnapshotClassList: {
+            /** @description The requested page. */
+            items: components["schemas"]["VolumeSnapshotClass"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A snapshot.storage.k8s.io/v1 VolumeSnapshotContent as kube-apiserver serves it (`metadata.managedFields` left out). */
+        VolumeSnapshotContent: {
+            /** @enum {string} */
+            kind: "VolumeSnapshotContent";
+            /** @enum {string} */
+            apiVersion: "snapshot.storage.k8s.io/v1";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of VolumeSnapshotContents, KubeSphere’s list shape. */
+        VolumeSnapshotContentList: {
+            /** @description The requested page. */
+            items: components["schemas"]["VolumeSnapshotContent"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of VolumeSnapshots, KubeSphere’s list shape. */
+        VolumeSnapshotList: {
+            /** @description The requested page. */
+            items: components["schemas"]["VolumeSnapshot"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
         };
         /** @description KubeSphere 3.4’s Workspace of a WorkspaceTemplate: its name, its template’s labels and spec. */
         Workspace: {
@@ -11331,6 +11657,814 @@ export interface operations {
                 };
             };
             /** @description No WorkspaceTemplate of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listVolumeSnapshots: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description deleting: being deleted; ready: `status.readyToUse`; creating: otherwise. */
+                status?: "creating" | "ready" | "deleting";
+                /** @description Exact `spec.volumeSnapshotClassName`. */
+                volumeSnapshotClassName?: string;
+                /** @description Exact `spec.source.persistentVolumeClaimName` (the volume it was taken of). */
+                persistentVolumeClaimName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshots (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedVolumeSnapshots: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description deleting: being deleted; ready: `status.readyToUse`; creating: otherwise. */
+                status?: "creating" | "ready" | "deleting";
+                /** @description Exact `spec.volumeSnapshotClassName`. */
+                volumeSnapshotClassName?: string;
+                /** @description Exact `spec.source.persistentVolumeClaimName` (the volume it was taken of). */
+                persistentVolumeClaimName?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshots (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedVolumeSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The VolumeSnapshot’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The VolumeSnapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshot"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshots (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No VolumeSnapshot of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listVolumeSnapshotClasses: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description Exact `deletionPolicy`. */
+                deletionPolicy?: string;
+                /** @description Exact `driver`. */
+                driver?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotClassList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshotclasses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readVolumeSnapshotClass: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The VolumeSnapshotClass’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The VolumeSnapshotClass. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotClass"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshotclasses (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No VolumeSnapshotClass of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listVolumeSnapshotContents: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description Exact `spec.volumeSnapshotClassName`. */
+                volumeSnapshotClassName?: string;
+                /** @description Exact `spec.volumeSnapshotRef.name`. */
+                volumeSnapshotName?: string;
+                /** @description Exact `spec.volumeSnapshotRef.namespace`. */
+                volumeSnapshotNamespace?: string;
+                /** @description `true` or `false`: `status.readyToUse` (absent: false). */
+                readyToUse?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotContentList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshotcontents (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readVolumeSnapshotContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The VolumeSnapshotContent’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The VolumeSnapshotContent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeSnapshotContent"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on volumesnapshotcontents (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No VolumeSnapshotContent of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listApplications: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. updateTime or lastUpdateTimestamp: The latest of the creation time and the conditions’ `lastUpdateTime`. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "updateTime" | "lastUpdateTimestamp";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on applications (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listNamespacedApplications: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description Exact namespace: only its objects (within those the caller may list). */
+                namespace?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. updateTime or lastUpdateTimestamp: The latest of the creation time and the conditions’ `lastUpdateTime`. */
+                sortBy?: "creationTimestamp" | "createTime" | "name" | "updateTime" | "lastUpdateTimestamp";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on applications (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespacedApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The namespace. */
+                namespace: string;
+                /** @description The Application’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Application. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Application"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on applications (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Application of that name. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -46,6 +46,9 @@ function versionsOf(spec: Obj): CrdVersion[] {
   });
 }
 
+const API_APPROVED = 'api-approved.kubernetes.io';
+const PROTECTED_GROUP = /(^|\.)(k8s\.io|kubernetes\.io)$/;
+
 function validateCrd(obj: KubeObject): FieldError[] {
   const spec = record(obj.spec);
   const names = record(spec.names);
@@ -77,6 +80,14 @@ function validateCrd(obj: KubeObject): FieldError[] {
       field: 'metadata.name',
       value: obj.metadata.name,
       detail: 'must be spec.names.plural+"."+spec.group',
+    });
+  }
+  // Kubernetes' own groups are protected: a CRD in one says who approved its API (KEP 1111), as kube-apiserver asks
+  if (PROTECTED_GROUP.test(group) && !obj.metadata.annotations?.[API_APPROVED]) {
+    errors.push({
+      type: 'Required',
+      field: `metadata.annotations[${API_APPROVED}]`,
+      detail: `protected groups must have approval annotation "${API_APPROVED}", see https://github.com/kubernetes/enhancements/pull/1111`,
     });
   }
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {

@@ -86,6 +86,8 @@ const LISTED_KINDS: [string, string[]][] = [
   ['iam.kapi.io', ['globalroles', 'globalrolebindings', 'workspacerolebindings']],
   ['tenant.kapi.io', ['workspacetemplates']],
   ['monitoring.kapi.io', ['dashboards', 'clusterdashboards']],
+  ['snapshot.storage.k8s.io', ['volumesnapshots', 'volumesnapshotclasses', 'volumesnapshotcontents']],
+  ['app.k8s.io', ['applications']],
 ];
 
 /** The default rules; see src/sandbox/README.md for why each exists. */

@@ -10,6 +10,7 @@ import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
 import { bindGlobalRole, deleteIgnoringMissing, startE2E, silentLogger, waitFor, type E2E } from '../e2e/harness.js';
 import { READ_EVERY_KIND, createKindSamples, kindSamples, type KindSample } from '../e2e/kind-samples.js';
+import { installOptionalApis, optionalApiSamples, removeOptionalApis } from '../e2e/optional-apis.js';
 import { KIND_OPERATIONS } from '../../src/apis/resources/v1alpha3/listing/listing-operations.js';
 import { ResourceListing } from '../../src/apis/resources/v1alpha3/listing/resource-listing.js';
 import { ListingCaches } from '../../src/kube/compact/listing-caches.js';
@@ -83,7 +84,9 @@ beforeAll(async () => {
       verbs: ['get', 'list'],
     },
   ]);
-  samples = kindSamples(e2e);
+  // the optional APIs (volume snapshots, applications) served, as a cluster with them serves them
+  await installOptionalApis(e2e.admin);
+  samples = [...kindSamples(e2e), ...optionalApiSamples(e2e)];
   cleanup.push(...(await createKindSamples(e2e, samples)));
   const nodes = await e2e.admin.request<{ items: { metadata: { name: string } }[] }>({
     method: 'GET',
@@ -94,6 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const path of cleanup) await deleteIgnoringMissing(e2e.admin, path).catch(() => undefined);
+  if (e2e) await removeOptionalApis(e2e.admin);
   await e2e?.stop();
 });
 

@@ -239,6 +239,16 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       }
       await collectNotices();
     }
+    // kinds of APIs this cluster does not serve (volume snapshots, composed applications): empty, with no error
+    for (const path of [
+      '/clusters/default/volume-snapshots',
+      '/clusters/default/volume-snapshot-classes',
+      `/clusters/default/projects/${e2e.runId}/volume-snapshots`,
+      `/clusters/default/projects/${e2e.runId}/applications/composing`,
+    ]) {
+      await open(path);
+      await collectNotices();
+    }
     expect(causedByKapi()).toEqual([]);
   }, 180_000);
 

@@ -200,6 +200,12 @@ export const READ_EVERY_KIND = [
   { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles', 'workspacerolebindings'], verbs: ['get', 'list'] },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
   { apiGroups: ['monitoring.kapi.io'], resources: ['dashboards', 'clusterdashboards'], verbs: ['get', 'list'] },
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshots', 'volumesnapshotclasses', 'volumesnapshotcontents'],
+    verbs: ['get', 'list'],
+  },
+  { apiGroups: ['app.k8s.io'], resources: ['applications'], verbs: ['get', 'list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['components'], verbs: ['get', 'list'] },
   { apiGroups: ['resources.kapi.io'], resources: ['quotas', 'abnormalworkloads'], verbs: ['get'] },
 ];

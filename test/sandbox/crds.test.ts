@@ -129,6 +129,29 @@ describe('custom resource definitions', () => {
     expect(res.body.message).toMatch(/must be spec.names.plural\+"."\+spec.group/);
   });
 
+  test('when a CRD of a Kubernetes group has no approval annotation, then 422 as kube-apiserver answers; with one, 201', async () => {
+    const crd = (group: string, annotations?: Record<string, string>) => ({
+      ...widgetCrd(),
+      metadata: { name: `widgets.${group}`, ...(annotations && { annotations }) },
+      spec: { ...widgetCrd().spec, group },
+    });
+    for (const group of ['snapshot.storage.k8s.io', 'k8s.io', 'x.kubernetes.io']) {
+      const refused = await call<Json>(sandbox, 'POST', crdPath, { body: crd(group) });
+      expect(refused.status).toBe(422);
+      expect(refused.body.message).toContain(
+        'protected groups must have approval annotation "api-approved.kubernetes.io"',
+      );
+    }
+    const approved = crd('app.k8s.io', {
+      'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/application/pull/2',
+    });
+    expect((await call<Json>(sandbox, 'POST', crdPath, { body: approved })).status).toBe(201);
+    expect((await call<Json>(sandbox, 'DELETE', `${crdPath}/widgets.app.k8s.io`)).status).toBe(200);
+    // a group that only ends like one is not protected
+    expect((await call<Json>(sandbox, 'POST', crdPath, { body: crd('notk8s.io') })).status).toBe(201);
+    expect((await call<Json>(sandbox, 'DELETE', `${crdPath}/widgets.notk8s.io`)).status).toBe(200);
+  });
+
   test('when a CRD is deleted, then its resources are deleted (watchers see DELETED), its watches end and its paths are 404', async () => {
     const crd = { ...widgetCrd('Cluster', false), metadata: { name: 'gadgets.example.kapi.io' } };
     crd.spec.names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', shortNames: [] };

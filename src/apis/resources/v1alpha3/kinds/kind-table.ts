@@ -70,6 +70,11 @@ export interface KindDefinition {
   readonly notes?: string;
   /** The object as it may be answered, when parts of it never may (a User's password hash). */
   readonly answered?: (raw: Raw) => Raw;
+  /**
+   * A kind of an API a cluster may not serve (volume snapshots, applications): where kube-apiserver does not serve it,
+   * its list is empty and its objects are not found, at once, with no watch started.
+   */
+  readonly optionalApi?: boolean;
 }
 
 const time = (value: unknown): number => (typeof value === 'string' ? Date.parse(value) : Number.NaN);
@@ -118,6 +123,16 @@ const storageClassField: KindField = {
 
 function kind(partial: Omit<KindDefinition, 'times' | 'fields' | 'source'> & Partial<KindDefinition>): KindDefinition {
   return { source: 'watch', times: [], fields: [], ...partial };
+}
+
+const stringAt = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** KubeSphere's statuses of a VolumeSnapshot. */
+export const SNAPSHOT_STATUSES = ['creating', 'ready', 'deleting'] as const;
+
+function snapshotStatus(raw: Raw): (typeof SNAPSHOT_STATUSES)[number] {
+  if (raw?.metadata?.deletionTimestamp) return 'deleting';
+  return raw?.status?.readyToUse === true ? 'ready' : 'creating';
 }
 
 export const KINDS: readonly KindDefinition[] = [
@@ -433,6 +448,99 @@ export const KINDS: readonly KindDefinition[] = [
       },
     ],
     notes: '`manager` is kapi’s own filter.',
+  }),
+  kind({
+    resource: 'volumesnapshots',
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    kind: 'VolumeSnapshot',
+    namespaced: true,
+    optionalApi: true,
+    status: {
+      values: SNAPSHOT_STATUSES,
+      description: 'deleting: being deleted; ready: `status.readyToUse`; creating: otherwise.',
+      of: (raw) => SNAPSHOT_STATUSES.indexOf(snapshotStatus(raw)),
+    },
+    fields: [
+      {
+        parameter: 'volumeSnapshotClassName',
+        description: 'Exact `spec.volumeSnapshotClassName`.',
+        of: (raw) => stringAt(raw?.spec?.volumeSnapshotClassName),
+      },
+      {
+        parameter: 'persistentVolumeClaimName',
+        description: 'Exact `spec.source.persistentVolumeClaimName` (the volume it was taken of).',
+        of: (raw) => stringAt(raw?.spec?.source?.persistentVolumeClaimName),
+      },
+    ],
+    notes: 'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`.',
+  }),
+  kind({
+    resource: 'volumesnapshotclasses',
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    kind: 'VolumeSnapshotClass',
+    namespaced: false,
+    optionalApi: true,
+    fields: [
+      {
+        parameter: 'deletionPolicy',
+        description: 'Exact `deletionPolicy`.',
+        of: (raw) => stringAt(raw?.deletionPolicy),
+      },
+      { parameter: 'driver', description: 'Exact `driver`.', of: (raw) => stringAt(raw?.driver) },
+    ],
+    notes:
+      'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere matches `deletionPolicy` and ' +
+      '`driver` in any case and adds a snapshot count annotation; kapi does neither yet.',
+  }),
+  kind({
+    resource: 'volumesnapshotcontents',
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    kind: 'VolumeSnapshotContent',
+    namespaced: false,
+    optionalApi: true,
+    fields: [
+      {
+        parameter: 'volumeSnapshotClassName',
+        description: 'Exact `spec.volumeSnapshotClassName`.',
+        of: (raw) => stringAt(raw?.spec?.volumeSnapshotClassName),
+      },
+      {
+        parameter: 'volumeSnapshotName',
+        description: 'Exact `spec.volumeSnapshotRef.name`.',
+        of: (raw) => stringAt(raw?.spec?.volumeSnapshotRef?.name),
+      },
+      {
+        parameter: 'volumeSnapshotNamespace',
+        description: 'Exact `spec.volumeSnapshotRef.namespace`.',
+        of: (raw) => stringAt(raw?.spec?.volumeSnapshotRef?.namespace),
+      },
+      {
+        parameter: 'readyToUse',
+        description: '`true` or `false`: `status.readyToUse` (absent: false).',
+        of: (raw) => String(raw?.status?.readyToUse === true),
+      },
+    ],
+    notes: 'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`.',
+  }),
+  kind({
+    resource: 'applications',
+    group: 'app.k8s.io',
+    version: 'v1beta1',
+    kind: 'Application',
+    namespaced: true,
+    optionalApi: true,
+    times: [
+      {
+        sortBy: ['updateTime', 'lastUpdateTimestamp'],
+        description: 'The latest of the creation time and the conditions’ `lastUpdateTime`.',
+        of: (raw) => latest(raw, 'lastUpdateTime'),
+      },
+    ],
+    notes:
+      'The project’s composed applications (`app.k8s.io`); empty where the cluster serves no `app.k8s.io/v1beta1`.',
   }),
   kind({
     resource: 'dashboards',

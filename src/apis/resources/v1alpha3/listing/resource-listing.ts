@@ -86,9 +86,14 @@ export function sortKeyOf(definition: KindDefinition, sortBy: string): SortKey {
 const everyone: Authorizer = { authorize: () => Promise.resolve({ allowed: true }) };
 const anybody: UserInfo = { username: 'system:anonymous', groups: [] };
 
+/** How long kube-apiserver's discovery of an optional API is taken as it was. */
+const API_PRESENCE_MS = 10_000;
+
 export class ResourceListing {
   private readonly kinds: Map<string, ListedKind>;
   private readonly authorizer: Authorizer;
+  /** The resources each optional group version is served with, as last discovered. */
+  private readonly apiPresence = new Map<string, { resources: ReadonlySet<string>; until: number }>();
 
   constructor(private readonly deps: ResourceListingDeps) {
     this.kinds = listedKinds(deps.shared ?? {});
@@ -116,6 +121,8 @@ export class ResourceListing {
       this.deps.namespaces,
     );
     if (definition.source === 'passthrough') return this.listThroughKube(definition, user ?? anybody, scope, query);
+    // a kind of an API this cluster does not serve: none, at once (no watch that would never sync)
+    if (definition.optionalApi && !(await this.served(definition))) return { totalItems: 0, items: [] };
     const cache = await this.cacheOf(definition);
     const answer = this.page(
       definition,
@@ -155,6 +162,7 @@ export class ResourceListing {
   ): Promise<Buffer> {
     await allowGet(this.authorizer, user ?? anybody, definition, namespace, name);
     if (definition.source === 'passthrough') return this.getThroughKube(definition, user ?? anybody, namespace, name);
+    if (definition.optionalApi && !(await this.served(definition))) throw notFound(definition, name);
     const cache = await this.cacheOf(definition);
     const slot = cache.table.slotOf(namespace ?? '', name);
     // kube-apiserver's own answer for a missing object (KubeSphere answers 500 here)
@@ -250,6 +258,33 @@ export class ResourceListing {
     const slots = new Set<number>();
     for (const value of values) for (const slot of index.slotsWith(value)) slots.add(slot);
     return { table, slots: [...slots] };
+  }
+
+  /**
+   * Whether kube-apiserver serves the kind's resource: its group version's discovery, asked at most every
+   * API_PRESENCE_MS (a CRD installed or removed shows within that).
+   */
+  private async served(definition: KindDefinition): Promise<boolean> {
+    const groupVersion = `${definition.group}/${definition.version}`;
+    const now = Date.now();
+    let known = this.apiPresence.get(groupVersion);
+    if (!known || known.until <= now) {
+      let resources: ReadonlySet<string>;
+      try {
+        const discovery = await this.deps.client.request<{ resources?: { name?: unknown }[] }>({
+          path: `/apis/${groupVersion}`,
+          timeoutMs: 10_000,
+        });
+        resources = new Set((discovery.resources ?? []).map((resource) => String(resource?.name)));
+      } catch (error) {
+        if (!(error instanceof KubeApiError && error.code === 404))
+          throw new ServiceUnavailableError('kube-apiserver could not say which APIs it serves; try again', 1);
+        resources = new Set();
+      }
+      known = { resources, until: now + API_PRESENCE_MS };
+      this.apiPresence.set(groupVersion, known);
+    }
+    return known.resources.has(definition.resource);
   }
 
   private async cacheOf(definition: KindDefinition): Promise<ListingCache> {
