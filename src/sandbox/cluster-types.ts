@@ -263,6 +263,15 @@ export function clusterTypes(): ResourceType[] {
       shortNames: ['limits'],
       unsupportedField: onlyMetadataFields,
     }),
+    // kube-apiserver serves them (its endpoints controller fills them; the sandbox has none): a project's pages read them
+    base({
+      resource: 'endpoints',
+      singular: 'endpoints',
+      kind: 'Endpoints',
+      namespaced: true,
+      shortNames: ['ep'],
+      unsupportedField: onlyMetadataFields,
+    }),
     base({
       resource: 'events',
       singular: 'event',

@@ -24,6 +24,24 @@ describe('create and get', () => {
     expect(got.body).toEqual(created.body);
   });
 
+  test('when a project’s pages read its LimitRanges and Endpoints, then both are served as kube-apiserver serves them', async () => {
+    for (const [resource, kind, body] of [
+      ['limitranges', 'LimitRange', { spec: { limits: [{ type: 'Container', default: { cpu: '500m' } }] } }],
+      ['endpoints', 'Endpoints', { subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 80 }] }] }],
+    ] as const) {
+      const path = `/api/v1/namespaces/default/${resource}`;
+      expect((await call<Json>(sandbox, 'GET', path)).body).toMatchObject({ kind: `${kind}List`, items: [] });
+      const created = await call<Json>(sandbox, 'POST', path, { body: { metadata: { name: 'page-reads' }, ...body } });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ kind, apiVersion: 'v1', ...body });
+      expect((await call<Json>(sandbox, 'GET', path)).body.items).toHaveLength(1);
+      expect((await call<Json>(sandbox, 'DELETE', `${path}/page-reads`)).status).toBe(200);
+    }
+    const discovery = await call<Json>(sandbox, 'GET', '/api/v1');
+    const served = discovery.body.resources.map((r: Json) => r.name);
+    expect(served).toEqual(expect.arrayContaining(['limitranges', 'endpoints']));
+  });
+
   test('when a name is taken, then create is 409 AlreadyExists with kube details', async () => {
     await call(sandbox, 'POST', cms, { body: configMap('taken') });
     const again = await call(sandbox, 'POST', cms, { body: configMap('taken') });
