@@ -519,3 +519,30 @@ describe('platform roles administered through kapi', () => {
     expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(404);
   });
 });
+
+describe('a user deleted straight to kube-apiserver', () => {
+  it('when its User is deleted with kapi bypassed, then its login sessions go too (kapi’s user controller)', async () => {
+    const gone = await e2e.createUser('gone', PASSWORD);
+    // two sign-ins: two sessions kube-apiserver holds
+    await caller.login(e2e.kapiUrl, gone, PASSWORD);
+    await caller.login(e2e.kapiUrl, gone, PASSWORD);
+    const sessionsOf = async () =>
+      (
+        await e2e.admin.request<{ items: { spec?: { username?: string } }[] }>({
+          path: '/apis/iam.kapi.io/v1beta1/loginsessions',
+          query: { labelSelector: `iam.kapi.io/username=${gone}` },
+        })
+      ).items.filter((session) => session.spec?.username === gone);
+    expect((await sessionsOf()).length).toBe(2);
+    await e2e.admin.request({ method: 'DELETE', path: `/apis/iam.kapi.io/v1beta1/users/${gone}` });
+    // the User goes once kapi's controller has taken its traces (its finalizer); its sessions with it
+    await waitFor(async () => (await sessionsOf()).length === 0);
+    await waitFor(
+      async () =>
+        (await e2e.admin
+          .request({ path: `/apis/iam.kapi.io/v1beta1/users/${gone}` })
+          .then(() => false)
+          .catch(() => true)) === true,
+    );
+  });
+});
