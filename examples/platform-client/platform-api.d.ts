@@ -2372,6 +2372,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/clusterroles/{clusterrole}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a cluster role (the console’s cluster role detail)
+         * @description The ClusterRole as kapi’s watch has it. Needs `get clusterroles` (that name) in API group `iam.kapi.io`.
+         */
+        get: operations["readPlatformClusterRole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/members/{name}/roles": {
         parameters: {
             query?: never;
@@ -2516,6 +2536,26 @@ export interface paths {
          * @description Needs `list roles` in API group `iam.kapi.io` in the namespace. The roles are `admin`, `operator` and `viewer` (realized as the ClusterRoles `kapi:namespace-role:<role>`). Parameters as for workspace roles.
          */
         get: operations["listNamespaceRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/roles/{role}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a project role (the console’s project role detail)
+         * @description Needs `get roles` in API group `iam.kapi.io` in the namespace. The roles are `admin`, `operator` and `viewer`.
+         */
+        get: operations["readNamespaceRole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -15578,6 +15618,65 @@ export interface operations {
             };
         };
     };
+    readPlatformClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRole’s name. */
+                clusterrole: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ClusterRole. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No ClusterRole of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     listNamespaceMemberRoleTemplates: {
         parameters: {
             query?: never;
@@ -16307,6 +16406,67 @@ export interface operations {
                 };
             };
             /** @description No such namespace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readNamespaceRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description `admin`, `operator` or `viewer`. */
+                role: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopedRole"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such namespace or role. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -589,6 +589,13 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
       expect((await get(url)).status).toBe(401);
     }
     expect((await get(`${IAM2}/clustermembers/${reader}/clusterroles`, mine)).status).toBe(200);
+    // a cluster role in detail (the console's cluster role page)
+    const clusterRole = await get(`${IAM2}/clusterroles/cluster-admin`, mine);
+    expect(clusterRole.status).toBe(200);
+    expect(clusterRole.json()).toMatchObject({ kind: 'ClusterRole', metadata: { name: 'cluster-admin' } });
+    expect((await get(`${IAM2}/clusterroles/cluster-admin`, theirs)).status).toBe(403);
+    expect((await get(`${IAM2}/clusterroles/ghost-role`, mine)).status).toBe(404);
+    expect((await get(`${IAM2}/clusterroles/cluster-admin`)).status).toBe(401);
     for (const url of [`${TENANT3}/workspacetemplates`, `${TENANT3}/workspaces`, `${TENANT2}/workspaces`]) {
       await waitFor(async () => ((await get(url, mine)).json() as { totalItems: number }).totalItems > 0);
       expect(((await get(url, theirs)).json() as { totalItems: number }).totalItems).toBe(0);
@@ -1020,6 +1027,10 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       ['get', `${NSM}/roles`, s, undefined, 403],
       ['get', `${IAM2}/namespaces/${ghost}/roles`, h, undefined, 404],
       ['get', `${NSM}/roles`, {}, undefined, 401],
+      ['get', `${NSM}/roles/viewer`, h, undefined, 200],
+      ['get', `${NSM}/roles/viewer`, s, undefined, 403],
+      ['get', `${NSM}/roles/nope`, h, undefined, 404],
+      ['get', `${NSM}/roles/viewer`, {}, undefined, 401],
       ['post', `${NSM}/members`, h, nsViewer, 200],
       ['post', `${NSM}/members`, h, [], 400],
       ['post', `${NSM}/members`, s, nsViewer, 403],
@@ -1464,7 +1475,8 @@ describe('answers a healthy cluster does not give in a test', () => {
             .replace('{namespace}', 'x')
             .replace('{role}', 'x')
             .replace('{component}', 'x')
-            .replace('{member}', 'x'),
+            .replace('{member}', 'x')
+            .replace('{clusterrole}', 'x'),
           headers: bearer('x'),
           ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
         }),

@@ -277,6 +277,8 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     await open('/clusters/default/members');
     await search(admin);
     await waitForText(admin, 'cluster-admin');
+    // the cluster role's detail page (iam.kapi.io clusterroles/{name})
+    await open('/clusters/default/roles/cluster-admin', 'cluster-admin', 'Authorized Users');
     await collectNotices();
     expect(causedByKapi()).toEqual([]);
   }, 60_000);
@@ -608,6 +610,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
 
     it('then alice removes bob, and his next page of the project is refused', async () => {
       const alice = pages.alice as Page;
+      // a project role's detail page (iam.kapi.io namespaces/{ns}/roles/{role})
+      await alice.goto(`${consoleUrl}/${wsA}/clusters/default/projects/${aDev}/roles/viewer`);
+      await waitOn(alice, 'viewer', 'Authorized Users');
       // bob's detail first: his projects tab (workspacemembers/{bob}/namespaces), a viewer's being all of ws-a's
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/members/${people.bob}/projects`);
       await waitOn(alice, people.bob, aDev, 'Total: 1');

@@ -264,6 +264,25 @@ export const listNamespaceRoles = defineOperation({
   },
 });
 
+export const readNamespaceRole = defineOperation({
+  operationId: 'readNamespaceRole',
+  method: 'get',
+  path: `${NS}/roles/{role}`,
+  tags: ['iam'],
+  summary: 'Read a project role (the console’s project role detail)',
+  description:
+    'Needs `get roles` in API group `iam.kapi.io` in the namespace. The roles are `admin`, `operator` and `viewer`.',
+  security: 'bearer',
+  pathParameters: z.object({ namespace, role: z.string().describe('`admin`, `operator` or `viewer`.') }),
+  responses: {
+    200: { description: 'The role.', body: ScopedRoleSchema },
+    403: refused('to read it'),
+    404: { description: 'No such namespace or role.', body: StatusSchema },
+    401: unauthorized,
+    503: unavailable,
+  },
+});
+
 export const listNamespaceMembers = defineOperation({
   operationId: 'listNamespaceMembers',
   method: 'get',
@@ -376,6 +395,7 @@ export const memberOperations = [
   deleteWorkspaceMember,
   listWorkspaceMemberRoleTemplates,
   listNamespaceRoles,
+  readNamespaceRole,
   listNamespaceMembers,
   readNamespaceMember,
   createNamespaceMembers,

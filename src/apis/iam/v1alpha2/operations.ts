@@ -188,6 +188,24 @@ export const listClusterRoles = defineOperation({
   },
 });
 
+export const readClusterRole = defineOperation({
+  operationId: 'readPlatformClusterRole',
+  method: 'get',
+  path: `${IAM_V1ALPHA2_BASE}/clusterroles/{clusterrole}`,
+  tags: ['iam'],
+  summary: 'Read a cluster role (the console’s cluster role detail)',
+  description:
+    'The ClusterRole as kapi’s watch has it. Needs `get clusterroles` (that name) in API group `iam.kapi.io`.',
+  security: 'bearer',
+  pathParameters: z.object({ clusterrole: z.string().describe('The ClusterRole’s name.') }),
+  responses: {
+    200: { description: 'The ClusterRole.', body: RoleTemplateSchema },
+    403: forbidden,
+    404: { description: 'No ClusterRole of that name.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
 export const listNamespaceMemberRoleTemplates = defineOperation({
   operationId: 'listNamespaceMemberRoleTemplates',
   method: 'get',
@@ -591,5 +609,6 @@ export const iamOperations = [
   listClusterMembers,
   listClusterMemberRoleTemplates,
   listClusterRoles,
+  readClusterRole,
   listNamespaceMemberRoleTemplates,
 ] as const;

@@ -19,6 +19,7 @@ import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
   listClusterRoles,
+  readClusterRole as readClusterRoleOperation,
   listGlobalRoles,
   listPlatformUsers,
   readGlobalRole,
@@ -259,6 +260,22 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       },
     ),
   );
+  mountOperation(router, '', readClusterRoleOperation, (req: Request, res: Response, next: NextFunction) => {
+    const name = String(req.params.clusterrole);
+    guarded(
+      () => ({ verb: 'get', group: IAM_GROUP, resource: 'clusterroles', name }),
+      async (_req, answer) => {
+        const stored = await deps.listing.readCached(clusterRoles, undefined, name);
+        if (!stored)
+          throw new NotFoundError(`clusterroles.rbac.authorization.k8s.io "${name}" not found`, {
+            name,
+            group: 'rbac.authorization.k8s.io',
+            kind: 'clusterroles',
+          });
+        answer.type('application/json').send(stored);
+      },
+    )(req, res, next);
+  });
   const globalRoles = kind('globalroles');
   mountOperation(
     router,

@@ -30,6 +30,7 @@ import {
   deleteWorkspaceMember,
   listNamespaceMembers,
   listNamespaceRoles,
+  readNamespaceRole,
   listWorkspaceMemberRoleTemplates,
   listWorkspaceMembers,
   listWorkspaceRoles,
@@ -416,6 +417,23 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
         ? namespaceRoleTemplates(namespace)
         : namespaceRoles(namespace, stored.metadata?.creationTimestamp);
       res.json(rolePage(roles, asksForTemplates(query) ? { ...query, label: undefined } : query));
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    readNamespaceRole,
+    withCaller(async (caller, req, res) => {
+      const namespace = String(req.params.namespace);
+      const name = String(req.params.role);
+      await requireRight(deps.authorizer, caller, projectRight('get', namespace, 'roles'));
+      const stored = await existingNamespace(namespace);
+      const role = namespaceRoles(namespace, stored.metadata?.creationTimestamp).find(
+        (candidate) => candidate.metadata.name === name,
+      );
+      if (!role) throw roleNotFound(name, 'roles');
+      res.json(role);
     }),
   );
 
