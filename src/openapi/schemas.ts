@@ -42,6 +42,13 @@ export const StatusSchema = apiComponent(
     .describe('A Kubernetes meta/v1 Status: the body of every error answer outside /oauth.'),
 );
 
+/** The `Retry-After` header of a 429 (a limit on work in flight): whole seconds. */
+export const RETRY_AFTER_HEADER = {
+  description: 'Seconds to wait before trying again.',
+  schema: z.string().regex(/^\d+$/),
+  required: true,
+};
+
 /** The Status answers every bearer-authenticated operation can give, besides its own. */
 export const statusResponses = {
   401: { description: 'No bearer token, or one that is invalid, expired or revoked.', body: StatusSchema },

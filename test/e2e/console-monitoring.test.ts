@@ -7,7 +7,6 @@
  * the cluster's. A machine without the console skips the suite, saying so.
  */
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { startChromium, type Chromium } from './chromium.js';
@@ -16,6 +15,7 @@ import {
   keepNotices,
   noticesOf,
   recordFailures,
+  screenshotCase,
   signIn,
   startConsole,
   textWith,
@@ -108,14 +108,7 @@ describeWithConsole('the console’s charts on kapi over a live Prometheus', () 
   });
 
   afterEach(async () => {
-    const name =
-      expect
-        .getState()
-        .currentTestName?.replace(/[^a-z0-9]+/gi, '-')
-        .slice(-80) ?? 'case';
-    await page
-      ?.screenshot({ path: join('.cache', 'screenshots', `charts-${e2e?.target}-${name}.png`), fullPage: true })
-      .catch(() => undefined);
+    await screenshotCase(page, `charts-${e2e?.target}`, true);
   });
 
   it('then the cluster overview’s rings show the nodes’ CPUs and the scenario’s pods, and its top node', async () => {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { expect } from '@jest/globals';
 import { waitFor } from './harness.js';
 
 /**
@@ -99,4 +100,16 @@ export async function textWith(page: Page, ...texts: (string | RegExp)[]): Promi
       throw new Error(`${page.url()} never showed ${texts.join(', ')}; it shows: ${body.slice(0, 1500)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** What `page` looked like at the end of the case now ending, for whoever reads a failure (.cache/screenshots). */
+export async function screenshotCase(page: Page | undefined, prefix: string, fullPage = false): Promise<void> {
+  const name =
+    expect
+      .getState()
+      .currentTestName?.replace(/[^a-z0-9]+/gi, '-')
+      .slice(-80) ?? 'case';
+  await page
+    ?.screenshot({ path: join('.cache', 'screenshots', `${prefix}-${name}.png`), fullPage })
+    .catch(() => undefined);
 }

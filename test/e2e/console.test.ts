@@ -10,8 +10,15 @@
  * "Known quirks"), is not a request of a page's.
  */
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { findConsole, keepNotices, noticesOf, recordFailures, signIn, startConsole } from './console-session.js';
+import {
+  findConsole,
+  keepNotices,
+  noticesOf,
+  recordFailures,
+  screenshotCase,
+  signIn,
+  startConsole,
+} from './console-session.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { startChromium, type Chromium } from './chromium.js';
@@ -157,14 +164,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
 
   // what the page looked like at each case's end, for whoever reads a failure (.cache/screenshots)
   afterEach(async () => {
-    const name =
-      expect
-        .getState()
-        .currentTestName?.replace(/[^a-z0-9]+/gi, '-')
-        .slice(-80) ?? 'case';
-    await page
-      ?.screenshot({ path: join('.cache', 'screenshots', `console-${e2e?.target}-${name}.png`) })
-      .catch(() => undefined);
+    await screenshotCase(page, `console-${e2e?.target}`);
   });
 
   /** Collects the notices of the page now open. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, type ResponseDefinition } from '../../openapi/operation.js';
-import { apiComponent } from '../../openapi/schemas.js';
+import { RETRY_AFTER_HEADER, apiComponent } from '../../openapi/schemas.js';
 
 /**
  * The OAuth endpoints as operations: the router mounts them by these definitions and the platform document shows
@@ -56,11 +56,7 @@ const noStore = {
   'Cache-Control': { description: 'Always `no-store`.', schema: z.literal('no-store'), required: true },
   Pragma: { description: 'Always `no-cache`.', schema: z.literal('no-cache'), required: true },
 } as const;
-const retryAfter = {
-  description: 'Seconds to wait before trying again.',
-  schema: z.string().regex(/^\d+$/),
-  required: true,
-};
+const retryAfter = RETRY_AFTER_HEADER;
 
 function oauthError(description: string, headers: ResponseDefinition['headers'] = {}): ResponseDefinition {
   return { description, body: OAuthErrorSchema, headers: { ...noStore, ...headers } };

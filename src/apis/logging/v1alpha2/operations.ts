@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../../openapi/operation.js';
-import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
+import { StatusSchema, apiComponent, statusResponses, RETRY_AFTER_HEADER } from '../../../openapi/schemas.js';
 import { unixSeconds } from '../../../openapi/unix-seconds.js';
 
 /**
@@ -176,13 +176,7 @@ const responses = {
       'Too many logging requests in flight, for this user or on this replica (exports and queries are limited ' +
       'apart; see --log-max-exports and --log-max-queries): try again after Retry-After.',
     body: StatusSchema,
-    headers: {
-      'Retry-After': {
-        description: 'Seconds to wait before trying again.',
-        schema: z.string().regex(/^\d+$/),
-        required: true,
-      },
-    },
+    headers: { 'Retry-After': RETRY_AFTER_HEADER },
   },
 } as const;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, type OperationDefinition, type ResponseDefinition } from '../../../openapi/operation.js';
-import { StatusSchema, apiComponent, statusResponses } from '../../../openapi/schemas.js';
+import { StatusSchema, apiComponent, statusResponses, RETRY_AFTER_HEADER } from '../../../openapi/schemas.js';
 import { unixSeconds } from '../../../openapi/unix-seconds.js';
 import { QUERY_LIMITS } from '../promql/enforce.js';
 import { MAX_GRAFANA_BYTES } from './grafana.js';
@@ -139,13 +139,7 @@ const responses = {
     description:
       'Too many monitoring requests in flight, of this user (4) or on this replica (32): try again after Retry-After.',
     body: StatusSchema,
-    headers: {
-      'Retry-After': {
-        description: 'Seconds to wait before trying again.',
-        schema: z.string().regex(/^\d+$/),
-        required: true,
-      },
-    },
+    headers: { 'Retry-After': RETRY_AFTER_HEADER },
   },
 } as const;
 
