@@ -2256,12 +2256,16 @@ export interface paths {
         post?: never;
         /**
          * Delete a platform role no one holds
-         * @description Needs `delete globalroles` (that name) in API group `iam.kapi.io`. A role some user still holds is not deleted (409): give them another first. Its realized ClusterRole goes with it.
+         * @description Needs `delete globalroles` (that name) in API group `iam.kapi.io`. A role GlobalRoleBindings still give is not deleted (409): give their users another first.
          */
         delete: operations["deleteGlobalRole"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change some fields of a platform role (a merge patch; the console’s Edit Information)
+         * @description Needs `patch globalroles` (that name) in API group `iam.kapi.io`. The body is merged into the role as stored, then written as a change is. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` globalroles. kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.
+         */
+        patch: operations["patchGlobalRole"];
         trace?: never;
     };
     "/kapis/iam.kapi.io/v1alpha2/clustermembers": {
@@ -2312,6 +2316,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/iam.kapi.io/v1alpha2/clusterroles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the cluster roles (the console’s Cluster Roles and member forms)
+         * @description The cluster’s ClusterRoles, with the listing’s parameters (`annotation=kapi.io/creator` keeps the roles made for the platform, as the console asks). Needs `list clusterroles` in API group `iam.kapi.io`.
+         */
+        get: operations["listPlatformClusterRoles"];
+        put?: never;
+        /**
+         * Create a cluster role
+         * @description Needs `create clusterroles` in API group `iam.kapi.io`. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` clusterroles. The role is the ClusterRole itself, as the cluster’s RBAC reads it; the platform’s own are those carrying `kapi.io/creator` (set to the caller on creation).
+         */
+        post: operations["createClusterRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/clusterroles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a cluster role’s templates, rules, description
+         * @description Needs `update clusterroles` (that name) in API group `iam.kapi.io`. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` clusterroles. The role is the ClusterRole itself, as the cluster’s RBAC reads it; the platform’s own are those carrying `kapi.io/creator` (set to the caller on creation).
+         */
+        put: operations["updateClusterRole"];
+        post?: never;
+        /**
+         * Delete a cluster role no one holds
+         * @description Needs `delete clusterroles` (that name) in API group `iam.kapi.io`. A role ClusterRoleBindings or RoleBindings still give is not deleted (409): give their users another first.
+         */
+        delete: operations["deleteClusterRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some fields of a cluster role (a merge patch; the console’s Edit Information)
+         * @description Needs `patch clusterroles` (that name) in API group `iam.kapi.io`. The body is merged into the role as stored, then written as a change is. A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them `escalate` clusterroles. The role is the ClusterRole itself, as the cluster’s RBAC reads it; the platform’s own are those carrying `kapi.io/creator` (set to the caller on creation).
+         */
+        patch: operations["patchClusterRole"];
+        trace?: never;
+    };
     "/kapis/iam.kapi.io/v1alpha2/users/{name}/globalroles": {
         parameters: {
             query?: never;
@@ -2344,26 +2400,6 @@ export interface paths {
          * @description A bare array: the ClusterRoles named by the annotation `iam.kapi.io/aggregation-roles` of the ClusterRole that the user’s cluster membership binds (the ClusterRoleBinding labelled `iam.kapi.io/user-ref=<user>` naming the user); empty when the user is no cluster member or the role has no templates. Users read their own; another’s needs `get clustermembers/clusterroles` (that name) in API group `iam.kapi.io`.
          */
         get: operations["listClusterMemberRoleTemplates"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/kapis/iam.kapi.io/v1alpha2/clusterroles": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the cluster roles (the console’s Cluster Roles and member forms)
-         * @description The cluster’s ClusterRoles, with the listing’s parameters (`annotation=kapi.io/creator` keeps the roles made for the platform, as the console asks). Needs `list clusterroles` in API group `iam.kapi.io`.
-         */
-        get: operations["listPlatformClusterRoles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -14768,7 +14804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a right the caller does not hold (and it may not `escalate` globalroles): the message names it. */
+            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is a role template. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14777,7 +14813,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description No such platform role, or a template named does not exist. */
+            /** @description No platform role of that name, or a template named does not exist. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14926,7 +14962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a right the caller does not hold (and it may not `escalate` globalroles): the message names it. */
+            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is a role template. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14935,7 +14971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description No such platform role, or a template named does not exist. */
+            /** @description No platform role of that name, or a template named does not exist. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15003,7 +15039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). Or the role is a role template. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15021,8 +15057,100 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
-            /** @description Users still hold the role. */
+            /** @description Bindings still give the role. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchGlobalRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GlobalRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The role after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a GlobalRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is a role template. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No platform role of that name, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15378,6 +15506,437 @@ export interface operations {
             };
         };
     };
+    listPlatformClusterRoles: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of ClusterRoles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformClusterRoleList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GlobalRoleBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a ClusterRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on clusterroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is not one made for the platform: a preset (cluster-admin, cluster-viewer), a role template, kapi’s realization of a platform role, or a ClusterRole without `kapi.io/creator`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No cluster role of that name, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A role of that name exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GlobalRoleBody"];
+            };
+        };
+        responses: {
+            /** @description The role after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a ClusterRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on clusterroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is not one made for the platform: a preset (cluster-admin, cluster-viewer), a role template, kapi’s realization of a platform role, or a ClusterRole without `kapi.io/creator`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No cluster role of that name, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). Or the role is not one made for the platform: a preset (cluster-admin, cluster-viewer), a role template, kapi’s realization of a platform role, or a ClusterRole without `kapi.io/creator`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No cluster role of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Bindings still give the role. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchClusterRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ClusterRole’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The role after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleTemplate"];
+                };
+            };
+            /** @description The body is not a ClusterRole, a field is invalid (the cause names it), or its name is not the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this on clusterroles in `iam.kapi.io`, the role would grant a right the caller does not hold (the message names it), or the role is not one made for the platform: a preset (cluster-admin, cluster-viewer), a role template, kapi’s realization of a platform role, or a ClusterRole without `kapi.io/creator`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No cluster role of that name, or a template named does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     listUserGlobalRoleTemplates: {
         parameters: {
             query?: never;
@@ -15502,91 +16061,6 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     })[];
-                };
-            };
-            /** @description No bearer token, or one that is invalid, expired or revoked. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-            /** @description Another user’s, and the cluster’s RBAC does not allow the caller to read it (SubjectAccessReview). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
-                };
-            };
-        };
-    };
-    listPlatformClusterRoles: {
-        parameters: {
-            query?: {
-                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
-                labelSelector?: string;
-                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
-                label?: string;
-                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
-                annotation?: string;
-                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
-                name?: string;
-                /** @description The same as `name` (KubeSphere’s other name for it). */
-                nameAndAlias?: string;
-                /** @description Exact names, comma-separated; any of them. */
-                names?: string[];
-                /** @description Substring of the `kapi.io/alias-name` annotation. */
-                alias?: string;
-                /** @description The object’s metadata.uid. */
-                uid?: string;
-                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
-                ownerReference?: string;
-                /** @description The kind of one of the object’s owners. */
-                ownerKind?: string;
-                /** @description 1-based page number. A page past the end has no items. */
-                page?: number;
-                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
-                limit?: number;
-                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
-                sortBy?: "creationTimestamp" | "createTime" | "name";
-                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
-                ascending?: boolean;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The page of ClusterRoles. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformClusterRoleList"];
-                };
-            };
-            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Status"];
                 };
             };
             /** @description No bearer token, or one that is invalid, expired or revoked. */

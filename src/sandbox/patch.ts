@@ -1,4 +1,7 @@
+import { mergePatch } from '../kube/merge-patch.js';
 import { badRequest, StatusError } from './status.js';
+
+export { mergePatch };
 
 /**
  * The patch formats kube-apiserver accepts: JSON merge patch (RFC 7386), JSON patch (RFC 6902), and strategic merge
@@ -17,16 +20,6 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 function isObject(value: unknown): value is Record<string, Json> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
-  }
-  return result;
 }
 
 /** Drops strategic-merge directives ($patch, $retainKeys, $setElementOrder/..., $deleteFromPrimitiveList/...). */

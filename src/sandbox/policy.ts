@@ -112,10 +112,10 @@ export function defaultRules(): PolicyRule[] {
       namespaces: ['kapi-system'],
     },
     // platform roles realized in RBAC: kapi writes ClusterRoles and ClusterRoleBindings (escalate and bind: the
-    // roles it realizes may hold more than kapi's own rules)
+    // roles it realizes may hold more than kapi's own rules); cluster roles written through its API are patched
     {
       users: kapi,
-      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'escalate', 'bind'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'escalate', 'bind'],
       apiGroups: ['rbac.authorization.k8s.io'],
       resources: ['clusterroles', 'clusterrolebindings'],
     },

@@ -668,7 +668,11 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       { apiGroups: ['iam.kapi.io'], resources: ['users/loginrecords'], verbs: ['get'] },
       { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['get', 'list'] },
       { apiGroups: ['iam.kapi.io'], resources: ['clustermembers'], verbs: ['create', 'update', 'delete'] },
-      { apiGroups: ['iam.kapi.io'], resources: ['globalroles'], verbs: ['create', 'update', 'delete'] },
+      {
+        apiGroups: ['iam.kapi.io'],
+        resources: ['globalroles', 'clusterroles'],
+        verbs: ['create', 'update', 'patch', 'delete'],
+      },
       {
         apiGroups: ['tenant.kapi.io'],
         resources: ['workspacetemplates'],
@@ -775,57 +779,106 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await call('delete', url, adminHeaders)).status).toBe(404);
   }, 60_000);
 
-  test('when platform roles are made, changed and deleted, then every answer and refusal matches the document', async () => {
-    const name = e2e.name('contract-role');
-    cleanup.push(`/apis/iam.kapi.io/v1alpha2/globalroles/${name}`);
-    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
-      send(e2e.kapiUrl, { method, url, headers, json });
-    const role = (templates: string[] = [], roleName = name) => ({
-      metadata: { name: roleName, annotations: { 'iam.kapi.io/aggregation-roles': JSON.stringify(templates) } },
-    });
-    const roles = `${IAM2}/globalroles`;
-    expect((await call('post', roles, adminHeaders, role())).status).toBe(201);
-    expect((await call('post', roles, adminHeaders, role())).status).toBe(409);
-    expect((await call('post', roles, adminHeaders, { metadata: { name: 'Not A Name' } })).status).toBe(400);
-    expect((await call('post', roles, adminHeaders, role(['role-template-of-nothing'], e2e.name('x')))).status).toBe(
-      404,
-    );
-    expect((await call('post', roles, strangerHeaders, role([], e2e.name('x')))).status).toBe(403);
-    expect((await call('post', roles, {}, role([], e2e.name('x')))).status).toBe(401);
-    expect(
-      (await call('post', roles, adminHeaders, { ...role([], e2e.name('x')), pad: 'x'.repeat(17 * 1024) })).status,
-    ).toBe(413);
-    expect(
-      (await send(e2e.kapiUrl, { method: 'post', url: roles, headers: adminHeaders, form: { a: 'b' } })).status,
-    ).toBe(415);
-    const url = `${roles}/${name}`;
-    expect((await call('put', url, adminHeaders, role())).status).toBe(200);
-    expect((await call('put', url, adminHeaders, role([], 'another'))).status).toBe(400);
-    expect(
-      (await call('put', `${roles}/${e2e.name('ghost-role')}`, adminHeaders, role([], e2e.name('ghost-role')))).status,
-    ).toBe(404);
-    expect((await call('put', url, strangerHeaders, role())).status).toBe(403);
-    expect((await call('put', url, {}, role())).status).toBe(401);
-    expect((await call('put', url, adminHeaders, { ...role(), pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
-    expect((await send(e2e.kapiUrl, { method: 'put', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(415);
-    // held by a user: not deleted until no one holds it
-    const binding = await bindGlobalRole(e2e.admin, stranger, name);
-    cleanup.push(binding);
-    const roleOfStranger = async () =>
-      (
-        (await call('get', `${IAM2}/users/${stranger}`, adminHeaders)).json() as {
-          metadata: { annotations?: Record<string, string> };
-        }
-      ).metadata.annotations?.['iam.kapi.io/globalrole'];
-    await waitFor(async () => (await roleOfStranger()) === name);
-    expect((await call('delete', url, adminHeaders)).status).toBe(409);
-    await deleteIgnoringMissing(e2e.admin, binding);
-    await waitFor(async () => (await roleOfStranger()) !== name);
-    expect((await call('delete', url, strangerHeaders)).status).toBe(403);
-    expect((await call('delete', url, {})).status).toBe(401);
-    expect((await call('delete', url, adminHeaders)).status).toBe(200);
-    expect((await call('delete', url, adminHeaders)).status).toBe(404);
-  }, 60_000);
+  test.each([
+    {
+      what: 'platform roles',
+      resource: 'globalroles',
+      stored: (name: string) => `/apis/iam.kapi.io/v1alpha2/globalroles/${name}`,
+      // held by a user (a GlobalRoleBinding): kapi's watch of the bindings shows it held
+      hold: async (name: string) => {
+        const binding = await bindGlobalRole(e2e.admin, stranger, name);
+        const roleOfStranger = async () =>
+          (
+            (await send(e2e.kapiUrl, { method: 'get', url: `${IAM2}/users/${stranger}`, headers: adminHeaders }).then(
+              (answer) => answer.json(),
+            )) as { metadata: { annotations?: Record<string, string> } }
+          ).metadata.annotations?.['iam.kapi.io/globalrole'];
+        await waitFor(async () => (await roleOfStranger()) === name);
+        return async () => {
+          await deleteIgnoringMissing(e2e.admin, binding);
+          await waitFor(async () => (await roleOfStranger()) !== name);
+        };
+      },
+    },
+    {
+      what: 'cluster roles',
+      resource: 'clusterroles',
+      stored: (name: string) => `/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}`,
+      // held by a RoleBinding in some namespace (kapi reads the bindings as kube-apiserver has them)
+      hold: async (name: string) => {
+        const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${e2e.runId}/rolebindings`;
+        await e2e.admin.request({
+          method: 'POST',
+          path,
+          body: {
+            metadata: { name },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: stranger }],
+          },
+        });
+        return () => deleteIgnoringMissing(e2e.admin, `${path}/${name}`);
+      },
+    },
+  ])(
+    'when $what are made, changed and deleted, then every answer and refusal matches the document',
+    async (kind) => {
+      const name = e2e.name(`contract-${kind.resource}`);
+      cleanup.push(kind.stored(name));
+      const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+        send(e2e.kapiUrl, { method, url, headers, json });
+      const role = (templates: string[] = [], roleName = name) => ({
+        metadata: { name: roleName, annotations: { 'iam.kapi.io/aggregation-roles': JSON.stringify(templates) } },
+      });
+      const roles = `${IAM2}/${kind.resource}`;
+      expect((await call('post', roles, adminHeaders, role())).status).toBe(201);
+      expect((await call('post', roles, adminHeaders, role())).status).toBe(409);
+      expect((await call('post', roles, adminHeaders, { metadata: { name: 'Not A Name' } })).status).toBe(400);
+      expect((await call('post', roles, adminHeaders, role(['role-template-of-nothing'], e2e.name('x')))).status).toBe(
+        404,
+      );
+      expect((await call('post', roles, strangerHeaders, role([], e2e.name('x')))).status).toBe(403);
+      expect((await call('post', roles, {}, role([], e2e.name('x')))).status).toBe(401);
+      expect(
+        (await call('post', roles, adminHeaders, { ...role([], e2e.name('x')), pad: 'x'.repeat(17 * 1024) })).status,
+      ).toBe(413);
+      expect(
+        (await send(e2e.kapiUrl, { method: 'post', url: roles, headers: adminHeaders, form: { a: 'b' } })).status,
+      ).toBe(415);
+      const url = `${roles}/${name}`;
+      const ghost = `${roles}/${e2e.name('ghost-role')}`;
+      expect((await call('put', url, adminHeaders, role())).status).toBe(200);
+      expect((await call('put', url, adminHeaders, role([], 'another'))).status).toBe(400);
+      expect((await call('put', ghost, adminHeaders, role([], e2e.name('ghost-role')))).status).toBe(404);
+      expect((await call('put', url, strangerHeaders, role())).status).toBe(403);
+      expect((await call('put', url, {}, role())).status).toBe(401);
+      expect((await call('put', url, adminHeaders, { ...role(), pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
+      expect((await send(e2e.kapiUrl, { method: 'put', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(
+        415,
+      );
+      // the console's Edit Information: a merge patch
+      const described = { metadata: { annotations: { 'kapi.io/description': 'contract' } } };
+      const patched = await call('patch', url, adminHeaders, described);
+      expect(patched.status).toBe(200);
+      expect(patched.json()).toMatchObject(described);
+      expect((await call('patch', url, adminHeaders, { metadata: { name: 'another' } })).status).toBe(400);
+      expect((await call('patch', ghost, adminHeaders, described)).status).toBe(404);
+      expect((await call('patch', url, strangerHeaders, described)).status).toBe(403);
+      expect((await call('patch', url, {}, described)).status).toBe(401);
+      expect((await call('patch', url, adminHeaders, { ...described, pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
+      expect((await send(e2e.kapiUrl, { method: 'patch', url, headers: adminHeaders, form: { a: 'b' } })).status).toBe(
+        415,
+      );
+      // held: not deleted until no one holds it
+      const release = await kind.hold(name);
+      expect((await call('delete', url, adminHeaders)).status).toBe(409);
+      await release();
+      expect((await call('delete', url, strangerHeaders)).status).toBe(403);
+      expect((await call('delete', url, {})).status).toBe(401);
+      expect((await call('delete', url, adminHeaders)).status).toBe(200);
+      expect((await call('delete', url, adminHeaders)).status).toBe(404);
+    },
+    60_000,
+  );
 
   test('when Grafana dashboards are imported, then every answer and refusal matches the document', async () => {
     const name = e2e.name('contract-dash');

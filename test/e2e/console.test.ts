@@ -280,6 +280,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     // the cluster role's detail page (iam.kapi.io clusterroles/{name})
     await open('/clusters/default/roles/cluster-admin', 'cluster-admin', 'Authorized Users');
     await collectNotices();
+    // Cluster Roles lists the platform's presets (cluster-admin marked by kapi's controller, cluster-viewer shipped)
+    await open('/clusters/default/roles', 'cluster-admin', 'cluster-viewer');
+    await collectNotices();
     expect(causedByKapi()).toEqual([]);
   }, 60_000);
 

@@ -494,6 +494,54 @@ describe('platform roles administered through kapi', () => {
     expect((await send('PUT', `${KAPIS}/globalroles/${role}`, adminToken, body([], 'another'))).status).toBe(400);
   });
 
+  it('when the console edits a role’s information (a merge patch), then its description changes and its rules stay', async () => {
+    const before = await send('GET', `${KAPIS}/globalroles/${role}`, adminToken);
+    // as the console sends it: the whole object read, with its description edited
+    const { rules, ...origin } = before.body;
+    const edited = { ...origin, metadata: { ...origin.metadata, annotations: { ...origin.metadata.annotations } } };
+    edited.metadata.annotations['kapi.io/description'] = 'edited by the console';
+    const patched = await send(
+      'PATCH',
+      `${KAPIS}/globalroles/${role}`,
+      adminToken,
+      edited,
+      'application/merge-patch+json',
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body.metadata.annotations['kapi.io/description']).toBe('edited by the console');
+    expect(patched.body.rules).toEqual(rules);
+    const renamed = await send(
+      'PATCH',
+      `${KAPIS}/globalroles/${role}`,
+      adminToken,
+      { metadata: { name: 'other' } },
+      'application/merge-patch+json',
+    );
+    expect(renamed.status).toBe(400);
+    expect(
+      (
+        await send(
+          'PATCH',
+          `${KAPIS}/globalroles/role-template-view-users`,
+          adminToken,
+          { metadata: {} },
+          'application/merge-patch+json',
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await send(
+          'PATCH',
+          `${KAPIS}/globalroles/${e2e.name('no-role')}`,
+          adminToken,
+          { metadata: {} },
+          'application/merge-patch+json',
+        )
+      ).status,
+    ).toBe(404);
+  });
+
   it('when the role is held, then deleting it is 409; once no one holds it, it goes with its realization', async () => {
     const given = await send('PUT', `${KAPIS}/users/${holder}`, adminToken, {
       metadata: { name: holder, annotations: { 'iam.kapi.io/globalrole': role } },
@@ -520,6 +568,183 @@ describe('platform roles administered through kapi', () => {
     expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(200);
     await waitFor(async () => (await realized(role)) === undefined);
     expect((await send('DELETE', `${KAPIS}/globalroles/${role}`, adminToken)).status).toBe(404);
+  });
+});
+
+describe('cluster roles: the platform’s presets and templates listed, and the roles an admin makes written through kapi', () => {
+  const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+  let writer: string;
+  let writerToken: string;
+  let role: string;
+  let holder: string;
+  const body = (templates: string[], name = role) => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: {
+      name,
+      annotations: { 'iam.kapi.io/aggregation-roles': JSON.stringify(templates), 'kapi.io/description': 'e2e' },
+    },
+    rules: [],
+  });
+  const template = async (name: string) =>
+    (
+      await e2e.admin.request<{ rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }>({
+        path: `${RBAC}/clusterroles/${name}`,
+      })
+    ).rules;
+
+  beforeAll(async () => {
+    // may write cluster roles, and holds what the view-nodes template grants, nothing more
+    writer = await e2e.createUser('clusterrole-writer', PASSWORD);
+    await e2e.grant(writer, [
+      ...(await template('role-template-view-nodes')),
+      {
+        apiGroups: ['iam.kapi.io'],
+        resources: ['clusterroles'],
+        verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+      },
+    ]);
+    writerToken = (await caller.login(e2e.kapiUrl, writer, PASSWORD)).access_token;
+    role = e2e.name('node-viewer');
+    holder = await e2e.createUser('clusterrole-holder', PASSWORD);
+    made.push(`${RBAC}/clusterroles/${role}`);
+  }, 60_000);
+
+  it('when the console lists the cluster roles, then it gets the presets (cluster-admin marked by kapi, cluster-viewer), not kapi’s realization roles', async () => {
+    const listed = async () =>
+      (await send('GET', `${KAPIS}/clusterroles?annotation=kapi.io/creator&sortBy=createTime&limit=-1`, adminToken))
+        .body;
+    // kapi's controller marks Kubernetes' cluster-admin once it leads
+    await waitFor(async () =>
+      listed().then((page) =>
+        page.items.some((item: { metadata: { name: string } }) => item.metadata.name === 'cluster-admin'),
+      ),
+    );
+    const names = (await listed()).items.map((item: { metadata: { name: string } }) => item.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(['cluster-admin', 'cluster-viewer']));
+    expect(names.filter((name: string) => name.startsWith('kapi:'))).toEqual([]);
+    const admin = await send('GET', `${KAPIS}/clusterroles/cluster-admin`, adminToken);
+    expect(JSON.parse(admin.body.metadata.annotations['iam.kapi.io/aggregation-roles'])).toContain(
+      'role-template-manage-nodes',
+    );
+    // its rules are still Kubernetes' own: every right
+    expect(admin.body.rules).toContainEqual(
+      expect.objectContaining({ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }),
+    );
+    const templates = await send(
+      'GET',
+      `${KAPIS}/clusterroles?labelSelector=iam.kapi.io/role-template&limit=-1`,
+      adminToken,
+    );
+    expect(templates.body.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(
+      expect.arrayContaining([
+        'role-template-view-nodes',
+        'role-template-manage-volumes',
+        'role-template-view-cluster-monitoring',
+      ]),
+    );
+  });
+
+  it('when a writer makes a cluster role of a template whose rights it holds, then the ClusterRole has its rules and kube-apiserver grants them to a member', async () => {
+    const created = await send('POST', `${KAPIS}/clusterroles`, writerToken, body(['role-template-view-nodes']));
+    expect(created.status).toBe(201);
+    expect(created.body.rules).toEqual(await template('role-template-view-nodes'));
+    expect(created.body.metadata.annotations['kapi.io/creator']).toBe(writer);
+    expect((await send('POST', `${KAPIS}/clusterroles`, writerToken, body(['role-template-view-nodes']))).status).toBe(
+      409,
+    );
+    const member = await send('POST', `${KAPIS}/clustermembers`, adminToken, [{ username: holder, roleRef: role }]);
+    expect(member.status).toBeLessThan(300);
+    await waitFor(() => kubeAllows(holder, 'list', 'nodes'));
+    expect(await kubeAllows(holder, 'list', 'secrets')).toBe(false);
+  });
+
+  it.each([
+    [
+      'a template grants what the writer does not hold',
+      () => body(['role-template-manage-nodes'], e2e.name('refused')),
+      403,
+    ],
+    ['a template does not exist', () => body(['role-template-of-nothing'], e2e.name('refused')), 404],
+    [
+      'rules without templates the writer does not hold',
+      () => ({
+        ...body([], e2e.name('refused')),
+        metadata: { name: e2e.name('refused') },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+      }),
+      403,
+    ],
+    ['the body names no role', () => ({ rules: [] }), 400],
+  ])('when %s, then making the cluster role is refused with a Status', async (_case, make, code) => {
+    const refused = await send('POST', `${KAPIS}/clusterroles`, writerToken, make());
+    expect(refused.status).toBe(code);
+    expect(refused.body).toMatchObject({ kind: 'Status', code });
+  });
+
+  it('when the console edits the role’s information and permissions, then they change; presets, templates and Kubernetes’ roles are not written', async () => {
+    const read = await send('GET', `${KAPIS}/clusterroles/${role}`, writerToken);
+    const edited = {
+      metadata: { annotations: { ...read.body.metadata.annotations, 'kapi.io/alias-name': 'Node readers' } },
+    };
+    const patched = await send(
+      'PATCH',
+      `${KAPIS}/clusterroles/${role}`,
+      writerToken,
+      edited,
+      'application/merge-patch+json',
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body.metadata.annotations['kapi.io/alias-name']).toBe('Node readers');
+    expect(patched.body.rules).toEqual(read.body.rules);
+    // Edit Permissions: the whole role with its templates changed (beyond the writer's rights, then by the admin)
+    const widened = {
+      ...read.body,
+      metadata: {
+        ...read.body.metadata,
+        annotations: {
+          ...read.body.metadata.annotations,
+          'iam.kapi.io/aggregation-roles': '["role-template-view-nodes","role-template-view-volumes"]',
+        },
+      },
+    };
+    expect((await send('PUT', `${KAPIS}/clusterroles/${role}`, writerToken, widened)).status).toBe(403);
+    const put = await send('PUT', `${KAPIS}/clusterroles/${role}`, adminToken, widened);
+    expect(put.status).toBe(200);
+    expect(put.body.rules).toEqual([
+      ...(await template('role-template-view-nodes')),
+      ...(await template('role-template-view-volumes')),
+    ]);
+    await waitFor(() => kubeAllows(holder, 'list', 'persistentvolumes'));
+    for (const name of [
+      'cluster-admin',
+      'cluster-viewer',
+      'role-template-view-nodes',
+      'view',
+      'kapi:monitoring-view',
+    ]) {
+      const refused = await send(
+        'PATCH',
+        `${KAPIS}/clusterroles/${name}`,
+        adminToken,
+        { metadata: { annotations: { 'kapi.io/description': 'x' } } },
+        'application/merge-patch+json',
+      );
+      expect([name, refused.status]).toEqual([name, 403]);
+    }
+    expect((await send('DELETE', `${KAPIS}/clusterroles/${e2e.name('no-role')}`, adminToken)).status).toBe(404);
+    expect((await send('GET', `${KAPIS}/clusterroles/${e2e.name('no-role')}`, adminToken)).status).toBe(404);
+  });
+
+  it('when the role is held by a member, then deleting it is 409; once no one holds it, it goes', async () => {
+    expect((await send('DELETE', `${KAPIS}/clusterroles/${role}`, writerToken)).status).toBe(409);
+    expect((await send('DELETE', `${KAPIS}/clustermembers/${holder}`, adminToken)).status).toBe(200);
+    const deleted = await send('DELETE', `${KAPIS}/clusterroles/${role}`, writerToken);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ kind: 'Status', status: 'Success' });
+    // the detail is read from kapi's watch, which follows
+    await waitFor(async () => (await send('GET', `${KAPIS}/clusterroles/${role}`, adminToken)).status === 404);
+    expect(await kubeAllows(holder, 'list', 'nodes')).toBe(false);
   });
 });
 

@@ -12,6 +12,7 @@ import {
   stampChanges,
 } from './workspaces.js';
 import { supersededBindings } from './superseded.js';
+import { CLUSTER_ADMIN, markedClusterAdmin } from './preset-cluster-roles.js';
 import {
   REALIZES_LABEL,
   desiredRbac,
@@ -80,6 +81,8 @@ export class PlatformRbacController {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
+  /** Whether cluster-admin was found marked as the platform's since the last resync (it is not watched). */
+  private presetsMarked = false;
   private readonly log: Logger;
   /** Whether kube-apiserver guards the fields memberships follow (SPEC §18): without it, grants are only taken away. */
   private readonly guard: { readonly state: GuardState; onChange(listener: () => void): () => void };
@@ -130,7 +133,10 @@ export class PlatformRbacController {
 
   start(): void {
     for (const source of Object.values(this.sources)) source.start();
-    this.resync = setInterval(() => this.trigger(), RESYNC_MS);
+    this.resync = setInterval(() => {
+      this.presetsMarked = false;
+      this.trigger();
+    }, RESYNC_MS);
     this.resync.unref?.();
   }
 
@@ -187,6 +193,12 @@ export class PlatformRbacController {
       outcome.deleted += completed.deleted;
       outcome.created += completed.created;
       outcome.failed += completed.failed;
+      if (!this.presetsMarked) {
+        const marked = await this.markPresets();
+        this.presetsMarked = marked !== 'failed';
+        if (marked === 'marked') outcome.updated += 1;
+        if (marked === 'failed') outcome.failed += 1;
+      }
     } catch (error) {
       // never expected (the plan is pure, each write catches its own); a pass that threw is tried again later
       this.log.error('a pass of the platform roles controller failed', { error: describeError(error) });
@@ -225,6 +237,24 @@ export class PlatformRbacController {
         body: manifestOf(object, existing.metadata?.resourceVersion),
         timeoutMs: 10_000,
       });
+    }
+  }
+
+  /** Marks Kubernetes' cluster-admin as the platform's preset cluster role (preset-cluster-roles.ts). */
+  private async markPresets(): Promise<'marked' | 'unchanged' | 'failed'> {
+    const path = `${RBAC_PATH}/clusterroles/${CLUSTER_ADMIN}`;
+    try {
+      const marked = markedClusterAdmin(await this.client.request<Raw>({ path, timeoutMs: 10_000 }));
+      if (!marked) return 'unchanged';
+      // with the resourceVersion read: a change made meanwhile is never written over (the next pass reads it again)
+      await this.client.request({ method: 'PUT', path, body: marked, timeoutMs: 10_000 });
+      this.log.info('cluster-admin is marked as the platform’s preset cluster role');
+      return 'marked';
+    } catch (error) {
+      // a cluster without cluster-admin has no preset to mark
+      if (error instanceof KubeApiError && error.code === 404) return 'unchanged';
+      this.log.warn('could not mark cluster-admin as the platform’s cluster role', { error: describeError(error) });
+      return 'failed';
     }
   }
 

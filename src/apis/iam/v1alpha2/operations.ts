@@ -473,83 +473,136 @@ const GlobalRoleBodySchema = apiComponent(
     .describe('A GlobalRole as KubeSphere 3.4’s console sends it.'),
 );
 
-const roleWriteErrors = {
-  400: {
-    description: 'The body is not a GlobalRole, a field is invalid (the cause names it), or its name is not the URL’s.',
-    body: StatusSchema,
-  },
-  401: statusResponses[401],
-  403: {
-    description:
-      'The cluster’s RBAC does not allow the caller this on globalroles in `iam.kapi.io`, or the role would grant a ' +
-      'right the caller does not hold (and it may not `escalate` globalroles): the message names it.',
-    body: StatusSchema,
-  },
-  404: { description: 'No such platform role, or a template named does not exist.', body: StatusSchema },
-  409: { description: 'A role of that name exists.', body: StatusSchema },
-  413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
-  415: { description: 'The body is not JSON.', body: StatusSchema },
-  503: statusResponses[503],
-};
+/** The writes of one kind of role (GlobalRoles, ClusterRoles): create, replace, merge-patch, delete. */
+function roleWriteOperations(kind: {
+  /** The operations' name: GlobalRole, ClusterRole. */
+  name: 'GlobalRole' | 'ClusterRole';
+  resource: 'globalroles' | 'clusterroles';
+  path: string;
+  what: string;
+  /** What is said of the kind's writes beyond the common. */
+  about: string;
+  /** Why a role that exists is not written through the API. */
+  notWritable: string;
+  /** Who counts as holding the role (for deletion). */
+  holders: string;
+}) {
+  const needs = (verb: string, named = true) =>
+    `Needs \`${verb} ${kind.resource}\`${named ? ' (that name)' : ''} in API group \`iam.kapi.io\`.`;
+  const errors = {
+    400: {
+      description: `The body is not a ${kind.name}, a field is invalid (the cause names it), or its name is not the URL’s.`,
+      body: StatusSchema,
+    },
+    401: statusResponses[401],
+    403: {
+      description:
+        `The cluster’s RBAC does not allow the caller this on ${kind.resource} in \`iam.kapi.io\`, the role would ` +
+        `grant a right the caller does not hold (the message names it), or the role ${kind.notWritable}.`,
+      body: StatusSchema,
+    },
+    404: { description: `No ${kind.what} of that name, or a template named does not exist.`, body: StatusSchema },
+    413: { description: 'The body is larger than 16 KiB.', body: StatusSchema },
+    415: { description: 'The body is not JSON.', body: StatusSchema },
+    503: statusResponses[503],
+  };
+  const common =
+    'A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made ' +
+    'of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them ' +
+    `\`escalate\` ${kind.resource}. ${kind.about}`;
+  const pathParameters = z.object({ name: z.string().describe(`The ${kind.name}’s name.`) });
+  const changed = { 200: { description: 'The role after the change.', body: RoleTemplateSchema }, ...errors };
+  return {
+    create: defineOperation({
+      operationId: `create${kind.name}`,
+      method: 'post',
+      path: kind.path,
+      tags: ['iam'],
+      summary: `Create a ${kind.what}`,
+      description: `${needs('create', false)} ${common}`,
+      security: 'bearer',
+      jsonBody: GlobalRoleBodySchema,
+      responses: {
+        201: { description: 'Created.', body: RoleTemplateSchema },
+        ...errors,
+        409: { description: 'A role of that name exists.', body: StatusSchema },
+      },
+    }),
+    update: defineOperation({
+      operationId: `update${kind.name}`,
+      method: 'put',
+      path: `${kind.path}/{name}`,
+      tags: ['iam'],
+      summary: `Change a ${kind.what}’s templates, rules, description`,
+      description: `${needs('update')} ${common}`,
+      security: 'bearer',
+      pathParameters,
+      jsonBody: GlobalRoleBodySchema,
+      responses: changed,
+    }),
+    patch: defineOperation({
+      operationId: `patch${kind.name}`,
+      method: 'patch',
+      path: `${kind.path}/{name}`,
+      tags: ['iam'],
+      summary: `Change some fields of a ${kind.what} (a merge patch; the console’s Edit Information)`,
+      description: `${needs('patch')} The body is merged into the role as stored, then written as a change is. ${common}`,
+      security: 'bearer',
+      pathParameters,
+      jsonBody: z.looseObject({}).describe(`A JSON merge patch of the ${kind.name}.`),
+      responses: changed,
+    }),
+    remove: defineOperation({
+      operationId: `delete${kind.name}`,
+      method: 'delete',
+      path: `${kind.path}/{name}`,
+      tags: ['iam'],
+      summary: `Delete a ${kind.what} no one holds`,
+      description: `${needs('delete')} A role ${kind.holders} still give is not deleted (409): give their users another first.`,
+      security: 'bearer',
+      pathParameters,
+      responses: {
+        200: { description: 'Deleted: a Status of Success.', body: DeletedStatusSchema },
+        403: { description: `${forbidden.description} Or the role ${kind.notWritable}.`, body: StatusSchema },
+        404: { description: `No ${kind.what} of that name.`, body: StatusSchema },
+        409: { description: 'Bindings still give the role.', body: StatusSchema },
+        ...statusResponses,
+      },
+    }),
+  };
+}
 
-const roleWriteDescription =
-  'A role made of templates (`iam.kapi.io/aggregation-roles`) gets their rules, as KubeSphere builds it; one made ' +
-  'of none keeps the body’s rules. No one makes a role granting more than they hold, unless RBAC lets them ' +
-  '`escalate` globalroles. kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.';
-
-export const createGlobalRole = defineOperation({
-  operationId: 'createGlobalRole',
-  method: 'post',
+const globalRoleWrites = roleWriteOperations({
+  name: 'GlobalRole',
+  resource: 'globalroles',
   path: `${IAM_V1ALPHA2_BASE}/globalroles`,
-  tags: ['iam'],
-  summary: 'Create a platform role',
-  description: `Needs \`create globalroles\` in API group \`iam.kapi.io\`. ${roleWriteDescription}`,
-  security: 'bearer',
-  jsonBody: GlobalRoleBodySchema,
-  responses: { 201: { description: 'Created.', body: RoleTemplateSchema }, ...roleWriteErrors },
+  what: 'platform role',
+  about: 'kapi’s controller realizes the role as the ClusterRole `kapi:globalrole:<name>`.',
+  notWritable: 'is a role template',
+  holders: 'GlobalRoleBindings',
 });
+export const createGlobalRole = globalRoleWrites.create;
+export const updateGlobalRole = globalRoleWrites.update;
+export const patchGlobalRole = globalRoleWrites.patch;
+export const deleteGlobalRole = globalRoleWrites.remove;
 
-export const updateGlobalRole = defineOperation({
-  operationId: 'updateGlobalRole',
-  method: 'put',
-  path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
-  tags: ['iam'],
-  summary: 'Change a platform role’s templates, rules, description',
-  description: `Needs \`update globalroles\` (that name) in API group \`iam.kapi.io\`. ${roleWriteDescription}`,
-  security: 'bearer',
-  pathParameters: z.object({ name: z.string().describe('The GlobalRole’s name.') }),
-  jsonBody: GlobalRoleBodySchema,
-  responses: {
-    200: { description: 'The role after the change.', body: RoleTemplateSchema },
-    400: roleWriteErrors[400],
-    401: roleWriteErrors[401],
-    403: roleWriteErrors[403],
-    404: roleWriteErrors[404],
-    413: roleWriteErrors[413],
-    415: roleWriteErrors[415],
-    503: roleWriteErrors[503],
-  },
+const clusterRoleWrites = roleWriteOperations({
+  name: 'ClusterRole',
+  resource: 'clusterroles',
+  path: `${IAM_V1ALPHA2_BASE}/clusterroles`,
+  what: 'cluster role',
+  about:
+    'The role is the ClusterRole itself, as the cluster’s RBAC reads it; the platform’s own are those carrying ' +
+    '`kapi.io/creator` (set to the caller on creation).',
+  notWritable:
+    'is not one made for the platform: a preset (cluster-admin, cluster-viewer), a role template, kapi’s realization ' +
+    'of a platform role, or a ClusterRole without `kapi.io/creator`',
+  holders: 'ClusterRoleBindings or RoleBindings',
 });
-
-export const deleteGlobalRole = defineOperation({
-  operationId: 'deleteGlobalRole',
-  method: 'delete',
-  path: `${IAM_V1ALPHA2_BASE}/globalroles/{name}`,
-  tags: ['iam'],
-  summary: 'Delete a platform role no one holds',
-  description:
-    'Needs `delete globalroles` (that name) in API group `iam.kapi.io`. A role some user still holds is not deleted ' +
-    '(409): give them another first. Its realized ClusterRole goes with it.',
-  security: 'bearer',
-  pathParameters: z.object({ name: z.string().describe('The GlobalRole’s name.') }),
-  responses: {
-    200: { description: 'Deleted: a Status of Success.', body: DeletedStatusSchema },
-    403: forbidden,
-    404: { description: 'No platform role of that name.', body: StatusSchema },
-    409: { description: 'Users still hold the role.', body: StatusSchema },
-    ...statusResponses,
-  },
-});
+export const createClusterRole = clusterRoleWrites.create;
+export const updateClusterRole = clusterRoleWrites.update;
+export const patchClusterRole = clusterRoleWrites.patch;
+export const deleteClusterRole = clusterRoleWrites.remove;
 
 const globalRolesQuery = schemaOf(KINDS_BY_RESOURCE.get('globalroles') as KindDefinition);
 
@@ -602,7 +655,12 @@ export const iamOperations = [
   deleteClusterMember,
   createGlobalRole,
   updateGlobalRole,
+  patchGlobalRole,
   deleteGlobalRole,
+  createClusterRole,
+  updateClusterRole,
+  patchClusterRole,
+  deleteClusterRole,
   listPlatformUsers,
   readPlatformUser,
   listUserGlobalRoleTemplates,

@@ -14,7 +14,7 @@ import {
 import type { GlobalRoleDirectory } from './global-roles.js';
 import { userAdminRoutes, type UserAdminDeps } from './user-routes.js';
 import { memberAdminRoutes } from './member-routes.js';
-import { globalRoleAdminRoutes } from './global-role-routes.js';
+import { clusterRoleAdminRoutes, globalRoleAdminRoutes } from './role-admin-routes.js';
 import {
   listClusterMemberRoleTemplates,
   listClusterMembers,
@@ -318,6 +318,9 @@ export function iamRoutes(deps: IamRouteDeps): Router {
         client: deps.admin.client,
         logger: deps.admin.logger,
       }),
+    );
+    router.use(
+      clusterRoleAdminRoutes({ authorizer: deps.authorizer, client: deps.admin.client, logger: deps.admin.logger }),
     );
     router.use(
       tenantMemberRoutes({
