@@ -2860,6 +2860,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha2/users/{user}/kubeconfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A kubeconfig for a user, reaching the cluster through kapi (the console’s Toolbox → kubeconfig)
+         * @description YAML, as KubeSphere answers it: a context on kapi’s HTTPS address (`--issuer-url` when set, else the host the request named, on kapi’s HTTPS port) with kapi’s generated CA, whose user is the `kubectl-kapi` credential plugin: kubectl asks the user to sign in (password, or the browser for a user of an identity provider) the first time, then keeps the token fresh. It carries no credential. Anyone reads their own; another’s needs `get users/kubeconfig` (that name) in API group `resources.kapi.io`.
+         */
+        get: operations["readUserKubeconfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha2/quotas": {
         parameters: {
             query?: never;
@@ -5031,6 +5051,8 @@ export interface components {
             /** @description With the groups scope: the groups impersonated for the user. */
             groups?: string[];
         };
+        /** @description A kubeconfig (YAML). */
+        UserKubeconfig: string;
         /** @description A page of Users, KubeSphere’s list shape. */
         UserList: {
             /** @description The requested page. */
@@ -18671,6 +18693,65 @@ export interface operations {
                 };
             };
             /** @description No system Service of that name (or one without a selector). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readUserKubeconfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kubeconfig. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": components["schemas"]["UserKubeconfig"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, and the caller may not read it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or kapi serves no HTTPS (kubectl sends no token over HTTP). */
             404: {
                 headers: {
                     [name: string]: unknown;

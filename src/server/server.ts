@@ -346,6 +346,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     kubernetesVersion: () => kubernetesVersion.get(),
     settings: () => configuration.current(),
   };
+  /** kapi's HTTPS listener as users' kubeconfigs name it: its port and generated CA, once it listens. */
+  const kubectlListener: { httpsPort?: number; caPem?: string } = {};
   const app = createApp({
     logger,
     readiness,
@@ -385,6 +387,10 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         authorizer: identity.authorizer,
         client,
         kapiNamespace: options.configuration.namespace,
+        kubectlEndpoint: {
+          ...(options.issuerUrl && { issuerUrl: options.issuerUrl }),
+          listener: () => kubectlListener,
+        },
       }),
     ],
     account: identity.accountRouter,
@@ -442,6 +448,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     });
     https = served;
     listeners.push(served);
+    kubectlListener.httpsPort = served.port;
+    if (certificate.ca) kubectlListener.caPem = certificate.ca;
     // A renewed certificate (files or Secret) is served to new connections; open ones keep theirs.
     certificateWatch = watchServingCertificate({ ...certificateOptions, logger }, certificate, (pair) =>
       (served.server as HttpsServer).setSecureContext({ minVersion: 'TLSv1.2', ...pair }),

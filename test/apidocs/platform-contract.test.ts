@@ -83,6 +83,7 @@ beforeAll(async () => {
       resources: ['users/globalroles', 'clustermembers', 'clustermembers/clusterroles', 'clusterroles'],
       verbs: ['get', 'list'],
     },
+    { apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig'], verbs: ['get'] },
   ]);
   // the optional APIs (volume snapshots, applications) served, as a cluster with them serves them
   await installOptionalApis(e2e.admin);
@@ -629,6 +630,13 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${components}/${first!.name}`, theirs)).status).toBe(403);
     expect((await get(`${components}/ghost-component`, mine)).status).toBe(404);
     expect((await get(`${components}/${first!.name}`)).status).toBe(401);
+    // a user's kubeconfig (Toolbox → kubeconfig): one's own, another's with the right (the reader), else 403
+    const kubeconfig = (user: string) => `/kapis/resources.kapi.io/v1alpha2/users/${user}/kubeconfig`;
+    expect((await get(kubeconfig(stranger), theirs)).status).toBe(200);
+    expect((await get(kubeconfig(stranger), mine)).status).toBe(200);
+    expect((await get(kubeconfig(reader), theirs)).status).toBe(403);
+    expect((await get(kubeconfig('ghost-user'), mine)).status).toBe(404);
+    expect((await get(kubeconfig(reader))).status).toBe(401);
     // a project's overview and the cluster's: usage and abnormal workloads (READ_EVERY_KIND), a stranger not
     for (const path of [
       `namespaces/${e2e.runId}/quotas`,
@@ -1529,7 +1537,8 @@ describe('answers a healthy cluster does not give in a test', () => {
             .replace('{role}', 'x')
             .replace('{component}', 'x')
             .replace('{member}', 'x')
-            .replace('{clusterrole}', 'x'),
+            .replace('{clusterrole}', 'x')
+            .replace('{user}', 'x'),
           headers: bearer('x'),
           ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
         }),

@@ -286,6 +286,12 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     expect(causedByKapi()).toEqual([]);
   }, 60_000);
 
+  it('then Toolbox → kubeconfig shows the signed-in user’s kubeconfig: through kapi, by the kubectl-kapi plugin', async () => {
+    await open('/clusters/default/kubeConfig', 'kubectl-kapi', `--username`, admin, e2e.kapiHttpsUrl);
+    await collectNotices();
+    expect(causedByKapi()).toEqual([]);
+  }, 60_000);
+
   it('then Access Control → Users lists the administrator with its platform role', async () => {
     await open('/access/accounts');
     await search(admin);

@@ -6,7 +6,7 @@
  * only this run's node, so what it prints never depends on other suites.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -241,4 +241,61 @@ describe('when a user logs in with kubectl kapi login and then uses plain kubect
       rmSync(other, { recursive: true, force: true });
     }
   });
+});
+
+describe('when a user downloads the console’s kubeconfig (resources.kapi.io users/{user}/kubeconfig)', () => {
+  const kubeconfigOf = async (name: string, token: string) => {
+    const res = await fetch(`${e2e.kapiUrl}/kapis/resources.kapi.io/v1alpha2/users/${name}/kubeconfig`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+  };
+
+  it('then it names kapi’s HTTPS address and CA, holds no credential, and plain kubectl works with it as the user', async () => {
+    const token = (await login(e2e.kapiUrl, user, PASSWORD)).access_token;
+    const answer = await kubeconfigOf(user, token);
+    expect(answer.status).toBe(200);
+    expect(answer.type).toMatch(/^text\/plain/);
+    expect(answer.text).not.toContain(token);
+    expect(answer.text).not.toContain(PASSWORD);
+    const config = parse(answer.text);
+    expect(config.clusters[0].cluster).toEqual({
+      server: e2e.kapiHttpsUrl,
+      'certificate-authority-data': Buffer.from(readFileSync(e2e.caFile!, 'utf8')).toString('base64'),
+    });
+    expect(config.users[0].user.exec).toMatchObject({
+      command: 'kubectl-kapi',
+      args: ['token', '--server', e2e.kapiHttpsUrl, '--username', user],
+    });
+    // a fresh HOME: no cached token; the plugin signs the user in (a script's password) when kubectl first asks
+    const fresh = mkdtempSync(join(tmpdir(), 'kapi-e2e-kubeconfig-'));
+    try {
+      const file = join(fresh, 'kubeconfig.yaml');
+      writeFileSync(file, answer.text);
+      const run = await kubectl(getNodes, { HOME: fresh, KUBECONFIG: file, KAPI_PASSWORD: PASSWORD });
+      expect(run).toMatchObject({ code: 0, stdout: nodeLine });
+      // as the user, not as anyone more: the user may not list namespaces
+      const refused = await kubectl(['get', 'namespaces'], { HOME: fresh, KUBECONFIG: file });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`User "${user}" cannot list resource "namespaces"`);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('then another user’s is refused without the right, an unknown user’s is 404, and no token is 401, each a Status', async () => {
+    const other = await e2e.createUser('plugin-other', PASSWORD);
+    const token = (await login(e2e.kapiUrl, user, PASSWORD)).access_token;
+    const theirs = await kubeconfigOf(other, token);
+    expect([theirs.status, JSON.parse(theirs.text).kind]).toEqual([403, 'Status']);
+    // one who may read users' kubeconfigs (a support desk): there is no credential in them to give away
+    const desk = await e2e.createUser('plugin-desk', PASSWORD);
+    await e2e.grant(desk, [{ apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig'], verbs: ['get'] }]);
+    const deskToken = (await login(e2e.kapiUrl, desk, PASSWORD)).access_token;
+    await waitFor(async () => (await kubeconfigOf(other, deskToken)).status === 200);
+    expect(parse((await kubeconfigOf(other, deskToken)).text).users[0].user.exec.args).toContain(other);
+    const ghost = await kubeconfigOf(e2e.name('ghost'), deskToken);
+    expect([ghost.status, JSON.parse(ghost.text).kind]).toEqual([404, 'Status']);
+    expect((await kubeconfigOf(user, '')).status).toBe(401);
+  }, 60_000);
 });

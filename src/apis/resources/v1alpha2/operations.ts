@@ -171,9 +171,39 @@ export const readClusterAbnormalWorkloads = defineOperation({
   },
 });
 
+export const readUserKubeconfig = defineOperation({
+  operationId: 'readUserKubeconfig',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/users/{user}/kubeconfig`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'A kubeconfig for a user, reaching the cluster through kapi (the console’s Toolbox → kubeconfig)',
+  description:
+    'YAML, as KubeSphere answers it: a context on kapi’s HTTPS address (`--issuer-url` when set, else the host the ' +
+    'request named, on kapi’s HTTPS port) with kapi’s generated CA, whose user is the `kubectl-kapi` credential ' +
+    'plugin: kubectl asks the user to sign in (password, or the browser for a user of an identity provider) the ' +
+    'first time, then keeps the token fresh. It carries no credential. Anyone reads their own; another’s needs ' +
+    '`get users/kubeconfig` (that name) in API group `resources.kapi.io`.',
+  security: 'bearer',
+  pathParameters: z.object({ user: z.string().describe('The user’s name.') }),
+  responses: {
+    200: {
+      description: 'The kubeconfig.',
+      contentType: 'text/plain',
+      body: apiComponent('UserKubeconfig', z.string().describe('A kubeconfig (YAML).')),
+    },
+    403: { description: 'Another user’s, and the caller may not read it.', body: StatusSchema },
+    404: {
+      description: 'No such user, or kapi serves no HTTPS (kubectl sends no token over HTTP).',
+      body: StatusSchema,
+    },
+    ...statusResponses,
+  },
+});
+
 export const componentOperations = [
   listComponents,
   readComponent,
+  readUserKubeconfig,
   readClusterQuotas,
   readNamespaceQuotas,
   readClusterAbnormalWorkloads,

@@ -9,9 +9,12 @@ import { asCaller, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
 import { componentNamespaces, componentStatuses } from './components.js';
+import { kubectlServer, userKubeconfig } from './kubeconfig.js';
+import { IDENTITY_PROVIDER_LABEL } from '../../../auth/users/user-record.js';
 import {
   listComponents,
   readComponent,
+  readUserKubeconfig,
   readClusterAbnormalWorkloads,
   readClusterQuotas,
   readNamespaceAbnormalWorkloads,
@@ -26,6 +29,8 @@ export interface ComponentRouteDeps {
   client: KubeClient;
   /** The namespace kapi runs in (its components' namespace, as kubesphere-system is KubeSphere's). */
   kapiNamespace: string;
+  /** Where kubectl reaches kapi, for users' kubeconfigs: the published address, and the HTTPS listener once up. */
+  kubectlEndpoint?: { issuerUrl?: string; listener(): { httpsPort?: number; caPem?: string } };
 }
 
 const LIST_COMPONENTS: ResourceAttributes = { verb: 'list', group: 'resources.kapi.io', resource: 'components' };
@@ -83,6 +88,44 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
         group: 'resources.kapi.io',
         kind: 'components',
       });
+    }),
+  );
+
+  const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
+  mountOperation(
+    router,
+    '',
+    readUserKubeconfig,
+    withCaller(async (caller, req, res) => {
+      const name = String(req.params.user);
+      if (name !== caller.username)
+        await requireRight(deps.authorizer, caller, {
+          verb: 'get',
+          group: 'resources.kapi.io',
+          resource: 'users',
+          subresource: 'kubeconfig',
+          name,
+        });
+      const stored = await deps.listing.readCached(users, undefined, name);
+      if (!stored) throw new NotFoundError(`user "${name}" not found`, { name, group: 'iam.kapi.io', kind: 'users' });
+      const listener = deps.kubectlEndpoint?.listener() ?? {};
+      const server = kubectlServer(deps.kubectlEndpoint?.issuerUrl, req.headers.host, listener.httpsPort);
+      if (!server)
+        throw new NotFoundError('kapi serves no HTTPS listener, and kubectl sends no token over plain HTTP', {
+          name,
+          group: 'resources.kapi.io',
+          kind: 'users',
+        });
+      const labels = (JSON.parse(stored.toString('utf8')) as { metadata?: { labels?: Record<string, string> } })
+        .metadata?.labels;
+      const kubeconfig = userKubeconfig({
+        server,
+        ...(listener.caPem && { caPem: listener.caPem }),
+        username: name,
+        // a user of an identity provider may have no password here: the browser signs them in as the console did
+        signIn: labels?.[IDENTITY_PROVIDER_LABEL] ? 'browser' : 'password',
+      });
+      res.type('text/plain').send(kubeconfig);
     }),
   );
 
