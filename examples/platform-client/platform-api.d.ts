@@ -2960,6 +2960,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/terminal.kapi.io/v1alpha2/namespaces/{namespace}/pods/{pod}/exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A container’s terminal (the console’s Terminal): a WebSocket exec into it, as the caller
+         * @description A WebSocket upgrade, as KubeSphere serves it: the console sends `{"Op":"stdin","Data":…}` and `{"Op":"resize","Rows":…,"Cols":…}`, and receives `{"Op":"stdout","Data":…}` (`toast` for kapi’s own words). kapi opens an exec (`v4.channel.k8s.io`) of the shell asked for (`bash` or `sh`; otherwise bash where the container has it, else sh) with a tty, impersonating the caller, so kube-apiserver decides it. Before any upgrade it needs `create pods/exec` (that pod) in the namespace, and the pod and container must exist. A refusal of kube-apiserver, or the command’s failure, is written to the terminal and closes the WebSocket with the reason. Asked without an upgrade (the console’s probe), it answers 400 once those checks pass.
+         */
+        get: operations["openPodTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/monitoring.kapi.io/v1alpha3/kubesphere": {
         parameters: {
             query?: never;
@@ -18965,6 +18985,72 @@ export interface operations {
             };
             /** @description The caller may not get abnormalworkloads here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    openPodTerminal: {
+        parameters: {
+            query?: {
+                /** @description The container; the pod’s default one when absent. */
+                container?: string;
+                /** @description `bash` or `sh`; anything else picks one. */
+                shell?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The pod’s namespace. */
+                namespace: string;
+                /** @description The pod’s name. */
+                pod: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not a WebSocket upgrade; or the container is not the pod’s, or the pod has completed (kube’s message). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller `create pods/exec` there. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such pod. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

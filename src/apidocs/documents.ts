@@ -1,4 +1,5 @@
 import { componentOperations } from '../apis/resources/v1alpha2/operations.js';
+import { terminalOperations } from '../apis/terminal/operations.js';
 import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
 import { memberOperations } from '../apis/iam/v1alpha2/member-operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
@@ -41,6 +42,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...memberOperations,
   ...tenantOperations,
   ...componentOperations,
+  ...terminalOperations,
   ...monitoringOperations,
 ];
 

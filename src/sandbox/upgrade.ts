@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { badRequest } from './status.js';
+import { TtyShell } from './tty-shell.js';
 
 /**
  * exec, attach and portforward as an echo server, so tests can prove an upgrade passes end to end through a proxy:
@@ -10,6 +11,8 @@ import { badRequest } from './status.js';
  *   ends with a Success status on the error channel (3), as kubelet reports a finished command. For portforward the
  *   data channel echoes back on itself after the usual port-number preamble.
  * - `Upgrade: SPDY/3.1`: a 101 with the same Upgrade header, then every byte is echoed back raw (no SPDY framing).
+ * An exec with a tty and stdin (a terminal) reaches a small shell instead (tty-shell.ts): a prompt, typed bytes echoed,
+ * lines run, the resize channel (4) heard.
  */
 export const CHANNEL_PROTOCOLS = [
   'v5.channel.k8s.io',
@@ -23,6 +26,7 @@ export const CHANNEL_PROTOCOLS = [
 const STDIN = 0;
 const STDOUT = 1;
 const ERROR = 3;
+const RESIZE = 4;
 const CLOSE = 255;
 const SUCCESS = JSON.stringify({ metadata: {}, status: 'Success' });
 
@@ -91,13 +95,16 @@ export class UpgradeEcho {
       const preamble = Buffer.from([port & 255, port >> 8]);
       send(0, preamble);
       send(1, preamble);
-    } else if (query.get('stdin') !== 'true' && query.get('stdin') !== '1') {
+    } else if (!flag(query, 'stdin')) {
       // No stdin: the "command" prints its own command line and exits 0.
       const command = query.getAll('command').join(' ');
       if (command) send(STDOUT, Buffer.from(`${command}\n`));
       finish();
       return;
     }
+
+    const shell = kind === 'exec' && flag(query, 'tty') ? new TtyShell() : undefined;
+    if (shell) send(STDOUT, Buffer.from(shell.start()));
 
     ws.on('message', (raw: RawData, isBinary: boolean) => {
       const frame = toBuffer(raw);
@@ -115,9 +122,33 @@ export class UpgradeEcho {
         if (data[0] === STDIN) finish();
         return;
       }
+      if (shell && channel === RESIZE) {
+        const size = terminalSize(data);
+        if (size) shell.resize(size.rows, size.cols);
+        return;
+      }
       if (channel !== STDIN || data.length === 0) return;
-      send(kind === 'portforward' ? 0 : STDOUT, data);
+      if (!shell) return void send(kind === 'portforward' ? 0 : STDOUT, data);
+      const shown = shell.input(data.toString('utf8'));
+      if (shown) send(STDOUT, Buffer.from(shown));
+      if (shell.exited) finish();
     });
+  }
+}
+
+/** A query flag as kube-apiserver reads it (`true` or `1`). */
+function flag(query: URLSearchParams, name: string): boolean {
+  return query.get(name) === 'true' || query.get(name) === '1';
+}
+
+/** A resize message (`{"Width":…,"Height":…}`, as client-go sends it on channel 4); undefined when it is not one. */
+export function terminalSize(data: Buffer): { rows: number; cols: number } | undefined {
+  try {
+    const size = JSON.parse(data.toString('utf8')) as { Width?: unknown; Height?: unknown };
+    const valid = (n: unknown): n is number => Number.isInteger(n) && (n as number) > 0 && (n as number) <= 65535;
+    return valid(size.Width) && valid(size.Height) ? { rows: size.Height, cols: size.Width } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

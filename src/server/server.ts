@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
@@ -28,6 +30,8 @@ import { PrometheusBackend } from '../apis/monitoring/v1alpha3/prometheus.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
+import { PodTerminals } from '../apis/terminal/terminal.js';
+import { terminalRoutes } from '../apis/terminal/routes.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
 import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
@@ -346,6 +350,14 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     kubernetesVersion: () => kubernetesVersion.get(),
     settings: () => configuration.current(),
   };
+  const terminals = new PodTerminals({
+    authenticate: identity.authenticateRequest,
+    authorizer: identity.authorizer,
+    listing,
+    connection,
+    logger,
+    registry: streamRegistry,
+  });
   /** kapi's HTTPS listener as users' kubeconfigs name it: its port and generated CA, once it listens. */
   const kubectlListener: { httpsPort?: number; caPem?: string } = {};
   const app = createApp({
@@ -356,6 +368,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
     platformRoutes: [
       configRoutes(),
+      terminalRoutes(terminals),
       iamRoutes({
         listing,
         roles: globalRoles,
@@ -404,7 +417,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   });
 
   const listeners: Listener[] = [];
-  const upgrade = { should: forwarder.shouldUpgrade, handle: forwarder.handleUpgrade };
+  // the console's terminals, then the relayed upgrades of /api and /apis
+  const upgrade = {
+    should: (req: IncomingMessage) => terminals.matches(req) || forwarder.shouldUpgrade(req),
+    handle: (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      terminals.matches(req) ? terminals.handle(req, socket, head) : forwarder.handleUpgrade(req, socket, head),
+  };
   const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
   const connections = {
     timeouts: {
@@ -499,6 +517,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       // Watches and log follows end cleanly (at an event boundary, a WebSocket close frame), so clients see an end
       // and watch again elsewhere, instead of a cut after the grace.
       streamRegistry.closeAll();
+      terminals.closeAll();
       await Promise.all(closing);
       forwarder.close();
       stopPlacing();

@@ -31,6 +31,7 @@ import { iamRoutes } from '../../src/apis/iam/v1alpha2/routes.js';
 import { iamOperations } from '../../src/apis/iam/v1alpha2/operations.js';
 import { memberOperations } from '../../src/apis/iam/v1alpha2/member-operations.js';
 import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js';
+import { terminalOperations } from '../../src/apis/terminal/operations.js';
 import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
 import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
@@ -84,6 +85,7 @@ beforeAll(async () => {
       verbs: ['get', 'list'],
     },
     { apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
   ]);
   // the optional APIs (volume snapshots, applications) served, as a cluster with them serves them
   await installOptionalApis(e2e.admin);
@@ -630,6 +632,14 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(`${components}/${first!.name}`, theirs)).status).toBe(403);
     expect((await get(`${components}/ghost-component`, mine)).status).toBe(404);
     expect((await get(`${components}/${first!.name}`)).status).toBe(401);
+    // a container's terminal asked without an upgrade (the console's probe): the checks, then 400
+    const terminal = (pod: string, query = '') =>
+      `/kapis/terminal.kapi.io/v1alpha2/namespaces/${e2e.runId}/pods/${pod}/exec${query}`;
+    const samplePod = samples.find((s) => s.resource === 'pods')!.name;
+    expect((await get(terminal(samplePod, '?shell=sh'), mine)).status).toBe(400);
+    expect((await get(terminal(samplePod), theirs)).status).toBe(403);
+    expect((await get(terminal('ghost-pod'), mine)).status).toBe(404);
+    expect((await get(terminal(samplePod))).status).toBe(401);
     // a user's kubeconfig (Toolbox → kubeconfig): one's own, another's with the right (the reader), else 403
     const kubeconfig = (user: string) => `/kapis/resources.kapi.io/v1alpha2/users/${user}/kubeconfig`;
     expect((await get(kubeconfig(stranger), theirs)).status).toBe(200);
@@ -1527,22 +1537,27 @@ describe('answers a healthy cluster does not give in a test', () => {
         headers: bearer('x'),
         ...(operation.method === 'post' && { json: {} }),
       })),
-      ...[...iamOperations, ...memberOperations, ...tenantOperations, ...componentOperations].map(
-        (operation): Call => ({
-          method: operation.method,
-          url: operation.path
-            .replace('{name}', 'x')
-            .replace('{workspace}', 'x')
-            .replace('{namespace}', 'x')
-            .replace('{role}', 'x')
-            .replace('{component}', 'x')
-            .replace('{member}', 'x')
-            .replace('{clusterrole}', 'x')
-            .replace('{user}', 'x'),
-          headers: bearer('x'),
-          ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
-        }),
-      ),
+      ...[
+        ...iamOperations,
+        ...memberOperations,
+        ...tenantOperations,
+        ...componentOperations,
+        ...terminalOperations,
+      ].map((operation): Call => ({
+        method: operation.method,
+        url: operation.path
+          .replace('{name}', 'x')
+          .replace('{workspace}', 'x')
+          .replace('{namespace}', 'x')
+          .replace('{role}', 'x')
+          .replace('{component}', 'x')
+          .replace('{member}', 'x')
+          .replace('{clusterrole}', 'x')
+          .replace('{user}', 'x')
+          .replace('{pod}', 'x'),
+        headers: bearer('x'),
+        ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
+      })),
       ...KIND_OPERATIONS.flatMap(({ list, listNamespaced, read }) =>
         [list, listNamespaced, read]
           .filter((operation) => operation !== undefined)

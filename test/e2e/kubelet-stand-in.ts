@@ -13,6 +13,9 @@
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { generate } from 'selfsigned';
+import { WebSocketServer, type RawData } from 'ws';
+import { TtyShell } from '../../src/sandbox/tty-shell.js';
+import { chooseProtocol, terminalSize } from '../../src/sandbox/upgrade.js';
 import {
   ByteBudget,
   firstSentLine,
@@ -27,6 +30,16 @@ import {
 export type { WrittenLine } from './kubelet-lines.js';
 
 const LOGS_PATH = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/;
+const EXEC_PATH = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)$/;
+
+/** An exec session kube-apiserver opened on this kubelet: where, with what command, and the sizes it was given. */
+export interface ExecSession {
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container: string;
+  readonly command: readonly string[];
+  readonly resizes: { rows: number; cols: number }[];
+}
 
 interface ContainerLogState {
   lines: WrittenLine[];
@@ -38,6 +51,8 @@ export interface KubeletStandIn {
   readonly port: number;
   /** The paths and queries kube-apiserver asked for, oldest first. */
   readonly requests: readonly string[];
+  /** The exec sessions kube-apiserver opened (a tty and stdin: the sandbox's small shell answers), oldest first. */
+  readonly execs: readonly ExecSession[];
   /** Status fields for a Node served by this stand-in (addresses and kubelet endpoint). */
   nodeStatus(): {
     addresses: { type: string; address: string }[];
@@ -121,6 +136,53 @@ export async function startKubeletStandIn(now: () => number = Date.now): Promise
       res.end(answer.message);
     }
   });
+  // exec, as kubelet serves it over WebSocket (kube's channel protocols; kube-apiserver passes a v4 upgrade through)
+  const execs: ExecSession[] = [];
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => chooseProtocol(offered) });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+    requests.push(`${url.pathname}${url.search}`);
+    const match = EXEC_PATH.exec(url.pathname);
+    const [namespace, pod, container] = (match?.slice(1) ?? []).map(decodeURIComponent) as [string, string, string];
+    if (!match || ![...containers.keys()].some((key) => key.startsWith(`${namespace}/${pod}/${container}`))) {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const session: ExecSession = {
+        namespace,
+        pod,
+        container,
+        command: url.searchParams.getAll('command'),
+        resizes: [],
+      };
+      execs.push(session);
+      const shell = new TtyShell();
+      const send = (channel: number, text: string) =>
+        ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(text)]));
+      send(1, shell.start());
+      ws.on('message', (raw: RawData) => {
+        const frame = Buffer.isBuffer(raw) ? raw : Buffer.concat(raw as Buffer[]);
+        const channel = frame[0];
+        const data = frame.subarray(1);
+        if (channel === 4) {
+          const size = terminalSize(data);
+          if (size) {
+            session.resizes.push(size);
+            shell.resize(size.rows, size.cols);
+          }
+        } else if (channel === 0) {
+          const shown = shell.input(data.toString('utf8'));
+          if (shown) send(1, shown);
+          if (shell.exited) {
+            send(3, JSON.stringify({ metadata: {}, status: 'Success' }));
+            ws.close(1000);
+          }
+        }
+      });
+      ws.on('error', () => ws.terminate());
+    });
+  });
   server.on('secureConnection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -134,6 +196,7 @@ export async function startKubeletStandIn(now: () => number = Date.now): Promise
   return {
     port,
     requests,
+    execs,
     nodeStatus: () => ({
       addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
       daemonEndpoints: { kubeletEndpoint: { Port: port } },
@@ -149,6 +212,7 @@ export async function startKubeletStandIn(now: () => number = Date.now): Promise
     },
     async stop() {
       for (const end of [...ends]) end();
+      for (const client of wss.clients) client.terminate();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await closed;

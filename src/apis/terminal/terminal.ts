@@ -1,0 +1,280 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { RequestAuthenticator } from '../../auth/authenticate.js';
+import type { Authorizer, UserInfo } from '../../auth/identity.js';
+import { isLabelName, isObjectName } from '../../auth/kube-names.js';
+import type { KubeConnection } from '../../kube/connection.js';
+import type { Logger } from '../../observability/logger.js';
+import { writeStatusAndClose } from '../../proxy/raw-http.js';
+import type { StreamRegistry } from '../../proxy/stream-registry.js';
+import { ApiError, BadRequestError, ForbiddenError, NotFoundError, statusBody } from '../../server/errors.js';
+import { callerHeaders, requireRight } from '../caller.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
+import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
+import {
+  EXEC_PROTOCOL,
+  closeReason,
+  consoleMessage,
+  consoleOutput,
+  execFrame,
+  execTarget,
+  resizeFrame,
+  stdinFrame,
+} from './framing.js';
+
+export const TERMINAL_BASE = '/kapis/terminal.kapi.io/v1alpha2';
+const POD_TERMINAL = /^\/kapis\/terminal\.kapi\.io\/v1alpha2\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/;
+/** Terminal messages are keystrokes and window sizes: a larger one is no terminal's. */
+const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Output the browser has not taken yet, past which the terminal is closed rather than held in memory. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** Keystrokes sent before kube-apiserver's exec is open are held, up to this many. */
+const MAX_EARLY_MESSAGES = 256;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+export interface TerminalDeps {
+  authenticate: RequestAuthenticator;
+  authorizer: Authorizer;
+  /** The pods, to refuse a terminal for a pod or container that is not there before any upgrade. */
+  listing: ResourceListing;
+  /** kube-apiserver: its address, TLS settings and kapi's credentials (the caller is impersonated). */
+  connection: KubeConnection;
+  logger: Logger;
+  /** Where an open terminal is registered, so a revoked session or a deleted user cuts it. */
+  registry?: StreamRegistry;
+}
+
+export interface TerminalRequest {
+  namespace: string;
+  pod: string;
+  container?: string;
+  shell?: string;
+}
+
+/** The path's terminal, or undefined when the path is not a pod's terminal. */
+export function terminalRequestOf(url: string): TerminalRequest | undefined {
+  const parsed = new URL(url, 'http://kapi');
+  const match = POD_TERMINAL.exec(parsed.pathname);
+  if (!match) return undefined;
+  let namespace: string;
+  let pod: string;
+  try {
+    namespace = decodeURIComponent(match[1]!);
+    pod = decodeURIComponent(match[2]!);
+  } catch {
+    return undefined;
+  }
+  const container = parsed.searchParams.get('container') || undefined;
+  const shell = parsed.searchParams.get('shell') || undefined;
+  return { namespace, pod, ...(container && { container }), ...(shell && { shell }) };
+}
+
+/**
+ * The console's container terminal (KubeSphere's `terminal.kubesphere.io` WebSocket): an exec into the container as
+ * the caller. Before any upgrade, the caller must be allowed `create pods/exec` there (a SubjectAccessReview, as
+ * KubeSphere asks) and the pod and container must exist; kube-apiserver then decides the exec itself, as the caller
+ * (impersonated). The console's JSON messages become `v4.channel.k8s.io` frames and back; a refusal of kube-apiserver
+ * (any answer but 101) is shown in the terminal and closes it with the reason. Nodes' shells are not served: they need
+ * a privileged pod on the node.
+ */
+export class PodTerminals {
+  private readonly server = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: MAX_MESSAGE_BYTES,
+  });
+  private readonly agent: http.Agent;
+  private readonly pods = KINDS_BY_RESOURCE.get('pods') as KindDefinition;
+
+  constructor(private readonly deps: TerminalDeps) {
+    // terminals are long-lived and few: sockets of their own, with the connection's TLS settings
+    const secure = deps.connection.server.protocol === 'https:';
+    this.agent = secure
+      ? new https.Agent({ ...(deps.connection.agent as https.Agent).options, keepAlive: false })
+      : new http.Agent({ keepAlive: false });
+  }
+
+  /** Whether an upgrade is a terminal's (for the listener's upgrade dispatch). */
+  matches(req: IncomingMessage): boolean {
+    return (req.url ?? '').startsWith(`${TERMINAL_BASE}/`) && terminalRequestOf(req.url ?? '') !== undefined;
+  }
+
+  /** What a terminal needs before it opens: the right, the pod, the container (each refusal an `ApiError`). */
+  async check(user: UserInfo, request: TerminalRequest): Promise<void> {
+    const { namespace, pod, container } = request;
+    const details = { name: pod, group: '', kind: 'pods' };
+    if (!isLabelName(namespace) || !isObjectName(pod)) throw new NotFoundError(`pods "${pod}" not found`, details);
+    await requireRight(this.deps.authorizer, user, {
+      verb: 'create',
+      group: '',
+      resource: 'pods',
+      subresource: 'exec',
+      namespace,
+      name: pod,
+    });
+    const stored = await this.deps.listing.readCached(this.pods, namespace, pod);
+    if (!stored) throw new NotFoundError(`pods "${pod}" not found`, details);
+    const object = JSON.parse(stored.toString('utf8')) as Raw;
+    const names = [
+      ...(object?.spec?.containers ?? []),
+      ...(object?.spec?.initContainers ?? []),
+      ...(object?.spec?.ephemeralContainers ?? []),
+    ].map((c: Raw) => c?.name);
+    if (container && !names.includes(container))
+      throw new BadRequestError(`container ${container} is not valid for pod ${pod}`, details);
+    const phase = object?.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed')
+      throw new BadRequestError(`cannot exec into a container in a completed pod; current phase is ${phase}`, details);
+  }
+
+  /** A terminal's upgrade: checked, then the console's WebSocket accepted and kube-apiserver's exec opened. */
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const request = terminalRequestOf(req.url ?? '') as TerminalRequest;
+    const path = new URL(req.url ?? '/', 'http://kapi').pathname;
+    let user: UserInfo | undefined;
+    const audit = (status: number) =>
+      this.deps.logger.info('request', {
+        audit: true,
+        user: user?.username,
+        verb: 'GET',
+        path,
+        status,
+        upgrade: 'websocket',
+      });
+    (async () => {
+      user = await this.deps.authenticate(req);
+      await this.check(user, request);
+      const impersonation = callerHeaders(user);
+      if (!impersonation) throw new ForbiddenError(`user "${user.username}" cannot be impersonated in headers`);
+      if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
+        throw new BadRequestError('a terminal is a WebSocket');
+      const caller = user;
+      this.server.handleUpgrade(req, socket, head, (client) => {
+        audit(101);
+        void this.open(client, caller, request, impersonation);
+      });
+    })().catch((error: unknown) => {
+      const status =
+        error instanceof ApiError ? error.toStatus() : statusBody(500, 'InternalError', 'an internal error occurred');
+      if (!(error instanceof ApiError))
+        this.deps.logger.error('terminal failed', {
+          path,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      audit(status.code);
+      writeStatusAndClose(socket, status);
+    });
+  }
+
+  /** The session: kube-apiserver's exec opened as the caller, the two framings translated until either side ends. */
+  private async open(
+    client: WebSocket,
+    user: UserInfo,
+    request: TerminalRequest,
+    impersonation: Record<string, string | string[]>,
+  ): Promise<void> {
+    const early: Buffer[] = [];
+    /** kube-apiserver's side, once asked for. */
+    const link: { upstream?: WebSocket } = {};
+    let ended = false;
+    const end = (code: number, reason: string, shown?: string) => {
+      if (ended) return;
+      ended = true;
+      unregister?.();
+      if (shown && client.readyState === WebSocket.OPEN) client.send(consoleOutput(`\r\n${shown}\r\n`, 'toast'));
+      if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
+        client.close(code, closeReason(reason));
+      if (link.upstream && link.upstream.readyState !== WebSocket.CLOSED) link.upstream.close(1000);
+    };
+    const unregister = this.deps.registry?.register(user, () =>
+      end(4401, 'the login session ended', 'the login session ended'),
+    );
+    client.on('error', () => client.terminate());
+    client.on('close', () => end(1000, 'closed'));
+    client.on('message', (raw: RawData, isBinary: boolean) => {
+      const message = consoleMessage(isBinary ? '' : toBuffer(raw).toString('utf8'));
+      if (message.op === 'invalid') return end(1003, message.reason, message.reason);
+      const frame = message.op === 'stdin' ? stdinFrame(message.data) : resizeFrame(message.rows, message.cols);
+      if (link.upstream?.readyState === WebSocket.OPEN) link.upstream.send(frame);
+      else if (early.length < MAX_EARLY_MESSAGES) early.push(frame);
+      else end(1008, 'kube-apiserver has not opened the terminal yet');
+    });
+
+    let credentials: Record<string, string>;
+    try {
+      credentials = await this.deps.connection.authHeaders();
+    } catch {
+      return end(1011, 'kapi’s credentials for kube-apiserver are unavailable', 'kapi cannot reach the cluster now');
+    }
+    if (ended) return;
+    const server = new URL(this.deps.connection.server.href);
+    server.protocol = server.protocol === 'https:' ? 'wss:' : 'ws:';
+    const target = execTarget(request.namespace, request.pod, request.container, request.shell);
+    const upstream = new WebSocket(`${server.href.replace(/\/$/, '')}${target}`, [EXEC_PROTOCOL], {
+      agent: this.agent,
+      headers: { ...credentials, ...impersonation },
+      perMessageDeflate: false,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      followRedirects: false,
+      maxPayload: MAX_BUFFERED_BYTES,
+    });
+    link.upstream = upstream;
+    const output = new StringDecoder('utf8');
+    upstream.on('open', () => {
+      for (const frame of early.splice(0)) upstream.send(frame);
+    });
+    upstream.on('unexpected-response', (_req, res: IncomingMessage) => {
+      // kube-apiserver's refusal (no 101): its Status says why
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (body.length < 64 * 1024) body += chunk;
+      });
+      res.on('end', () => {
+        const code = res.statusCode ?? 502;
+        let message = `kube-apiserver answered ${code}`;
+        try {
+          const status = JSON.parse(body) as { message?: unknown };
+          if (typeof status.message === 'string') message = status.message;
+        } catch {
+          // not a Status: the code says it
+        }
+        // kapi's own credentials refused: the cluster's fault, not the caller's
+        if (code === 401) message = 'kube-apiserver refused kapi’s credentials; try again later';
+        end(1011, message, message);
+      });
+      res.on('error', () => end(1011, `kube-apiserver answered ${res.statusCode ?? 502}`));
+    });
+    upstream.on('error', () => end(1011, 'kube-apiserver could not be reached', 'kube-apiserver could not be reached'));
+    upstream.on('message', (raw: RawData) => {
+      const frame = execFrame(toBuffer(raw));
+      if (frame.kind === 'output') {
+        const text = output.write(frame.data);
+        if (text) client.send(consoleOutput(text));
+        if (client.bufferedAmount > MAX_BUFFERED_BYTES) end(1008, 'the terminal’s output is not being read');
+      } else if (frame.kind === 'outcome') {
+        if (frame.success) end(1000, frame.message);
+        else end(1011, frame.message, frame.message);
+      }
+    });
+    upstream.on('close', () => end(1000, 'Process exited'));
+  }
+
+  /** Ends every open terminal (shutdown). */
+  closeAll(): void {
+    for (const client of this.server.clients) client.close(1001, 'kapi is shutting down');
+  }
+}
+
+function toBuffer(raw: RawData): Buffer {
+  if (Buffer.isBuffer(raw)) return raw;
+  if (Array.isArray(raw)) return Buffer.concat(raw);
+  return Buffer.from(raw);
+}
