@@ -32,6 +32,7 @@ import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { PodTerminals } from '../apis/terminal/terminal.js';
 import { terminalRoutes } from '../apis/terminal/routes.js';
+import { ProjectWatches } from '../apis/tenant/project-watch.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
 import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
@@ -417,11 +418,26 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   });
 
   const listeners: Listener[] = [];
-  // the console's terminals, then the relayed upgrades of /api and /apis
+  const projectWatches = new ProjectWatches(
+    {
+      authenticate: identity.authenticateRequest,
+      authorizer: identity.authorizer,
+      listing,
+      namespaces,
+      logger,
+      registry: streamRegistry,
+    },
+    forwarder.handleUpgrade,
+  );
+  // the console's terminals, a member's live project list, then the relayed upgrades of /api and /apis
   const upgrade = {
-    should: (req: IncomingMessage) => terminals.matches(req) || forwarder.shouldUpgrade(req),
-    handle: (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      terminals.matches(req) ? terminals.handle(req, socket, head) : forwarder.handleUpgrade(req, socket, head),
+    should: (req: IncomingMessage) =>
+      terminals.matches(req) || projectWatches.matches(req) || forwarder.shouldUpgrade(req),
+    handle: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (terminals.matches(req)) terminals.handle(req, socket, head);
+      else if (projectWatches.matches(req)) projectWatches.handle(req, socket, head);
+      else forwarder.handleUpgrade(req, socket, head);
+    },
   };
   const maxConnectionsPerClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
   const connections = {
@@ -518,6 +534,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       // and watch again elsewhere, instead of a cut after the grace.
       streamRegistry.closeAll();
       terminals.closeAll();
+      projectWatches.closeAll();
       await Promise.all(closing);
       forwarder.close();
       stopPlacing();
