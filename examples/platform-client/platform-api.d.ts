@@ -1637,7 +1637,7 @@ export interface paths {
         };
         /**
          * List VolumeSnapshotClasses, filtered, sorted and paged
-         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotclasses` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere matches `deletionPolicy` and `driver` in any case and adds a snapshot count annotation; kapi does neither yet.
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotclasses` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere also adds a snapshot count annotation to each class; kapi does not yet.
          */
         get: operations["listVolumeSnapshotClasses"];
         put?: never;
@@ -12075,9 +12075,9 @@ export interface operations {
                 ownerReference?: string;
                 /** @description The kind of one of the object’s owners. */
                 ownerKind?: string;
-                /** @description Exact `deletionPolicy`. */
+                /** @description `deletionPolicy`, in any case. */
                 deletionPolicy?: string;
-                /** @description Exact `driver`. */
+                /** @description `driver`, in any case. */
                 driver?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
@@ -12227,13 +12227,13 @@ export interface operations {
                 ownerReference?: string;
                 /** @description The kind of one of the object’s owners. */
                 ownerKind?: string;
-                /** @description Exact `spec.volumeSnapshotClassName`. */
+                /** @description `spec.volumeSnapshotClassName`, in any case. */
                 volumeSnapshotClassName?: string;
-                /** @description Exact `spec.volumeSnapshotRef.name`. */
+                /** @description `spec.volumeSnapshotRef.name`, in any case. */
                 volumeSnapshotName?: string;
-                /** @description Exact `spec.volumeSnapshotRef.namespace`. */
+                /** @description `spec.volumeSnapshotRef.namespace`, in any case. */
                 volumeSnapshotNamespace?: string;
-                /** @description `true` or `false`: `status.readyToUse` (absent: false). */
+                /** @description `true` or `false`, in any case: `status.readyToUse` (absent: false). */
                 readyToUse?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;

@@ -72,6 +72,17 @@ describe('kinds of APIs a cluster may not serve', () => {
       (await namesOf('volumesnapshotcontents?readyToUse=false')).includes(`${e2e.runId}-snapcontent`),
     );
     expect(await namesOf('volumesnapshotcontents?readyToUse=true')).not.toContain(`${e2e.runId}-snapcontent`);
+    // as KubeSphere matches them: a class's driver and policy, and a content's fields, in any case; a snapshot's
+    // class exactly
+    expect(await namesOf('volumesnapshotclasses?driver=HostPath.CSI.k8s.io&deletionPolicy=DELETE')).toContain(
+      className,
+    );
+    expect(await namesOf('volumesnapshotclasses?driver=other.csi.k8s.io')).not.toContain(className);
+    expect(
+      await namesOf(`volumesnapshotcontents?volumeSnapshotClassName=${className.toUpperCase()}&readyToUse=FALSE`),
+    ).toContain(`${e2e.runId}-snapcontent`);
+    expect(await namesOf(`${snapshots}?volumeSnapshotClassName=${className}`)).toEqual(['sample-snap']);
+    expect(await namesOf(`${snapshots}?volumeSnapshotClassName=${className.toUpperCase()}`)).toEqual([]);
     await waitFor(async () => (await namesOf(`namespaces/${e2e.runId}/applications`)).includes('sample-app'));
     expect((await listOf(`namespaces/${e2e.runId}/applications/sample-app`)).status).toBe(200);
 

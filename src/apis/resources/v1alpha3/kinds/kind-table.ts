@@ -34,6 +34,8 @@ export interface KindField {
   readonly parameter: string;
   readonly description: string;
   of(raw: Raw): FieldValue;
+  /** Matched in any case, as KubeSphere matches it (`strings.EqualFold`). */
+  readonly caseInsensitive?: true;
 }
 
 /** Where a kind's objects come from. */
@@ -485,14 +487,20 @@ export const KINDS: readonly KindDefinition[] = [
     fields: [
       {
         parameter: 'deletionPolicy',
-        description: 'Exact `deletionPolicy`.',
+        description: '`deletionPolicy`, in any case.',
         of: (raw) => stringAt(raw?.deletionPolicy),
+        caseInsensitive: true,
       },
-      { parameter: 'driver', description: 'Exact `driver`.', of: (raw) => stringAt(raw?.driver) },
+      {
+        parameter: 'driver',
+        description: '`driver`, in any case.',
+        of: (raw) => stringAt(raw?.driver),
+        caseInsensitive: true,
+      },
     ],
     notes:
-      'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere matches `deletionPolicy` and ' +
-      '`driver` in any case and adds a snapshot count annotation; kapi does neither yet.',
+      'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere also adds a snapshot count ' +
+      'annotation to each class; kapi does not yet.',
   }),
   kind({
     resource: 'volumesnapshotcontents',
@@ -504,22 +512,26 @@ export const KINDS: readonly KindDefinition[] = [
     fields: [
       {
         parameter: 'volumeSnapshotClassName',
-        description: 'Exact `spec.volumeSnapshotClassName`.',
+        description: '`spec.volumeSnapshotClassName`, in any case.',
+        caseInsensitive: true,
         of: (raw) => stringAt(raw?.spec?.volumeSnapshotClassName),
       },
       {
         parameter: 'volumeSnapshotName',
-        description: 'Exact `spec.volumeSnapshotRef.name`.',
+        description: '`spec.volumeSnapshotRef.name`, in any case.',
+        caseInsensitive: true,
         of: (raw) => stringAt(raw?.spec?.volumeSnapshotRef?.name),
       },
       {
         parameter: 'volumeSnapshotNamespace',
-        description: 'Exact `spec.volumeSnapshotRef.namespace`.',
+        description: '`spec.volumeSnapshotRef.namespace`, in any case.',
+        caseInsensitive: true,
         of: (raw) => stringAt(raw?.spec?.volumeSnapshotRef?.namespace),
       },
       {
         parameter: 'readyToUse',
-        description: '`true` or `false`: `status.readyToUse` (absent: false).',
+        description: '`true` or `false`, in any case: `status.readyToUse` (absent: false).',
+        caseInsensitive: true,
         of: (raw) => String(raw?.status?.readyToUse === true),
       },
     ],

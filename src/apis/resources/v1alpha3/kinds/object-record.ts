@@ -59,7 +59,14 @@ export function objectRecord(definition: KindDefinition, header: string, raw: Ra
     owners: ownersOf(metadata.ownerReferences),
     status: definition.status ? definition.status.of(raw) : -1,
     times: definition.times.map((t) => t.of(raw)),
-    fields: [...definition.fields.map((f) => f.of(raw)), ...(definition.alsoNamed ? [definition.alsoNamed(raw)] : [])],
+    fields: [
+      ...definition.fields.map((f) => {
+        const value = f.of(raw);
+        // kept folded, so the query's value (folded too) matches it in any case
+        return f.caseInsensitive && typeof value === 'string' ? value.toLowerCase() : value;
+      }),
+      ...(definition.alsoNamed ? [definition.alsoNamed(raw)] : []),
+    ],
     body: objectBody(header, raw),
   };
 }

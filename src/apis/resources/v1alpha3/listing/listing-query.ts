@@ -160,7 +160,7 @@ export function parseListingQuery(definition: KindDefinition, query: Readonly<Re
   const fields: { index: number; value: string }[] = [];
   definition.fields.forEach((field, index) => {
     const value = p[field.parameter];
-    if (typeof value === 'string') fields.push({ index, value });
+    if (typeof value === 'string') fields.push({ index, value: field.caseInsensitive ? value.toLowerCase() : value });
   });
   const statusIndex = p.status !== undefined && status ? status.values.indexOf(p.status) : undefined;
   const parts = [
