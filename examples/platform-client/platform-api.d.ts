@@ -1637,7 +1637,7 @@ export interface paths {
         };
         /**
          * List VolumeSnapshotClasses, filtered, sorted and paged
-         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotclasses` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere also adds a snapshot count annotation to each class; kapi does not yet.
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list volumesnapshotclasses` in the cluster’s RBAC. Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. Each listed class carries the annotation `kapi.io/snapshot-count`: how many VolumeSnapshots of every namespace name it, as KubeSphere counts them.
          */
         get: operations["listVolumeSnapshotClasses"];
         put?: never;

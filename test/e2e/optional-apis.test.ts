@@ -78,6 +78,13 @@ describe('kinds of APIs a cluster may not serve', () => {
       className,
     );
     expect(await namesOf('volumesnapshotclasses?driver=other.csi.k8s.io')).not.toContain(className);
+    // each class with how many snapshots name it (sample-snap, in this run's namespace)
+    await waitFor(async () => {
+      const page = (await listOf(`volumesnapshotclasses?name=${className}`)).body as unknown as {
+        items: { metadata: { annotations?: Record<string, string> } }[];
+      };
+      return page.items[0]?.metadata.annotations?.['kapi.io/snapshot-count'] === '1';
+    });
     expect(
       await namesOf(`volumesnapshotcontents?volumeSnapshotClassName=${className.toUpperCase()}&readyToUse=FALSE`),
     ).toContain(`${e2e.runId}-snapcontent`);

@@ -499,8 +499,8 @@ export const KINDS: readonly KindDefinition[] = [
       },
     ],
     notes:
-      'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. KubeSphere also adds a snapshot count ' +
-      'annotation to each class; kapi does not yet.',
+      'Empty where the cluster serves no `snapshot.storage.k8s.io/v1`. Each listed class carries the annotation ' +
+      '`kapi.io/snapshot-count`: how many VolumeSnapshots of every namespace name it, as KubeSphere counts them.',
   }),
   kind({
     resource: 'volumesnapshotcontents',

@@ -2,10 +2,11 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { mountOperation } from '../../../../openapi/operation.js';
 import { NotFoundError } from '../../../../server/errors.js';
 import { methodNotAllowed } from '../../../method-not-allowed.js';
-import { KINDS, type KindDefinition } from '../kinds/kind-table.js';
+import { KINDS, KINDS_BY_RESOURCE, type KindDefinition } from '../kinds/kind-table.js';
 import { RESOURCES_BASE } from '../operations.js';
 import { KIND_OPERATIONS } from './listing-operations.js';
-import { writeListing, type ResourceListing } from './resource-listing.js';
+import { parseListedItem, writeListing, type ListingAnswer, type ResourceListing } from './resource-listing.js';
+import { snapshotsByClass, withSnapshotCount } from './snapshot-counts.js';
 
 /**
  * The listing routes of every kind but nodes (mounted under /kapis/resources.kapi.io/v1alpha3, after the node
@@ -29,6 +30,21 @@ export function listingRoutes(listing: ResourceListing): Router {
     return controller.signal;
   };
 
+  /**
+   * Volume snapshot classes are listed with how many snapshots each has (every namespace's, as KubeSphere counts them:
+   * a number, never which), from kapi's watch of the snapshots, started once a class is listed.
+   */
+  const decorated = async (definition: KindDefinition, answer: ListingAnswer): Promise<ListingAnswer> => {
+    if (definition.resource !== 'volumesnapshotclasses' || answer.items.length === 0) return answer;
+    const counts = snapshotsByClass(
+      (await listing.cachedWhere(KINDS_BY_RESOURCE.get('volumesnapshots') as KindDefinition, () => true)) as object[],
+    );
+    return {
+      totalItems: answer.totalItems,
+      items: answer.items.map((item) => Buffer.from(JSON.stringify(withSnapshotCount(parseListedItem(item), counts)))),
+    };
+  };
+
   for (const ops of KIND_OPERATIONS) {
     const { definition } = ops;
     mountOperation(
@@ -43,7 +59,7 @@ export function listingRoutes(listing: ResourceListing): Router {
           req.query as Record<string, unknown>,
           aborted(req, res),
         );
-        await writeListing(res, answer);
+        await writeListing(res, await decorated(definition, answer));
       }),
     );
     router.all(`/${definition.resource}`, methodNotAllowed);
