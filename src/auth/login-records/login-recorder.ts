@@ -45,6 +45,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 export class LoginRecorder {
   private buffer = new Map<string, LoginRecord[]>();
+  /** Records taken from the buffer by a flush and not yet written: reads still show them. */
+  private writing = new Map<string, LoginRecord[]>();
   private readonly written = new LruMap<string, LoginHistory>(10_000);
   private readonly log: Logger;
   private readonly clock: () => number;
@@ -79,10 +81,13 @@ export class LoginRecorder {
 
   /** The user's records, newest first: what the cluster holds plus what this replica has not written yet. */
   async read(username: string): Promise<LoginRecord[]> {
+    // taken before the read: a record a flush is writing is then either here or in what the read returns
+    // (duplicates fold away), never in neither
+    const pending = [...(this.writing.get(username) ?? []), ...(this.buffer.get(username) ?? [])];
     const stored = await this.readHistory(username);
     const user = await this.options.user(username);
     const own = stored && belongsTo(stored, user) ? [...stored.records].reverse() : [];
-    return keptRecords([...own, ...(this.buffer.get(username) ?? [])], this.clock(), this.options.settings());
+    return keptRecords([...own, ...pending], this.clock(), this.options.settings());
   }
 
   start(): void {
@@ -111,6 +116,7 @@ export class LoginRecorder {
       this.dropped = 0;
     }
     const batch = [...this.buffer];
+    this.writing = this.buffer;
     this.buffer = new Map();
     const queue = batch.values();
     const worker = async () => {
@@ -128,6 +134,8 @@ export class LoginRecorder {
             user: username,
             error: String((error as Error)?.message ?? error),
           });
+        } finally {
+          this.writing.delete(username);
         }
       }
     };

@@ -49,12 +49,13 @@ async function createUser(name: string): Promise<void> {
   });
 }
 
-function recorder(): LoginRecorder {
+function recorder(beforeUserRead: () => Promise<void> = async () => undefined): LoginRecorder {
   return new LoginRecorder({
     client: kapi,
     logger,
     settings: () => settings,
     user: async (name) => {
+      await beforeUserRead();
       try {
         return userRecordFrom(await admin.request({ path: `${USERS}/${name}` }));
       } catch (error) {
@@ -104,6 +105,23 @@ describe('LoginRecorder', () => {
     expect(Date.parse(history!.records[0]!.time)).toBe(now + 499);
     await records.flush();
     expect(records.writes).toBe(1);
+  });
+
+  it('when a read comes while a flush is writing the records, then the read still shows them', async () => {
+    await createUser('mid-flush');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let userReads = 0;
+    // the flush's first step (reading the User) waits at the gate; the read's does not
+    const records = recorder(() => (++userReads === 1 ? gate : Promise.resolve()));
+    records.record('mid-flush', attempt(1, 'failure'));
+    const flushed = records.flush();
+    expect(userReads).toBe(1);
+    expect((await records.read('mid-flush')).map((r) => r.result)).toEqual(['failure']);
+    release();
+    await flushed;
+    expect((await stored('mid-flush'))?.records.map((r) => r.result)).toEqual(['failure']);
+    expect(await records.read('mid-flush')).toHaveLength(1);
   });
 
   it('when two replicas record the same user, then nothing is lost: the second write merges the first', async () => {
