@@ -44,14 +44,15 @@ $(HELM) $(KUBECTL) &:
 
 # Debian binaries the suites run for real: headless Chromium (the API documents page), Prometheus (a real scrape of
 # kapi, the monitoring API's backend), promtool (the alert and recording rules' unit tests), the node exporter (a
-# real node's series for the monitoring API) and OpenLDAP's slapd with ldap-utils (the directory logins). Installed
-# only when missing; none of their services is left running or enabled (scripts/system-deps.sh).
-SYSTEM_BINARIES := chromium prometheus promtool prometheus-node-exporter slapd ldapsearch
-SYSTEM_PACKAGES := chromium prometheus prometheus-node-exporter slapd ldap-utils
-SYSTEM_SERVICES := prometheus prometheus-node-exporter slapd
+# real node's series for the monitoring API), OpenLDAP's slapd with ldap-utils (the directory logins) and the CNCF
+# distribution registry (docker-registry: the image lookup's registry). Installed only when missing; none of their
+# services is left running or enabled (scripts/system-deps.sh).
+SYSTEM_BINARIES := chromium prometheus promtool prometheus-node-exporter slapd ldapsearch docker-registry
+SYSTEM_PACKAGES := chromium prometheus prometheus-node-exporter slapd ldap-utils docker-registry
+SYSTEM_SERVICES := prometheus prometheus-node-exporter slapd docker-registry
 
 .PHONY: system-deps
-system-deps: ## apt-get install chromium, prometheus (+promtool), prometheus-node-exporter, slapd and ldap-utils when missing (CI runs it before make test)
+system-deps: ## apt-get install chromium, prometheus (+promtool), prometheus-node-exporter, slapd, ldap-utils and docker-registry when missing (CI runs it before make test)
 	scripts/system-deps.sh "$(SYSTEM_BINARIES)" "$(SYSTEM_PACKAGES)" "$(SYSTEM_SERVICES)"
 
 # --- build and run --------------------------------------------------------------------------------------------

@@ -248,6 +248,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/imageconfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An image’s config, from its registry (the console’s image lookup in the workload form)
+         * @description As KubeSphere 3.4 answers it: the image config blob’s fields (`config.ExposedPorts`, `config.Env`, `created`, …) of the image named, read from its registry with the Registry HTTP API v2; a multi-platform image’s linux/amd64 variant. `secret`, an image pull secret of the namespace (`kubernetes.io/dockerconfigjson` or `kubernetes.io/dockercfg`), is read as the caller, and only its entry for the image’s registry is used. Needs `get imageconfig` in API group `resources.kapi.io` in the namespace. One lookup is bounded in time (15 s) and in size.
+         */
+        get: operations["readImageConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/namespaces/{namespace}/repositorytags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A repository’s tags, from its registry (the console’s tag choice in the workload form)
+         * @description As KubeSphere 3.4 answers it: the tags in reverse lexical order (the registry’s order with `ascending=true`), paged. At most 10,000 tags are read. The secret is used as for `readImageConfig`; needs `get repositorytags` in API group `resources.kapi.io` in the namespace.
+         */
+        get: operations["listRepositoryTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha3/namespaces": {
         parameters: {
             query?: never;
@@ -4102,6 +4142,9 @@ export interface components {
         }[];
         /** @description A page of kapi’s for a browser (text/html, no script, Content-Security-Policy default-src none with frame-ancestors none): the login page, or why the sign-in cannot go on. */
         HtmlPage: string;
+        ImageConfig: {
+            [key: string]: unknown;
+        };
         /** @description A networking.k8s.io/v1 Ingress as kube-apiserver serves it (`metadata.managedFields` left out). */
         Ingress: {
             /** @enum {string} */
@@ -4672,6 +4715,13 @@ export interface components {
             items: components["schemas"]["ReplicaSet"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        RepositoryTags: {
+            registry: string;
+            repository: string;
+            tags: string[];
+            /** @description Tags in all. */
+            total: number;
         };
         ResourceUsage: {
             /** @description The project; empty for the cluster. */
@@ -6473,6 +6523,158 @@ export interface operations {
                 };
             };
             /** @description No node of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readImageConfig: {
+        parameters: {
+            query: {
+                /** @description The image reference: `[registry/]repository[:tag][@digest]`. */
+                image: string;
+                /** @description An image pull secret of the namespace; anonymous without. */
+                secret?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The project whose pull secret is used. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image’s config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImageConfig"];
+                };
+            };
+            /** @description A parameter is missing or malformed; the secret is no image pull secret; or the registry refused, could not be reached, did not answer in time, or answered what is not read (its error codes in the message). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this lookup in the namespace, or to read the secret named. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The registry does not hold that image or tag; or no such secret. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listRepositoryTags: {
+        parameters: {
+            query: {
+                /** @description `[registry/]repository`. */
+                repository: string;
+                /** @description An image pull secret of the namespace; anonymous without. */
+                secret?: string;
+                /** @description From 1 (default 1). */
+                page?: string;
+                /** @description Tags per page; -1 (the default) for all. */
+                limit?: string;
+                /** @description The registry’s own order instead (default false). */
+                ascending?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The project whose pull secret is used. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryTags"];
+                };
+            };
+            /** @description A parameter is missing or malformed; the secret is no image pull secret; or the registry refused, could not be reached, did not answer in time, or answered what is not read (its error codes in the message). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this lookup in the namespace, or to read the secret named. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The registry does not hold that repository; or no such secret. */
             404: {
                 headers: {
                     [name: string]: unknown;

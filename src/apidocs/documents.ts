@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { loggingOperations } from '../apis/logging/v1alpha2/operations.js';
 import { monitoringOperations } from '../apis/monitoring/v1alpha3/operations.js';
-import { nodeOperations } from '../apis/resources/v1alpha3/operations.js';
+import { imageOperations, nodeOperations } from '../apis/resources/v1alpha3/operations.js';
 import { listingOperations } from '../apis/resources/v1alpha3/listing/listing-operations.js';
 import { oauthOperations } from '../auth/oauth/operations.js';
 import { accountOperations } from '../auth/account/operations.js';
@@ -34,6 +34,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...browserOperations,
   ...discoveryOperations,
   ...nodeOperations,
+  ...imageOperations,
   ...listingOperations,
   ...loggingOperations,
   ...accountOperations,

@@ -89,7 +89,7 @@ const refDetails = (ref: ObjectRef) => ({ name: ref.name, group: ref.group, kind
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function asKapi(client: KubeClient, request: KubeRequest, ref: ObjectRef): Promise<any> {
-  const qualified = `${ref.kind}.${ref.group} "${ref.name}"`;
+  const qualified = `${ref.group ? `${ref.kind}.${ref.group}` : ref.kind} "${ref.name}"`;
   try {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const answered = await client.request<any>({ timeoutMs: KAPI_REQUEST_TIMEOUT_MS, ...request });

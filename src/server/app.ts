@@ -41,6 +41,11 @@ export interface AppDeps {
   account?: Router;
   /** Every other kind's listing (SPEC §13), beside the node listing. */
   listing?: ResourceListing;
+  /**
+   * `resources.kapi.io/v1alpha3` routes that are not a kind's listing (the image lookup), mounted at that base before
+   * the listing, whose `namespaces/{ns}/{resource}` would take their names.
+   */
+  resourceRoutes?: readonly Router[];
   /** kapi's other APIs for authenticated callers, each router holding its full paths (config.kapi.io, …). */
   platformRoutes?: readonly Router[];
 }
@@ -72,6 +77,7 @@ export function createApp(deps: AppDeps): http.RequestListener {
     '/kapis/resources.kapi.io/v1alpha3',
     nodeRoutes({ nodes: deps.nodes, allocations: deps.allocations, guard: deps.guard ?? allowAll }),
   );
+  for (const router of deps.resourceRoutes ?? []) app.use('/kapis/resources.kapi.io/v1alpha3', router);
   if (deps.listing) app.use('/kapis/resources.kapi.io/v1alpha3', listingRoutes(deps.listing));
   for (const router of deps.platformRoutes ?? []) app.use(router);
   if (deps.account) app.use(deps.account);

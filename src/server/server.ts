@@ -30,6 +30,8 @@ import { PrometheusBackend } from '../apis/monitoring/v1alpha3/prometheus.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
+import { imageRoutes } from '../apis/resources/v1alpha3/image-routes.js';
+import { RegistryClient } from '../registry/registry-client.js';
 import { PodTerminals } from '../apis/terminal/terminal.js';
 import { terminalRoutes } from '../apis/terminal/routes.js';
 import { ProjectWatches } from '../apis/tenant/project-watch.js';
@@ -247,6 +249,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   });
   // The console's charts (SPEC §19), from the monitoring backend the ClusterConfiguration names, through one cache.
   let lastMonitoringWarning = 0;
+  // the console's image lookup reads registries the caller names
+  const registries = new RegistryClient();
   const prometheus = new PrometheusBackend({
     onUpstream: (result) => metrics.monitoringQueries.inc({ result }),
     onCacheHit: () => metrics.monitoringQueries.inc({ result: 'cached' }),
@@ -367,6 +371,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     nodes,
     allocations,
     publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
+    resourceRoutes: [imageRoutes({ authorizer: identity.authorizer, client, registries })],
     platformRoutes: [
       configRoutes(),
       terminalRoutes(terminals),
@@ -547,6 +552,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         identity.stop(),
         logging.close(),
         prometheus.close(),
+        registries.close(),
       ]);
     },
   };

@@ -121,3 +121,87 @@ export const readNode = defineOperation({
 });
 
 export const nodeOperations = [listNodes, readNode] as const;
+
+const RegistryLookupErrors = {
+  400: {
+    description:
+      'A parameter is missing or malformed; the secret is no image pull secret; or the registry refused, could not be ' +
+      'reached, did not answer in time, or answered what is not read (its error codes in the message).',
+    body: StatusSchema,
+  },
+  403: {
+    description:
+      'The cluster’s RBAC does not allow the caller this lookup in the namespace, or to read the secret named.',
+    body: StatusSchema,
+  },
+} as const;
+
+export const readImageConfig = defineOperation({
+  operationId: 'readImageConfig',
+  method: 'get',
+  path: `${RESOURCES_BASE}/namespaces/{namespace}/imageconfig`,
+  tags: ['resources.kapi.io/v1alpha3'],
+  summary: 'An image’s config, from its registry (the console’s image lookup in the workload form)',
+  description:
+    'As KubeSphere 3.4 answers it: the image config blob’s fields (`config.ExposedPorts`, `config.Env`, `created`, …) ' +
+    'of the image named, read from its registry with the Registry HTTP API v2; a multi-platform image’s linux/amd64 ' +
+    'variant. `secret`, an image pull secret of the namespace (`kubernetes.io/dockerconfigjson` or ' +
+    '`kubernetes.io/dockercfg`), is read as the caller, and only its entry for the image’s registry is used. Needs ' +
+    '`get imageconfig` in API group `resources.kapi.io` in the namespace. One lookup is bounded in time (15 s) and in ' +
+    'size.',
+  security: 'bearer',
+  pathParameters: z.object({ namespace: z.string().describe('The project whose pull secret is used.') }),
+  query: z.object({
+    image: z.string().describe('The image reference: `[registry/]repository[:tag][@digest]`.'),
+    secret: z.string().optional().describe('An image pull secret of the namespace; anonymous without.'),
+  }),
+  responses: {
+    200: {
+      description: 'The image’s config.',
+      body: apiComponent('ImageConfig', z.object({}).catchall(z.unknown())),
+    },
+    ...RegistryLookupErrors,
+    404: { description: 'The registry does not hold that image or tag; or no such secret.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+export const listRepositoryTags = defineOperation({
+  operationId: 'listRepositoryTags',
+  method: 'get',
+  path: `${RESOURCES_BASE}/namespaces/{namespace}/repositorytags`,
+  tags: ['resources.kapi.io/v1alpha3'],
+  summary: 'A repository’s tags, from its registry (the console’s tag choice in the workload form)',
+  description:
+    'As KubeSphere 3.4 answers it: the tags in reverse lexical order (the registry’s order with `ascending=true`), ' +
+    'paged. At most 10,000 tags are read. The secret is used as for `readImageConfig`; needs `get repositorytags` in ' +
+    'API group `resources.kapi.io` in the namespace.',
+  security: 'bearer',
+  pathParameters: z.object({ namespace: z.string().describe('The project whose pull secret is used.') }),
+  query: z.object({
+    repository: z.string().describe('`[registry/]repository`.'),
+    secret: z.string().optional().describe('An image pull secret of the namespace; anonymous without.'),
+    page: z.string().optional().describe('From 1 (default 1).'),
+    limit: z.string().optional().describe('Tags per page; -1 (the default) for all.'),
+    ascending: z.enum(['true', 'false']).optional().describe('The registry’s own order instead (default false).'),
+  }),
+  responses: {
+    200: {
+      description: 'The page of tags.',
+      body: apiComponent(
+        'RepositoryTags',
+        z.object({
+          registry: z.string(),
+          repository: z.string(),
+          tags: z.array(z.string()),
+          total: z.int().min(0).describe('Tags in all.'),
+        }),
+      ),
+    },
+    ...RegistryLookupErrors,
+    404: { description: 'The registry does not hold that repository; or no such secret.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
+export const imageOperations = [readImageConfig, listRepositoryTags] as const;
