@@ -148,3 +148,35 @@ describe('RegistryClient.tags', () => {
     expect(await client.tags(registry.host, 'team/none', credentials())).toMatchObject({ failure: 'not-found' });
   });
 });
+
+describe('RegistryClient with a registry that asks for Bearer tokens', () => {
+  let tokenRegistry: TestRegistry;
+  beforeAll(async () => {
+    tokenRegistry = await startRegistry({ auth: 'token' });
+    await tokenRegistry.pushImage('team/api', '3.1', WEB);
+  }, 60_000);
+  afterAll(async () => tokenRegistry?.stop());
+
+  it('when the credentials are right, then a pull token for the repository is asked of the realm, and the config read', async () => {
+    const config = await client.imageConfig(
+      parseImageReference(`${tokenRegistry.host}/team/api:3.1`) as ImageReference,
+      {
+        credentials: { username: tokenRegistry.username, password: tokenRegistry.password },
+      },
+    );
+    expect(config).toMatchObject({ config: WEB.config });
+    expect(tokenRegistry.tokenScopes).toEqual(['repository:team/api:pull']);
+    const tags = await client.tags(tokenRegistry.host, 'team/api', {
+      credentials: { username: tokenRegistry.username, password: tokenRegistry.password },
+    });
+    expect(tags).toEqual(['3.1']);
+  });
+
+  it('when the token service refuses the credentials, then unauthorized', async () => {
+    expect(
+      await client.imageConfig(parseImageReference(`${tokenRegistry.host}/team/api:3.1`) as ImageReference, {
+        credentials: { username: tokenRegistry.username, password: 'wrong' },
+      }),
+    ).toEqual({ failure: 'unauthorized', message: `${tokenRegistry.host}'s token service refused the credentials` });
+  });
+});
