@@ -29,6 +29,7 @@ import { KapiCaller } from './identity-http.js';
 import { createKindSamples, kindSamples, type KindSample } from './kind-samples.js';
 import { Kubectl } from './forwarding-kubectl.js';
 import { assertTarget } from './target.js';
+import { startRegistry } from '../support/registry.js';
 
 const CONSOLE_DIR = findConsole();
 const describeWithConsole = CONSOLE_DIR
@@ -328,6 +329,37 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       page.off('websocket', framed);
     }
   }, 60_000);
+
+  it('then the Create Deployment form looks the typed image up in its registry and offers the image’s ports', async () => {
+    // a public registry (no pull secret): the form asks kapi's imageconfig, kapi asks the registry
+    const registry = await startRegistry({ auth: 'none' });
+    try {
+      await registry.pushImage('team/console-web', '1.0', {
+        os: 'linux',
+        architecture: 'amd64',
+        created: new Date().toISOString(),
+        config: { ExposedPorts: { '80/tcp': {}, '8443/tcp': {} } },
+      });
+      await open('/clusters/default/deployments');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      await page.locator('input[name="metadata.name"]').fill('console-image-lookup');
+      const projectSelect = page.locator('input[name="metadata.namespace"]');
+      await projectSelect.click();
+      await projectSelect.fill(e2e.runId);
+      await page.locator('.select-option', { hasText: e2e.runId }).first().click();
+      await page.getByRole('button', { name: 'Next', exact: true }).click();
+      await page.getByText('Add Container', { exact: true }).click();
+      const image = page.locator('input[placeholder="Image name or path such as nginx:latest"]');
+      await image.fill(`${registry.host}/team/console-web:1.0`);
+      await image.press('Enter');
+      // the image's card: its ports from the config kapi read, and the button that fills them in
+      await waitForText('80/tcp; 8443/tcp', 'Use Default Port of Images');
+      await collectNotices();
+      expect(causedByKapi()).toEqual([]);
+    } finally {
+      await registry.stop();
+    }
+  }, 90_000);
 
   it('then Cluster Members lists the administrator with its cluster role', async () => {
     await open('/clusters/default/members');

@@ -11,7 +11,7 @@ import { startOnFreePort } from '../../src/sandbox/monitoring/prometheus.js';
 /**
  * The CNCF distribution registry (Debian's `docker-registry`, what Docker Hub and Harbor run) on loopback, plain
  * HTTP, for the image lookup's tests; images are pushed through its own Registry API v2, as `docker push` does. Its
- * authentication is htpasswd (Basic), or `token`: Bearer tokens, as Docker Hub, Harbor and GHCR ask for them, from a
+ * authentication is htpasswd (Basic), `none` (a public registry), or `token`: Bearer tokens, as Docker Hub, Harbor and GHCR ask for them, from a
  * token service of the test's (the registry verifies each token's signature, audience and grants itself).
  */
 export interface TestRegistry {
@@ -90,18 +90,18 @@ async function startTokenService(username: string, password: string, scopes: str
   return { server, cert, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/token` };
 }
 
-export async function startRegistry(options: { auth?: 'htpasswd' | 'token' } = {}): Promise<TestRegistry> {
+export async function startRegistry(options: { auth?: 'htpasswd' | 'token' | 'none' } = {}): Promise<TestRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'kapi-registry-'));
   const username = 'e2e-puller';
   const password = 'e2e-Registry-passw0rd';
   const tokenScopes: string[] = [];
-  let auth: string;
+  let auth = '';
   let tokens: Awaited<ReturnType<typeof startTokenService>> | undefined;
   if (options.auth === 'token') {
     tokens = await startTokenService(username, password, tokenScopes);
     writeFileSync(join(dir, 'token-ca.pem'), tokens.cert);
     auth = `auth: { token: { realm: "${tokens.url}", service: ${SERVICE}, issuer: ${ISSUER}, rootcertbundle: ${join(dir, 'token-ca.pem')} } }`;
-  } else {
+  } else if (options.auth !== 'none') {
     writeFileSync(join(dir, 'htpasswd'), `${username}:${bcrypt.hashSync(password, 5)}\n`);
     auth = `auth: { htpasswd: { realm: kapi-e2e, path: ${join(dir, 'htpasswd')} } }`;
   }
@@ -122,7 +122,7 @@ export async function startRegistry(options: { auth?: 'htpasswd' | 'token' } = {
         writeFileSync(join(dir, `config-${port}.yml`), config(port));
         return ['serve', join(dir, `config-${port}.yml`)];
       },
-      async (port) => (await fetch(`http://127.0.0.1:${port}/v2/`)).status === 401,
+      async (port) => [200, 401].includes((await fetch(`http://127.0.0.1:${port}/v2/`)).status),
     );
   } catch (error) {
     tokens?.server.close();
