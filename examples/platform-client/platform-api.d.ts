@@ -1948,6 +1948,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha3/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Groups, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list groups` in the cluster’s RBAC. A workspace’s departments (KubeSphere’s Groups), each named after its display name (`generateName`).
+         */
+        get: operations["listGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/groups/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Group
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get groups` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/groupbindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List GroupBindings, filtered, sorted and paged
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list groupbindings` in the cluster’s RBAC. Users of a department; `user` is KubeSphere’s filter.
+         */
+        get: operations["listGroupBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/resources.kapi.io/v1alpha3/groupbindings/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one GroupBinding
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `get groupbindings` (for that name) in the cluster’s RBAC.
+         */
+        get: operations["readGroupBinding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha3/events": {
         parameters: {
             query?: never;
@@ -2687,6 +2767,210 @@ export interface paths {
          * @description Deletes the user’s member RoleBindings of the namespace, as the caller.
          */
         delete: operations["deleteNamespaceMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace’s departments
+         * @description Needs `list workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). Listed with the listing’s parameters (name, label, sortBy, paging).
+         */
+        get: operations["listDepartments"];
+        put?: never;
+        /**
+         * Make a department
+         * @description Needs `create workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). The body is a Group with `metadata.generateName` (its display name, unique in the workspace); kapi sets the workspace label, keeps `iam.kapi.io/group-parent` only when it names a department of the workspace, and keeps the console’s annotations.
+         */
+        post: operations["createDepartment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/groups/{group}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A department
+         * @description Needs `get workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read).
+         */
+        get: operations["readDepartment"];
+        /**
+         * Change a department
+         * @description Needs `update workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). Only its annotations (alias, the console’s records of its roles) and its parent change; its workspace stays.
+         */
+        put: operations["updateDepartment"];
+        post?: never;
+        /**
+         * Delete a department, its sub-departments, and what they were given
+         * @description Needs `delete workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). Its GroupBindings, and the workspace and project role bindings of it and of its sub-departments, go with it: its members lose those rights at once.
+         */
+        delete: operations["deleteDepartment"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a department (merge patch)
+         * @description Needs `patch workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). Only its annotations (alias, the console’s records of its roles) and its parent change; its workspace stays.
+         */
+        patch: operations["patchDepartment"];
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/groupbindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is in the workspace’s departments
+         * @description Needs `list workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). `labelSelector` (`iam.kapi.io/group-ref`, `iam.kapi.io/user-ref`) and `user` filter.
+         */
+        get: operations["listDepartmentMembers"];
+        put?: never;
+        /**
+         * Put users in departments
+         * @description Needs `update workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). The body is `[{userName, groupName}]` (1 to 100). Each user must exist and each department be the workspace’s; and since a member of a department holds what it was given, the caller must be able to give each of its workspace and project roles (RBAC’s rule against escalation). A user already in the department keeps the binding it has. All are checked before any is written.
+         */
+        post: operations["createDepartmentMembers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/groupbindings/{groupbinding}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a user out of a department
+         * @description Needs `update workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read).
+         */
+        delete: operations["deleteDepartmentMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspacerolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace roles given to the workspace’s departments
+         * @description Needs `list workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). The workspace’s WorkspaceRoleBindings of departments; `labelSelector` (`iam.kapi.io/group-ref=<group>`) and `rolename` filter.
+         */
+        get: operations["listDepartmentWorkspaceRoleBindings"];
+        put?: never;
+        /**
+         * Give a department a workspace role
+         * @description Needs `create workspacetemplates/workspacemembers` (the workspace’s name) in `tenant.kapi.io`, and the rule against escalation for the role, as for a member. The body is `[WorkspaceRoleBinding]` whose subject is a `Group` naming a department of the workspace and whose `roleRef.name` is one of its roles; kapi writes the binding with the subject `kapi:department:<group>`.
+         */
+        post: operations["createDepartmentWorkspaceRoleBindings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/workspacerolebindings/{rolebinding}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a workspace role from a department
+         * @description Needs `delete workspacetemplates/workspacemembers` (the workspace’s name) in `tenant.kapi.io`.
+         */
+        delete: operations["deleteDepartmentWorkspaceRoleBinding"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/workspaces/{workspace}/rolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project roles given to the workspace’s departments
+         * @description Needs `list workspacetemplates/groups` (the workspace’s name) in API group `tenant.kapi.io` (a workspace admin’s; a viewer may read). A bare array, as KubeSphere answers it: the RoleBindings of departments in the workspace’s projects; `labelSelector` (`iam.kapi.io/group-ref=<group>`) filters.
+         */
+        get: operations["listDepartmentRoleBindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/rolebindings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a department a project role
+         * @description The body is `[RoleBinding]` whose subject is a `Group` naming a department of the project’s workspace and whose `roleRef.name` is a project role (`admin`, `operator`, `viewer`). kapi writes the RoleBinding **as the caller**, subject `kapi:department:<group>`, so kube-apiserver applies RBAC’s rule against escalation itself.
+         */
+        post: operations["createDepartmentRoleBindings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/iam.kapi.io/v1alpha2/namespaces/{namespace}/rolebindings/{rolebinding}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a project role from a department
+         * @description Deleted **as the caller**: kube-apiserver decides. Only a department’s RoleBinding is deleted here.
+         */
+        delete: operations["deleteDepartmentRoleBinding"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4019,6 +4303,22 @@ export interface components {
                 uid?: string;
             };
         };
+        /** @description A WorkspaceRoleBinding or RoleBinding of a department, labelled `iam.kapi.io/group-ref`; its subject is the Group `kapi:department:<name>`. */
+        DepartmentRoleBinding: {
+            kind: string;
+            metadata: {
+                name: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        DepartmentRoleBindingList: {
+            items: components["schemas"]["DepartmentRoleBinding"][];
+            /** @description Matching items, over all pages. */
+            totalItems: number;
+        };
         /** @description A apps/v1 Deployment as kube-apiserver serves it (`metadata.managedFields` left out). */
         Deployment: {
             /** @enum {string} */
@@ -4140,6 +4440,68 @@ export interface components {
             resourceType?: string;
             default?: boolean;
         }[];
+        /** @description A iam.kapi.io/v1alpha2 Group as kube-apiserver serves it (`metadata.managedFields` left out). */
+        Group: {
+            /** @enum {string} */
+            kind: "Group";
+            /** @enum {string} */
+            apiVersion: "iam.kapi.io/v1alpha2";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A iam.kapi.io/v1alpha2 GroupBinding as kube-apiserver serves it (`metadata.managedFields` left out). */
+        GroupBinding: {
+            /** @enum {string} */
+            kind: "GroupBinding";
+            /** @enum {string} */
+            apiVersion: "iam.kapi.io/v1alpha2";
+            metadata: {
+                name: string;
+                uid: string;
+                resourceVersion: string;
+                /** @description RFC 3339 date and time. */
+                creationTimestamp: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                annotations?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A page of GroupBindings, KubeSphere’s list shape. */
+        GroupBindingList: {
+            /** @description The requested page. */
+            items: components["schemas"]["GroupBinding"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
+        /** @description A page of Groups, KubeSphere’s list shape. */
+        GroupList: {
+            /** @description The requested page. */
+            items: components["schemas"]["Group"][];
+            /** @description How many objects match the filters, over all pages. */
+            totalItems: number;
+        };
         /** @description A page of kapi’s for a browser (text/html, no script, Content-Security-Policy default-src none with frame-ancestors none): the login page, or why the sign-in cannot go on. */
         HtmlPage: string;
         ImageConfig: {
@@ -13352,6 +13714,308 @@ export interface operations {
             };
         };
     };
+    listGroups: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description Exact workspace (the label `kapi.io/workspace`). */
+                workspace?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on groups (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Group’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on groups (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No Group of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listGroupBindings: {
+        parameters: {
+            query?: {
+                /** @description Kubernetes label selector syntax over the object’s labels; every object must match it. */
+                labelSelector?: string;
+                /** @description Another label selector (KubeSphere’s name); both apply when both are given. */
+                label?: string;
+                /** @description Kubernetes label selector syntax over the object’s annotations; every object must match it. */
+                annotation?: string;
+                /** @description Substring of the name or of its `kapi.io/alias-name` annotation. */
+                name?: string;
+                /** @description The same as `name` (KubeSphere’s other name for it). */
+                nameAndAlias?: string;
+                /** @description Exact names, comma-separated; any of them. */
+                names?: string[];
+                /** @description Substring of the `kapi.io/alias-name` annotation. */
+                alias?: string;
+                /** @description The object’s metadata.uid. */
+                uid?: string;
+                /** @description The uid of one of the object’s owners (metadata.ownerReferences). */
+                ownerReference?: string;
+                /** @description The kind of one of the object’s owners. */
+                ownerKind?: string;
+                /** @description Exact workspace (the label `kapi.io/workspace`). */
+                workspace?: string;
+                /** @description A user it puts in the department (`users`). */
+                user?: string;
+                /** @description 1-based page number. A page past the end has no items. */
+                page?: number;
+                /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
+                limit?: number;
+                /** @description Sort key; createTime is an alias of creationTimestamp. Ties are broken by name, then namespace. */
+                sortBy?: "creationTimestamp" | "createTime" | "name";
+                /** @description Oldest (or first name) first; newest first by default. Go strconv.ParseBool spellings are read too, as KubeSphere reads them. */
+                ascending?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the number of matching objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on groupbindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readGroupBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GroupBinding’s name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The GroupBinding. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupBinding"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this verb on groupbindings (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No GroupBinding of that name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The caller’s rights cannot be checked right now, or the kind’s cache has not read its first list within the wait (then with Retry-After). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again (when the kind’s cache is still reading its first list). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -14457,6 +15121,10 @@ export interface operations {
                 ascending?: boolean;
                 /** @description Only the holders of this GlobalRole. */
                 globalrole?: string;
+                /** @description Only the users in this department (its GroupBindings); needs `list workspacetemplates/groups` of its workspace, or `list users`. */
+                ingroup?: string;
+                /** @description Only the users not in this department; the same right. */
+                notingroup?: string;
             };
             header?: never;
             path?: never;
@@ -17568,6 +18236,1192 @@ export interface operations {
                 };
             };
             /** @description The user is not a member of the project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDepartments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The departments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createDepartment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Group"];
+            };
+        };
+        responses: {
+            /** @description The department made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is not a Group with a valid generateName. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to make departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A department of that display name is already in the workspace. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readDepartment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The department’s name. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The department. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to read the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateDepartment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The department’s name. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Group"];
+            };
+        };
+        responses: {
+            /** @description The department changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is no Group, or names another department. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to change departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description It changed since the body’s `metadata.resourceVersion` was read: read it again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteDepartment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The department’s name. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to delete departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    patchDepartment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The department’s name. */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Group"];
+            };
+        };
+        responses: {
+            /** @description The department changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is no Group, or names another department. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to change departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDepartmentMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bindings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createDepartmentMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userName: string;
+                    groupName: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The bindings, one per entry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        /** @enum {string} */
+                        apiVersion: "iam.kapi.io/v1alpha2";
+                        /** @enum {string} */
+                        kind: "GroupBinding";
+                        groupRef: {
+                            name: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        users: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description The body is not a list of 1 to 100 entries. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to change the departments, or to give what a department holds (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, department or user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteDepartmentMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The GroupBinding’s name. */
+                groupbinding: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to change the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such binding in the workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDepartmentWorkspaceRoleBindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bindings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepartmentRoleBindingList"];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createDepartmentWorkspaceRoleBindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The bindings made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        kind: string;
+                        metadata: {
+                            name: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description The body is not 1 to 100 such bindings. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to add members, or to give that role (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, department or role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteDepartmentWorkspaceRoleBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The binding’s name. */
+                rolebinding: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to remove members (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No binding of a department of that name in the workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    listDepartmentRoleBindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bindings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        kind: string;
+                        metadata: {
+                            name: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description A parameter has a bad value; `details.causes[0].field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to list the departments (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such workspace, or no such department in it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createDepartmentRoleBindings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The bindings made. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        kind: string;
+                        metadata: {
+                            name: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description The body is not 1 to 100 such bindings. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to write that RoleBinding (kube-apiserver’s answer) (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such project, department or role. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteDepartmentRoleBinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project (namespace). */
+                namespace: string;
+                /** @description The RoleBinding’s name. */
+                rolebinding: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller to delete that RoleBinding (kube-apiserver’s answer) (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No department’s RoleBinding of that name in the project. */
             404: {
                 headers: {
                     [name: string]: unknown;

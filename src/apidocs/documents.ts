@@ -2,6 +2,7 @@ import { componentOperations } from '../apis/resources/v1alpha2/operations.js';
 import { terminalOperations } from '../apis/terminal/operations.js';
 import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
 import { memberOperations } from '../apis/iam/v1alpha2/member-operations.js';
+import { departmentOperations } from '../apis/iam/v1alpha2/department-operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -41,6 +42,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...configOperations,
   ...iamOperations,
   ...memberOperations,
+  ...departmentOperations,
   ...tenantOperations,
   ...componentOperations,
   ...terminalOperations,

@@ -20,6 +20,7 @@ import { ClusterSessionStore, type SessionStore } from './sessions/sessions.js';
 import { SecretSigningKey, type SigningKeyProvider } from './tokens/signing-key.js';
 import { tokenPolicy, type TokenPolicy } from './tokens/tokens.js';
 import { discoveryRoutes } from './tokens/discovery-routes.js';
+import { DepartmentIndex } from './departments/department-index.js';
 import { ClusterUserStore, type LoginMissReads, type UserStore } from './users/users.js';
 import { PasswordHashes } from './users/password-hashes.js';
 import type { CodeRedemptions } from './browser/authorization-codes.js';
@@ -109,6 +110,7 @@ export function createIdentity(config: IdentityConfig): Identity {
   const { client, logger } = config;
   const clock = config.clock ?? Date.now;
   const passwordHashes = new PasswordHashes(client, logger, config.signingKeySecret.namespace);
+  const departments = new DepartmentIndex(client, logger);
   const users = new ClusterUserStore(
     client,
     logger,
@@ -116,6 +118,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     config.loginMissReads,
     config.onUserCreated,
     config.userFieldsTrusted,
+    departments,
   );
   const sessions = new ClusterSessionStore(client, logger, clock, () => {
     const settings = config.settings();
@@ -174,7 +177,13 @@ export function createIdentity(config: IdentityConfig): Identity {
       const unsubscribed = [sessions.onRevoked(listener), users.onRevoked(listener)];
       return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
     },
-    readiness: [keys.readiness, users.readiness, passwordHashes.readiness, sessions.readiness],
+    readiness: [
+      keys.readiness,
+      users.readiness,
+      passwordHashes.readiness,
+      sessions.readiness,
+      ...departments.readiness,
+    ],
     async endSessionsOf(username) {
       const ended = await sessions.listForUser(username);
       await Promise.all(ended.map((session) => sessions.delete(session.id)));
@@ -188,6 +197,7 @@ export function createIdentity(config: IdentityConfig): Identity {
     },
     async start() {
       users.start();
+      departments.start();
       passwordHashes.start();
       loginRecords.start();
       sessions.start();
@@ -195,6 +205,7 @@ export function createIdentity(config: IdentityConfig): Identity {
       await keys.start();
       await Promise.all([
         users.waitForSync(START_SYNC_TIMEOUT_MS),
+        departments.waitForSync(START_SYNC_TIMEOUT_MS),
         passwordHashes.waitForSync(START_SYNC_TIMEOUT_MS),
         sessions.waitForSync(START_SYNC_TIMEOUT_MS),
       ]).catch((err: unknown) =>
@@ -207,6 +218,7 @@ export function createIdentity(config: IdentityConfig): Identity {
       await Promise.all([
         keys.stop(),
         users.stop(),
+        departments.stop(),
         passwordHashes.stop(),
         sessions.stop(),
         passwordChecks.close(),

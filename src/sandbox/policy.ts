@@ -185,6 +185,12 @@ export function defaultRules(): PolicyRule[] {
     { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['workspacerolebindings'] },
     {
       users: kapi,
+      verbs: ['list', 'watch', 'create', 'update', 'delete'],
+      apiGroups: ['iam.kapi.io'],
+      resources: ['groups', 'groupbindings'],
+    },
+    {
+      users: kapi,
       verbs: ['get', 'list', 'create', 'update', 'delete'],
       apiGroups: ['iam.kapi.io'],
       resources: ['loginhistories'],

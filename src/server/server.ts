@@ -30,6 +30,7 @@ import { PrometheusBackend } from '../apis/monitoring/v1alpha3/prometheus.js';
 import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
+import { departmentRoutes } from '../apis/iam/v1alpha2/department-routes.js';
 import { imageRoutes } from '../apis/resources/v1alpha3/image-routes.js';
 import { RegistryClient } from '../registry/registry-client.js';
 import { PodTerminals } from '../apis/terminal/terminal.js';
@@ -390,6 +391,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
           logger,
         },
       }),
+      departmentRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),

@@ -161,6 +161,42 @@ function kapiOnlyAnnotation(id: string, group: string, resource: string, key: st
   };
 }
 
+/**
+ * A department's (iam.kapi.io Group) or its users' (GroupBinding) field: a change of `fields` or of the workspace
+ * label needs the right to administer the departments of the workspace it names, and of the one it leaves.
+ */
+function departmentRule(
+  id: string,
+  resource: string,
+  fields: ((o: Raw) => unknown)[],
+  fieldsCel: string[],
+  message: string,
+): GuardRule {
+  return {
+    id,
+    group: IAM,
+    resource,
+    touchesCel: [...fieldsCel, `${newWorkspace} != ${oldWorkspace}`].join(' || '),
+    touches: (w) =>
+      fields.some((read) => fieldChanged(w, read)) ||
+      label(w.object, WORKSPACE_LABEL) !== label(w.oldObject, WORKSPACE_LABEL),
+    requiresCel: [
+      checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'groups', newWorkspace),
+      `${oldWorkspace} == '' || ${oldWorkspace} == ${newWorkspace} || ` +
+        checkCel(ADMINISTER, TENANT, 'workspacetemplates', 'groups', oldWorkspace),
+    ],
+    requires: (w) => {
+      const now = label(w.object, WORKSPACE_LABEL);
+      const before = label(w.oldObject, WORKSPACE_LABEL);
+      return [
+        check(ADMINISTER, TENANT, 'workspacetemplates', 'groups', now),
+        ...(before !== '' && before !== now ? [check(ADMINISTER, TENANT, 'workspacetemplates', 'groups', before)] : []),
+      ];
+    },
+    message,
+  };
+}
+
 /** The rules. */
 export function guardRules(): GuardRule[] {
   return [
@@ -285,6 +321,23 @@ export function guardRules(): GuardRule[] {
       'workspacerolebindings',
       SUPERSEDES_ANNOTATION,
       `the annotation ${SUPERSEDES_ANNOTATION} names the bindings kapi deletes as replaced: only kapi writes it`,
+    ),
+    departmentRule(
+      'department-membership',
+      'groupbindings',
+      [(o) => o?.groupRef, (o) => o?.users],
+      [fieldChangedCel('groupRef'), fieldChangedCel('users')],
+      `a GroupBinding's users, department or workspace (label ${WORKSPACE_LABEL}) are who kapi asserts a ` +
+        `department's group for: written through kapi's departments API, or by one with ${ADMINISTER} on ` +
+        `workspacetemplates/groups (${TENANT}) of the workspace`,
+    ),
+    departmentRule(
+      'department-workspace',
+      'groups',
+      [],
+      [],
+      `a department's workspace (label ${WORKSPACE_LABEL}) decides whose GroupBindings count: set through kapi's ` +
+        `departments API, or by one with ${ADMINISTER} on workspacetemplates/groups (${TENANT}) of the workspace`,
     ),
     {
       id: 'platform-role-binding',

@@ -30,6 +30,12 @@ import { configRoutes } from '../../src/apis/config/v1alpha2/routes.js';
 import { iamRoutes } from '../../src/apis/iam/v1alpha2/routes.js';
 import { iamOperations } from '../../src/apis/iam/v1alpha2/operations.js';
 import { memberOperations } from '../../src/apis/iam/v1alpha2/member-operations.js';
+import { departmentOperations } from '../../src/apis/iam/v1alpha2/department-operations.js';
+import { departmentRoutes } from '../../src/apis/iam/v1alpha2/department-routes.js';
+import { imageOperations } from '../../src/apis/resources/v1alpha3/operations.js';
+import { imageRoutes } from '../../src/apis/resources/v1alpha3/image-routes.js';
+import { RegistryClient } from '../../src/registry/registry-client.js';
+import { startRegistry } from '../support/registry.js';
 import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js';
 import { terminalOperations } from '../../src/apis/terminal/operations.js';
 import { tenantRoutes } from '../../src/apis/tenant/routes.js';
@@ -85,6 +91,7 @@ beforeAll(async () => {
       verbs: ['get', 'list'],
     },
     { apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig'], verbs: ['get'] },
+    { apiGroups: ['resources.kapi.io'], resources: ['imageconfig', 'repositorytags'], verbs: ['get'] },
     { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
   ]);
   // the optional APIs (volume snapshots, applications) served, as a cluster with them serves them
@@ -1138,6 +1145,187 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await form('put', `${NSM}/members/${member}`)).status).toBe(415);
   }, 90_000);
 
+  test('when a workspace’s departments are administered, then every answer and refusal matches the document', async () => {
+    const root = await e2e.createUser('contract-dept', PASSWORD);
+    const member = await e2e.createUser('contract-dept-m', PASSWORD);
+    cleanup.push(await bindGlobalRole(e2e.admin, root, 'platform-admin'));
+    await waitFor(async () => {
+      const review = await e2e.admin.request<{ status: { allowed?: boolean } }>({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: {
+          spec: { user: root, resourceAttributes: { verb: 'create', resource: 'rolebindings', namespace: 'x' } },
+        },
+      });
+      return review.status.allowed === true;
+    });
+    const h = bearer((await tokens(root)).access_token);
+    const s = strangerHeaders;
+    const ws = e2e.name('contract-dws');
+    const ns = e2e.name('contract-dns');
+    const ghost = e2e.name('ghost');
+    cleanup.push(`/apis/tenant.kapi.io/v1alpha2/workspacetemplates/${ws}`, `/api/v1/namespaces/${ns}`);
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const form = (method: Method, url: string) => send(e2e.kapiUrl, { method, url, headers: h, form: { a: 'b' } });
+    const pad = 'x'.repeat(17 * 1024);
+    const expectAll = async (cases: [Method, string, Record<string, string>, unknown, number][]) => {
+      for (const [method, url, headers, json, status] of cases)
+        expect([method, url, (await call(method, url, headers, json)).status]).toEqual([method, url, status]);
+    };
+    const template = { metadata: { name: ws }, spec: { template: { spec: { manager: root } } } };
+    expect((await call('post', `${TENANT3}/workspacetemplates`, h, template)).status).toBe(201);
+    const G = `${IAM2}/workspaces/${ws}/groups`;
+    await waitFor(async () => (await call('get', G, h)).status === 200);
+    const project = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } };
+    expect((await call('post', `${TENANT2}/workspaces/${ws}/namespaces`, h, project)).status).toBe(201);
+    await waitFor(async () => (await call('get', `${IAM2}/users/${member}`, h)).status === 200);
+
+    const made = await call('post', G, h, { metadata: { generateName: 'dev' } });
+    expect(made.status).toBe(200);
+    const dev = (made.json() as { metadata: { name: string } }).metadata.name;
+    await waitFor(async () => (await call('get', `${G}/${dev}`, h)).status === 200);
+    const alias = { metadata: { name: dev, annotations: { 'kapi.io/alias-name': 'Dev' } } };
+    await expectAll([
+      ['post', G, h, { kind: 'Group' }, 400],
+      ['post', G, s, { metadata: { generateName: 'qa' } }, 403],
+      ['post', `${IAM2}/workspaces/${ghost}/groups`, h, { metadata: { generateName: 'qa' } }, 404],
+      ['post', G, h, { metadata: { generateName: 'dev' } }, 409],
+      ['post', G, h, { metadata: { generateName: 'qa' }, pad }, 413],
+      ['post', G, {}, { metadata: { generateName: 'qa' } }, 401],
+      ['get', `${G}?sortBy=createTime`, h, undefined, 200],
+      ['get', `${G}?sortBy=size`, h, undefined, 400],
+      ['get', G, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/groups`, h, undefined, 404],
+      ['get', G, {}, undefined, 401],
+      ['get', `${G}/${dev}`, s, undefined, 403],
+      ['get', `${G}/${ghost}`, h, undefined, 404],
+      ['get', `${G}/${dev}`, {}, undefined, 401],
+      ['put', `${G}/${dev}`, h, alias, 200],
+      ['put', `${G}/${dev}`, h, { metadata: { name: ghost } }, 400],
+      ['put', `${G}/${dev}`, s, alias, 403],
+      ['put', `${G}/${ghost}`, h, { metadata: { name: ghost } }, 404],
+      ['put', `${G}/${dev}`, h, { metadata: { ...alias.metadata, resourceVersion: '1' } }, 409],
+      ['put', `${G}/${dev}`, h, { ...alias, pad }, 413],
+      ['put', `${G}/${dev}`, {}, alias, 401],
+      ['patch', `${G}/${dev}`, h, { metadata: { annotations: { 'kapi.io/description': 'd' } } }, 200],
+      ['patch', `${G}/${dev}`, h, [], 400],
+      ['patch', `${G}/${dev}`, s, alias, 403],
+      ['patch', `${G}/${ghost}`, h, alias, 404],
+      ['patch', `${G}/${dev}`, h, { ...alias, pad }, 413],
+      ['patch', `${G}/${dev}`, {}, alias, 401],
+    ]);
+    for (const [method, url] of [
+      ['post', G],
+      ['put', `${G}/${dev}`],
+      ['patch', `${G}/${dev}`],
+    ] as const)
+      expect((await form(method, url)).status).toBe(415);
+
+    const M = `${IAM2}/workspaces/${ws}/groupbindings`;
+    const entry = [{ userName: member, groupName: dev }];
+    const put = await call('post', M, h, entry);
+    expect(put.status).toBe(200);
+    const membership = (put.json() as { metadata: { name: string } }[])[0]!.metadata.name;
+    await waitFor(async () => ((await call('get', M, h)).json() as { totalItems: number }).totalItems === 1);
+    await expectAll([
+      ['post', M, h, [], 400],
+      ['post', M, s, entry, 403],
+      ['post', M, h, [{ userName: ghost, groupName: dev }], 404],
+      ['post', M, h, [{ ...entry[0], pad }], 413],
+      ['post', M, {}, entry, 401],
+      ['get', `${M}?labelSelector=iam.kapi.io/group-ref=${dev}`, h, undefined, 200],
+      ['get', `${M}?sortBy=size`, h, undefined, 400],
+      ['get', M, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/groupbindings`, h, undefined, 404],
+      ['get', M, {}, undefined, 401],
+      ['delete', `${M}/${membership}`, s, undefined, 403],
+      ['delete', `${M}/${ghost}`, h, undefined, 404],
+      ['delete', `${M}/${membership}`, {}, undefined, 401],
+      ['delete', `${M}/${membership}`, h, undefined, 200],
+    ]);
+    expect((await form('post', M)).status).toBe(415);
+
+    const W = `${IAM2}/workspaces/${ws}/workspacerolebindings`;
+    const given = [{ subjects: [{ kind: 'Group', name: dev }], roleRef: { name: `${ws}-viewer` } }];
+    const wrb = await call('post', W, h, given);
+    expect(wrb.status).toBe(200);
+    const wrbName = (wrb.json() as { metadata: { name: string } }[])[0]!.metadata.name;
+    await waitFor(async () => ((await call('get', W, h)).json() as { totalItems: number }).totalItems === 1);
+    await expectAll([
+      ['post', W, h, [{ subjects: [{ kind: 'User', name: member }], roleRef: { name: `${ws}-viewer` } }], 400],
+      ['post', W, s, given, 403],
+      ['post', W, h, [{ ...given[0], roleRef: { name: `${ws}-nope` } }], 404],
+      ['post', W, h, [{ ...given[0], pad }], 413],
+      ['post', W, {}, given, 401],
+      ['get', `${W}?rolename=${ws}-viewer`, h, undefined, 200],
+      ['get', `${W}?sortBy=size`, h, undefined, 400],
+      ['get', W, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/workspacerolebindings`, h, undefined, 404],
+      ['get', W, {}, undefined, 401],
+      ['delete', `${W}/${wrbName}`, s, undefined, 403],
+      ['delete', `${W}/${ghost}`, h, undefined, 404],
+      ['delete', `${W}/${wrbName}`, {}, undefined, 401],
+      ['delete', `${W}/${wrbName}`, h, undefined, 200],
+    ]);
+    expect((await form('post', W)).status).toBe(415);
+
+    const N = `${IAM2}/namespaces/${ns}/rolebindings`;
+    const R = `${IAM2}/workspaces/${ws}/rolebindings`;
+    const projectRole = [{ subjects: [{ kind: 'Group', name: dev }], roleRef: { kind: 'Role', name: 'viewer' } }];
+    const rb = await call('post', N, h, projectRole);
+    expect(rb.status).toBe(200);
+    const rbName = (rb.json() as { metadata: { name: string } }[])[0]!.metadata.name;
+    await waitFor(async () => ((await call('get', R, h)).json() as unknown[]).length === 1);
+    await expectAll([
+      ['post', N, h, [], 400],
+      ['post', N, s, projectRole, 403],
+      ['post', N, h, [{ ...projectRole[0], roleRef: { name: 'nope' } }], 404],
+      ['post', N, h, [{ ...projectRole[0], pad }], 413],
+      ['post', N, {}, projectRole, 401],
+      ['get', `${R}?labelSelector=iam.kapi.io/group-ref=${dev}`, h, undefined, 200],
+      ['get', `${R}?labelSelector=a!=b`, h, undefined, 400],
+      ['get', R, s, undefined, 403],
+      ['get', `${IAM2}/workspaces/${ghost}/rolebindings`, h, undefined, 404],
+      ['get', R, {}, undefined, 401],
+      ['delete', `${N}/${rbName}`, s, undefined, 403],
+      ['delete', `${N}/${ghost}`, h, undefined, 404],
+      ['delete', `${N}/${rbName}`, {}, undefined, 401],
+      ['delete', `${N}/${rbName}`, h, undefined, 200],
+      ['delete', `${G}/${dev}`, s, undefined, 403],
+      ['delete', `${G}/${ghost}`, h, undefined, 404],
+      ['delete', `${G}/${dev}`, {}, undefined, 401],
+      ['delete', `${G}/${dev}`, h, undefined, 200],
+    ]);
+    expect((await form('post', N)).status).toBe(415);
+  }, 120_000);
+
+  test('when an image is looked up in its registry, then every answer and refusal matches the document', async () => {
+    const registry = await startRegistry({ auth: 'none' });
+    try {
+      await registry.pushImage('team/app', '1.0', { os: 'linux', config: { ExposedPorts: { '80/tcp': {} } } });
+      const readerHeaders = bearer((await tokens(reader)).access_token);
+      const base = `/kapis/resources.kapi.io/v1alpha3/namespaces/${e2e.runId}`;
+      const image = `${base}/imageconfig?image=${registry.host}/team/app`;
+      const tags = `${base}/repositorytags?repository=${registry.host}/team/app`;
+      for (const [url, headers, status] of [
+        [`${image}:1.0`, readerHeaders, 200],
+        [`${base}/imageconfig?image=Bad:Image:x`, readerHeaders, 400],
+        [`${image}:1.0`, strangerHeaders, 403],
+        [`${image}:9.9`, readerHeaders, 404],
+        [`${image}:1.0`, {}, 401],
+        [tags, readerHeaders, 200],
+        [`${tags}&limit=0`, readerHeaders, 400],
+        [tags, strangerHeaders, 403],
+        [`${base}/repositorytags?repository=${registry.host}/team/none`, readerHeaders, 404],
+        [tags, {}, 401],
+      ] as const)
+        expect([url, (await send(e2e.kapiUrl, { method: 'get', url, headers })).status]).toEqual([url, status]);
+    } finally {
+      await registry.stop();
+    }
+  }, 60_000);
+
   test('when platform roles and login records are read, then every answer matches the document', async () => {
     const get = (url: string, headers: Record<string, string> = {}) =>
       send(e2e.kapiUrl, { method: 'get', url, headers });
@@ -1454,6 +1642,7 @@ describe('answers a healthy cluster does not give in a test', () => {
       guard: identity.guard,
       account: identity.accountRouter,
       listing,
+      resourceRoutes: [imageRoutes({ authorizer: identity.authorizer, client: listingClient, registries })],
       platformRoutes: [
         configRoutes(),
         iamRoutes({
@@ -1461,6 +1650,7 @@ describe('answers a healthy cluster does not give in a test', () => {
           roles: new GlobalRoleDirectory(listingClient, silentLogger),
           authorizer: identity.authorizer,
         }),
+        departmentRoutes({ listing, authorizer: identity.authorizer, client: listingClient, logger: silentLogger }),
         tenantRoutes({ listing, authorizer: identity.authorizer }),
         componentRoutes({
           listing,
@@ -1487,8 +1677,10 @@ describe('answers a healthy cluster does not give in a test', () => {
     return new ResourceListing({ caches, client, namespaces: { synced: true, list: () => [] } });
   }
   const unreachable: ListingCaches[] = [];
+  const registries = new RegistryClient({ timeoutMs: 1_000 });
   afterAll(async () => {
     await Promise.all(unreachable.map((caches) => caches.stop()));
+    await registries.close();
   });
 
   test('when the signing key is not loaded, then every operation answers 503 as documented', async () => {
@@ -1543,9 +1735,14 @@ describe('answers a healthy cluster does not give in a test', () => {
         ...tenantOperations,
         ...componentOperations,
         ...terminalOperations,
+        ...departmentOperations,
+        ...imageOperations,
       ].map((operation): Call => ({
         method: operation.method,
         url: operation.path
+          .replace('{group}', 'x')
+          .replace('{groupbinding}', 'x')
+          .replace('{rolebinding}', 'x')
           .replace('{name}', 'x')
           .replace('{workspace}', 'x')
           .replace('{namespace}', 'x')

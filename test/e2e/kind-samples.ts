@@ -151,6 +151,14 @@ export function kindSamples(e2e: E2E, namespace = e2e.runId): KindSample[] {
       roleRef: { apiGroup: 'iam.kapi.io', kind: 'WorkspaceRole', name: `${e2e.runId}-viewer` },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `${e2e.runId}-nobody` }],
     }),
+    // a department of no workspace, and a binding to it: kapi honours neither
+    cluster('groups', 'iam.kapi.io/v1alpha2', { apiVersion: 'iam.kapi.io/v1alpha2', kind: 'Group' }),
+    cluster('groupbindings', 'iam.kapi.io/v1alpha2', {
+      apiVersion: 'iam.kapi.io/v1alpha2',
+      kind: 'GroupBinding',
+      groupRef: { apiGroup: 'iam.kapi.io', kind: 'Group', name: `${e2e.runId}-groups` },
+      users: [`${e2e.runId}-nobody`],
+    }),
   ];
 }
 
@@ -197,7 +205,11 @@ export const READ_EVERY_KIND = [
     verbs: ['get', 'list'],
   },
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list'] },
-  { apiGroups: ['iam.kapi.io'], resources: ['users', 'globalroles', 'workspacerolebindings'], verbs: ['get', 'list'] },
+  {
+    apiGroups: ['iam.kapi.io'],
+    resources: ['users', 'globalroles', 'workspacerolebindings', 'groups', 'groupbindings'],
+    verbs: ['get', 'list'],
+  },
   { apiGroups: ['tenant.kapi.io'], resources: ['workspacetemplates'], verbs: ['get', 'list'] },
   { apiGroups: ['monitoring.kapi.io'], resources: ['dashboards', 'clusterdashboards'], verbs: ['get', 'list'] },
   {

@@ -21,6 +21,14 @@ const wrb = (workspace: string, subject = 'bob', role = `${workspace}-admin`) =>
   roleRef: { apiGroup: 'iam.kapi.io', kind: 'WorkspaceRole', name: role },
   subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: subject }],
 });
+const groupBinding = (workspace: string, group: string, users: string[]) => ({
+  metadata: { name: 'b', labels: workspace ? { 'kapi.io/workspace': workspace } : {} },
+  groupRef: { apiGroup: 'iam.kapi.io', kind: 'Group', name: group },
+  users,
+});
+const department = (workspace: string) => ({
+  metadata: { name: 'dev12345', generateName: 'dev', labels: workspace ? { 'kapi.io/workspace': workspace } : {} },
+});
 const grb = (role: string, subject = 'bob') => ({
   metadata: { name: `${subject}-${role}` },
   roleRef: { apiGroup: 'iam.kapi.io', kind: 'GlobalRole', name: role },
@@ -286,6 +294,81 @@ describe('the tenant guard’s rules', () => {
         wrb('ws-a'),
       ),
       [],
+      true,
+      '',
+    ],
+    [
+      'a GroupBinding written without the right to administer the workspace’s departments',
+      write('iam.kapi.io', 'groupbindings', groupBinding('ws-a', 'dev12345', ['mallory'])),
+      ['create iam.kapi.io/groupbindings'],
+      false,
+      'department-membership',
+    ],
+    [
+      'a GroupBinding written by an admin of the workspace’s departments',
+      write('iam.kapi.io', 'groupbindings', groupBinding('ws-a', 'dev12345', ['bob'])),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-a'],
+      true,
+      '',
+    ],
+    [
+      'a GroupBinding without a workspace, by an admin of one workspace’s departments',
+      write('iam.kapi.io', 'groupbindings', groupBinding('', 'dev12345', ['bob'])),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-a'],
+      false,
+      'department-membership',
+    ],
+    [
+      'a user added to a GroupBinding of another workspace',
+      write(
+        'iam.kapi.io',
+        'groupbindings',
+        groupBinding('ws-b', 'dev12345', ['bob', 'mallory']),
+        groupBinding('ws-b', 'dev12345', ['bob']),
+      ),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-a'],
+      false,
+      'department-membership',
+    ],
+    [
+      'a GroupBinding moved from ws-a to ws-b by an admin of ws-b’s departments only',
+      write(
+        'iam.kapi.io',
+        'groupbindings',
+        groupBinding('ws-b', 'dev12345', ['bob']),
+        groupBinding('ws-a', 'dev12345', ['bob']),
+      ),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-b'],
+      false,
+      'department-membership',
+    ],
+    [
+      'a GroupBinding relabelled elsewhere than its workspace',
+      write(
+        'iam.kapi.io',
+        'groupbindings',
+        {
+          ...groupBinding('ws-a', 'dev12345', ['bob']),
+          metadata: { name: 'b', labels: { 'kapi.io/workspace': 'ws-a', x: 'y' } },
+        },
+        groupBinding('ws-a', 'dev12345', ['bob']),
+      ),
+      [],
+      true,
+      '',
+    ],
+    [
+      'a department made in a workspace without the right',
+      write('iam.kapi.io', 'groups', department('ws-a')),
+      ['create iam.kapi.io/groups'],
+      false,
+      'department-workspace',
+    ],
+    ['a department made in no workspace', write('iam.kapi.io', 'groups', department('')), [], true, ''],
+    [
+      'a department moved into a workspace by its departments’ admin',
+      write('iam.kapi.io', 'groups', department('ws-a'), department('')),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-a'],
       true,
       '',
     ],

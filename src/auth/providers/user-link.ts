@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isObjectName } from '../kube-names.js';
 import {
   IDENTITY_PROVIDER_LABEL,
-  RESERVED_GROUP_PREFIX,
+  isReservedGroup,
   UPSTREAM_USERNAME_ANNOTATION,
   UPSTREAM_USER_ID_ANNOTATION,
 } from '../users/user-record.js';
@@ -92,7 +92,7 @@ export function sessionGroups(groups: readonly string[], prefix: string): string
   for (const group of groups) {
     const name = `${prefix}${group}`;
     if (group === '' || name.length > MAX_GROUP_LENGTH) continue;
-    if (group.startsWith(RESERVED_GROUP_PREFIX) || name.startsWith(RESERVED_GROUP_PREFIX)) continue;
+    if (isReservedGroup(group) || isReservedGroup(name)) continue;
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(name)) continue;
     kept.add(name);

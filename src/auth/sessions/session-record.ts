@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { timestamp } from '../users/login-limits.js';
-import { RESERVED_GROUP_PREFIX } from '../users/user-record.js';
+import { isReservedGroup } from '../users/user-record.js';
 
 /**
  * A login session (`LoginSession`, iam.kapi.io/v1beta1): one object per login, named by the session id that every
@@ -83,9 +83,7 @@ export function loginSessionFrom(raw: unknown): LoginSession {
       typeof spec.identityProvider === 'string' && spec.identityProvider !== '' ? spec.identityProvider : undefined,
     groups: Array.isArray(spec.groups)
       ? // an object edited by hand cannot slip a reserved group in either
-        spec.groups.filter(
-          (g): g is string => typeof g === 'string' && g !== '' && !g.startsWith(RESERVED_GROUP_PREFIX),
-        )
+        spec.groups.filter((g): g is string => typeof g === 'string' && g !== '' && !isReservedGroup(g))
       : undefined,
   };
 }

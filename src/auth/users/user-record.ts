@@ -46,6 +46,12 @@ export const USERS_PATH = '/apis/iam.kapi.io/v1beta1/users';
 
 /** Kubernetes reserves this prefix for its own groups. */
 export const RESERVED_GROUP_PREFIX = 'system:';
+/** kapi reserves this one for the groups only it asserts (a department: `kapi:department:<group>`). */
+export const KAPI_GROUP_PREFIX = 'kapi:';
+
+/** A group no User, directory or OpenID provider may bring: Kubernetes' own and kapi's. */
+export const isReservedGroup = (group: string) =>
+  group.startsWith(RESERVED_GROUP_PREFIX) || group.startsWith(KAPI_GROUP_PREFIX);
 
 const STATES: readonly UserState[] = ['Active', 'Disabled', 'AuthLimitExceeded'];
 
@@ -66,7 +72,7 @@ export function userRecordFrom(raw: unknown): UserRecord {
   // Groups are impersonated at kube-apiserver: a `system:` group (system:masters…) in a User would turn whoever can
   // edit Users into cluster-admin, so reserved groups are never taken from a User.
   const groups = Array.isArray(spec.groups)
-    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '' && !g.startsWith(RESERVED_GROUP_PREFIX))
+    ? spec.groups.filter((g): g is string => typeof g === 'string' && g !== '' && !isReservedGroup(g))
     : [];
   const failedLogins = Array.isArray(status.failedLogins)
     ? status.failedLogins.flatMap((entry: unknown) => {

@@ -104,6 +104,10 @@ export class ClusterUserStore implements UserStore {
   private readonly missReadBudget: ReadBudget;
   /** Reads in flight for logins' misses, by name: concurrent logins for one name share one read. */
   private readonly missReads = new Map<string, Promise<UserRecord | undefined | typeof READ_FAILED>>();
+  private readonly withDepartments = new WeakMap<
+    UserRecord,
+    { departments: readonly string[]; groups: readonly string[] }
+  >();
 
   constructor(
     private readonly client: KubeClient,
@@ -113,6 +117,8 @@ export class ClusterUserStore implements UserStore {
     private readonly onCreated?: (name: string) => Promise<void>,
     /** Whether the fields of a User that grant (groups, a hash in it) can be trusted: the tenant guard is in place. */
     private readonly objectFieldsTrusted: () => boolean = () => true,
+    /** The RBAC groups of a user's departments (the same array while they do not change). */
+    private readonly departments?: { of(username: string): readonly string[] },
   ) {
     this.log = logger.child({ component: 'users' });
     this.missReadBudget = new ReadBudget(
@@ -288,7 +294,16 @@ export class ClusterUserStore implements UserStore {
   }
 
   groupsOf(user: UserRecord): readonly string[] {
-    return this.objectFieldsTrusted() ? user.groups : NO_GROUPS;
+    // departments follow GroupBindings, fields the tenant guard holds as it holds spec.groups
+    if (!this.objectFieldsTrusted()) return NO_GROUPS;
+    const departments = this.departments?.of(user.name) ?? NO_GROUPS;
+    if (departments.length === 0) return user.groups;
+    // one array per user record and departments, so what is derived from it per session is derived once
+    const known = this.withDepartments.get(user);
+    if (known?.departments === departments) return known.groups;
+    const groups = Object.freeze([...new Set([...user.groups, ...departments])]);
+    this.withDepartments.set(user, { departments, groups });
+    return groups;
   }
 
   async replacePassword(

@@ -12,11 +12,12 @@ import {
  * Workspaces realized in Kubernetes RBAC (SPEC §18, pure), so kube-apiserver, and every SubjectAccessReview kapi asks,
  * decides what a workspace member may do:
  *
- * - a member's rights **on the workspace** (read it, its members, its roles, its projects; manage them) are RBAC rules
- *   on `tenant.kapi.io` `workspacetemplates` and its pseudo-subresources `workspacetemplates/workspacemembers`,
- *   `/workspaceroles` and `/namespaces`, restricted to the workspace's name: one ClusterRole and one ClusterRoleBinding
- *   per workspace and role held (`kapi:workspace:<ws>:<role>`), all its holders as subjects (a binding per member
- *   would be 10,000 ClusterRoleBindings at SPEC §18's scale, and kube-apiserver's authorizer walks them all per request);
+ * - a member's rights **on the workspace** (read it, its members, its roles, its projects, its departments; manage
+ *   them) are RBAC rules on `tenant.kapi.io` `workspacetemplates` and its pseudo-subresources
+ *   `workspacetemplates/workspacemembers`, `/workspaceroles`, `/namespaces` and `/groups`, restricted to the
+ *   workspace's name: one ClusterRole and one ClusterRoleBinding per workspace and role held
+ *   (`kapi:workspace:<ws>:<role>`), all its holders as subjects (a binding per member would be 10,000
+ *   ClusterRoleBindings at SPEC §18's scale, and kube-apiserver's authorizer walks them all per request);
  * - a member's rights **in the workspace's namespaces** (admin: everything; viewer: read) are one RoleBinding per
  *   namespace and role (`kapi:workspace:<ws>:<role>`, the same subjects) to a ClusterRole every workspace shares
  *   (`kapi:workspace-namespace:<role>`); regular members and self-provisioners hold none there (a project they make is
@@ -67,12 +68,15 @@ export const WORKSPACE_RIGHTS: Record<WorkspaceRoleBase, readonly (readonly [str
     [`${WORKSPACE}/workspacemembers`, ['get', 'list', 'create', 'update', 'delete']],
     [`${WORKSPACE}/workspaceroles`, ['get', 'list']],
     [`${WORKSPACE}/namespaces`, ['get', 'list', 'create', 'update', 'patch', 'delete']],
+    // its departments (Groups) and who is in them
+    [`${WORKSPACE}/groups`, ['get', 'list', 'create', 'update', 'patch', 'delete']],
   ],
   viewer: [
     [WORKSPACE, ['get']],
     [`${WORKSPACE}/workspacemembers`, ['get', 'list']],
     [`${WORKSPACE}/workspaceroles`, ['get', 'list']],
     [`${WORKSPACE}/namespaces`, ['get', 'list']],
+    [`${WORKSPACE}/groups`, ['get', 'list']],
   ],
   regular: [
     [WORKSPACE, ['get']],

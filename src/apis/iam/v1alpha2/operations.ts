@@ -138,7 +138,17 @@ export const listPlatformUsers = defineOperation({
     '`workspacetemplates/workspacemembers` of one, a workspace admin choosing whom to invite) gets each user’s name, ' +
     'creation time and e-mail only. Served from the watched Users and GlobalRoleBindings.',
   security: 'bearer',
-  query: usersQuery.extend({ globalrole: z.string().optional().describe('Only the holders of this GlobalRole.') }),
+  query: usersQuery.extend({
+    globalrole: z.string().optional().describe('Only the holders of this GlobalRole.'),
+    ingroup: z
+      .string()
+      .optional()
+      .describe(
+        'Only the users in this department (its GroupBindings); needs `list workspacetemplates/groups` of its ' +
+          'workspace, or `list users`.',
+      ),
+    notingroup: z.string().optional().describe('Only the users not in this department; the same right.'),
+  }),
   responses: {
     200: { description: 'The page of users.', body: pageOf(PlatformUserSchema, 'PlatformUserList') },
     400: badParameter,

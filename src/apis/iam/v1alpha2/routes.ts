@@ -190,10 +190,18 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       const picker = !decision.allowed && (await invitesToAWorkspace(user));
       if (!decision.allowed && !picker) throw forbidden(user.username, attributes, decision.reason);
       // the picker filters and sorts by what it shows (name, e-mail, creation), so no parameter tells what it hides
-      const query = picker ? pickerQuery(req.query as Record<string, unknown>) : (req.query as Record<string, unknown>);
+      const { ingroup: _in, notingroup: _out, ...asked } = req.query as Record<string, unknown>;
+      const query = picker ? pickerQuery(asked) : asked;
       const role =
         !picker && typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
-      const names = role === undefined ? undefined : deps.roles.holdersOf(role);
+      const holders = role === undefined ? undefined : deps.roles.holdersOf(role);
+      const departments = await departmentFilter(user, req.query as Record<string, unknown>);
+      const names =
+        departments && 'except' in departments && holders
+          ? new Set([...holders].filter((name) => !departments.except.has(name)))
+          : departments && holders
+            ? new Set([...holders].filter((name) => (departments as ReadonlySet<string>).has(name)))
+            : (departments ?? holders);
       const answer = await deps.listing.listCached(users, query, names);
       res.json({
         items: answer.items.map((item) => {
@@ -206,6 +214,48 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       });
     }),
   );
+
+  /**
+   * The console's Departments page lists the users in a department (`ingroup=<group>`) and those not in it
+   * (`notingroup=<group>`), as KubeSphere filters them; who is in one is told only to those who may list the
+   * departments of its workspace (or list users).
+   */
+  const departmentFilter = async (
+    caller: UserInfo,
+    query: Record<string, unknown>,
+  ): Promise<ReadonlySet<string> | { except: ReadonlySet<string> } | undefined> => {
+    const inGroup = typeof query.ingroup === 'string' && query.ingroup ? query.ingroup : undefined;
+    const notInGroup = typeof query.notingroup === 'string' && query.notingroup ? query.notingroup : undefined;
+    const group = inGroup ?? notInGroup;
+    if (!group) return undefined;
+    const stored = await deps.listing.readCached(kind('groups'), undefined, group);
+    const workspace = stored && JSON.parse(stored.toString('utf8')).metadata?.labels?.['kapi.io/workspace'];
+    const members = new Set<string>();
+    if (typeof workspace === 'string' && workspace !== '') {
+      const attributes: ResourceAttributes = {
+        verb: 'list',
+        group: 'tenant.kapi.io',
+        resource: 'workspacetemplates',
+        subresource: 'groups',
+        name: workspace,
+      };
+      const decision = await deps.authorizer.authorize(caller, attributes);
+      if (
+        !decision.allowed &&
+        !(await deps.authorizer.authorize(caller, { verb: 'list', group: IAM_GROUP, resource: 'users' })).allowed
+      )
+        throw forbidden(caller.username, attributes, decision.reason);
+      for (const binding of (await deps.listing.cachedWithField(
+        kind('groupbindings'),
+        'workspace',
+        new Set([workspace]),
+      )) as { groupRef?: { name?: string }; users?: unknown }[]) {
+        if (binding.groupRef?.name !== group || !Array.isArray(binding.users)) continue;
+        for (const name of binding.users) if (typeof name === 'string') members.add(name);
+      }
+    }
+    return inGroup ? members : { except: members };
+  };
 
   mountOperation(
     router,

@@ -4,24 +4,22 @@ import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/ide
 import {
   NAMESPACE_ROLES,
   TENANT_GROUP,
-  WORKSPACE_NAMESPACE_RULES,
   baseOf,
   namespaceMemberBinding,
   workspaceMemberBinding,
   workspaceRoleName,
-  workspaceRules,
   type NamespaceRole,
   type WorkspaceRoleBase,
 } from '../../../controllers/platform-rbac/workspaces.js';
 import { KubeApiError, type KubeClient, type KubeRequest } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, BadRequestError, ForbiddenError, NotFoundError } from '../../../server/errors.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
 import { asCaller as asKapiCaller, deletedStatus, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import { parseListedItem, type ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { TenantMemberships } from '../../tenant/memberships.js';
-import { confirmNoEscalation, describeRight, rightsOf } from './escalation.js';
+import { confirmWorkspaceRoleGivable } from './givable-roles.js';
 import { clusterMemberFrom, type ClusterMember } from './member-routes.js';
 import {
   createNamespaceMembers,
@@ -219,36 +217,8 @@ export function tenantMemberRoutes(deps: TenantMemberDeps): Router {
     }),
   );
 
-  /**
-   * The rule against escalation for a workspace role: the caller holds every right it gives on the workspace and, for
-   * a role with rights in the workspace's namespaces, each of those in each namespace (or cluster-wide). A caller
-   * who may `bind` the workspace's roles (`workspacetemplates/workspaceroles`) may give any.
-   */
-  const confirmGivable = async (caller: UserInfo, workspace: string, base: WorkspaceRoleBase) => {
-    const role = `workspace role "${workspaceRoleName(workspace, base)}"`;
-    const bind = workspaceRight('bind', 'workspaceroles', workspace);
-    await confirmNoEscalation(deps.authorizer, caller, workspaceRules(workspace, base), bind, role);
-    const inNamespaces = WORKSPACE_NAMESPACE_RULES[base];
-    if (!inNamespaces || (await deps.authorizer.authorize(caller, bind)).allowed) return;
-    const rights = rightsOf(inNamespaces);
-    const clusterWide = await Promise.all(rights.map((right) => deps.authorizer.authorize(caller, right)));
-    if (clusterWide.every((decision) => decision.allowed)) return;
-    const namespaces = await deps.listing.cachedWhere(
-      namespacesKind,
-      (labels) => labels?.['kapi.io/workspace'] === workspace,
-    );
-    for (const ns of namespaces as { metadata: { name: string } }[]) {
-      for (const right of rights) {
-        const inNamespace = { ...right, namespace: ns.metadata.name };
-        if (!(await deps.authorizer.authorize(caller, inNamespace)).allowed)
-          throw new ForbiddenError(
-            `user "${caller.username}" cannot give ${role}: it grants ${describeRight(right)} in namespace ` +
-              `"${ns.metadata.name}", which "${caller.username}" does not hold (nor may bind it)`,
-            { name: workspace, group: TENANT_GROUP, kind: 'workspacetemplates' },
-          );
-      }
-    }
-  };
+  const confirmGivable = (caller: UserInfo, workspace: string, base: WorkspaceRoleBase) =>
+    confirmWorkspaceRoleGivable(deps.authorizer, deps.listing, caller, workspace, base);
 
   /** A member may be made: the user exists and is not the manager, the role is the workspace's and givable. */
   const checkWorkspaceMember = async (

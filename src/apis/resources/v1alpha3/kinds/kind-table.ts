@@ -128,6 +128,7 @@ function kind(partial: Omit<KindDefinition, 'times' | 'fields' | 'source'> & Par
 }
 
 const stringAt = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const labelAt = (raw: Raw, key: string) => stringAt(raw?.metadata?.labels?.[key]);
 
 /** KubeSphere's statuses of a VolumeSnapshot. */
 export const SNAPSHOT_STATUSES = ['creating', 'ready', 'deleting'] as const;
@@ -601,6 +602,41 @@ export const KINDS: readonly KindDefinition[] = [
     ],
     notes:
       'kapi’s own kind: workspace memberships (SPEC §18); `workspace`, `subject` and `workspacerole` are kapi’s filters.',
+  }),
+  kind({
+    resource: 'groups',
+    group: 'iam.kapi.io',
+    version: 'v1alpha2',
+    kind: 'Group',
+    namespaced: false,
+    fields: [
+      {
+        parameter: 'workspace',
+        description: 'Exact workspace (the label `kapi.io/workspace`).',
+        of: (raw) => labelAt(raw, 'kapi.io/workspace'),
+      },
+    ],
+    notes: 'A workspace’s departments (KubeSphere’s Groups), each named after its display name (`generateName`).',
+  }),
+  kind({
+    resource: 'groupbindings',
+    group: 'iam.kapi.io',
+    version: 'v1alpha2',
+    kind: 'GroupBinding',
+    namespaced: false,
+    fields: [
+      {
+        parameter: 'workspace',
+        description: 'Exact workspace (the label `kapi.io/workspace`).',
+        of: (raw) => labelAt(raw, 'kapi.io/workspace'),
+      },
+      {
+        parameter: 'user',
+        description: 'A user it puts in the department (`users`).',
+        of: (raw) => (Array.isArray(raw?.users) ? raw.users.filter((u: unknown) => typeof u === 'string') : []),
+      },
+    ],
+    notes: 'Users of a department; `user` is KubeSphere’s filter.',
   }),
   kind({
     resource: 'events',

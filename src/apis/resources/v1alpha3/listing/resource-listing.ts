@@ -173,19 +173,27 @@ export class ResourceListing {
 
   /**
    * For kapi's other APIs, which authorize their callers themselves (a user reading their own User): the listing of
-   * a cached kind with no review, restricted to `names` when given (the workspaces a caller is a member of).
+   * a cached kind with no review, restricted to `names` when given (the workspaces a caller is a member of), or to
+   * all but `names.except`.
    */
   async listCached(
     definition: KindDefinition,
     rawQuery: Readonly<Record<string, unknown>>,
-    names?: ReadonlySet<string>,
+    names?: ReadonlySet<string> | { readonly except: ReadonlySet<string> },
   ): Promise<ListingAnswer> {
     const query = parseListingQuery(definition, rawQuery);
     const cache = await this.cacheOf(definition);
-    const within = names && {
-      key: `names=${[...names].sort().join(',')}`,
-      matches: (table: ObjectTable, slot: number) => names.has(table.name(slot)),
-    };
+    const within =
+      names &&
+      ('except' in names
+        ? {
+            key: `except=${[...names.except].sort().join(',')}`,
+            matches: (table: ObjectTable, slot: number) => !names.except.has(table.name(slot)),
+          }
+        : {
+            key: `names=${[...names].sort().join(',')}`,
+            matches: (table: ObjectTable, slot: number) => names.has(table.name(slot)),
+          });
     return this.page(definition, cache.table, cache.views, { kind: 'all' }, query, within);
   }
 

@@ -1,0 +1,614 @@
+import { Router } from 'express';
+import { jsonBody } from '../../../auth/account/account-routes.js';
+import type { Authorizer, ResourceAttributes, UserInfo } from '../../../auth/identity.js';
+import {
+  NAMESPACE_ROLES,
+  TENANT_GROUP,
+  baseOf,
+  namespaceRoleClusterRole,
+  type NamespaceRole,
+  type WorkspaceRoleBase,
+} from '../../../controllers/platform-rbac/workspaces.js';
+import { KubeApiError, type KubeClient } from '../../../kube/client.js';
+import type { Logger } from '../../../observability/logger.js';
+import { mountOperation } from '../../../openapi/operation.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
+import { asCaller, asKapi, deletedStatus, patchBody, requireRight, withCaller } from '../../caller.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
+import { parseListedItem, type ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
+import {
+  createDepartmentRoleBindings,
+  createDepartmentWorkspaceRoleBindings,
+  createDepartment,
+  createDepartmentMembers,
+  deleteDepartmentRoleBinding,
+  deleteDepartmentWorkspaceRoleBinding,
+  deleteDepartment,
+  deleteDepartmentMember,
+  listDepartmentRoleBindings,
+  listDepartmentWorkspaceRoleBindings,
+  listDepartmentMembers,
+  listDepartments,
+  patchDepartment,
+  readDepartment,
+  updateDepartment,
+} from './department-operations.js';
+import {
+  GROUP_REF_LABEL,
+  WORKSPACE_LABEL,
+  departmentChanged,
+  departmentMembership,
+  departmentProjectBinding,
+  departmentRoleEntries,
+  departmentToCreate,
+  departmentWorkspaceBinding,
+  departmentsBelow,
+  membershipEntries,
+} from './departments.js';
+import { confirmProjectRoleGivable, confirmWorkspaceRoleGivable } from './givable-roles.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+export interface DepartmentRouteDeps {
+  listing: ResourceListing;
+  authorizer: Authorizer;
+  /** kapi's own credentials (departments, their users, workspace role bindings); project bindings go as the caller. */
+  client: KubeClient;
+  logger: Logger;
+}
+
+const IAM = 'iam.kapi.io';
+const IAM_PATH = `/apis/${IAM}/v1alpha2`;
+const RBAC_PATH = '/apis/rbac.authorization.k8s.io/v1';
+const kind = (resource: string) => KINDS_BY_RESOURCE.get(resource) as KindDefinition;
+const groupsKind = kind('groups');
+const groupBindingsKind = kind('groupbindings');
+const workspaceBindingsKind = kind('workspacerolebindings');
+const roleBindingsKind = kind('rolebindings');
+const namespacesKind = kind('namespaces');
+const usersKind = kind('users');
+
+/**
+ * A workspace's departments (KubeSphere's Groups) at the console's routes. Every right is a SubjectAccessReview on
+ * the workspace's `workspacetemplates/groups` (or `/workspacemembers` for the roles given to a department); kapi then
+ * writes with its own credentials, except a department's project RoleBindings, written as the caller so that
+ * kube-apiserver applies RBAC's rule against escalation itself. Reads come from the listing's watched caches.
+ */
+export function departmentRoutes(deps: DepartmentRouteDeps): Router {
+  const router = Router();
+  const log = deps.logger.child({ component: 'departments' });
+  const right = (verb: string, sub: string, workspace: string): ResourceAttributes => ({
+    verb,
+    group: TENANT_GROUP,
+    resource: 'workspacetemplates',
+    subresource: sub,
+    name: workspace,
+    fresh: true,
+  });
+  const notFound = (name: string, kindName: string, group = IAM) =>
+    new NotFoundError(`${group ? `${kindName}.${group}` : kindName} "${name}" not found`, {
+      name,
+      group,
+      kind: kindName,
+    });
+
+  const existingWorkspace = async (workspace: string) => {
+    if (!(await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace)))
+      throw notFound(workspace, 'workspacetemplates', TENANT_GROUP);
+  };
+  /** The workspace's departments, parsed. */
+  const departmentsOf = async (workspace: string): Promise<Raw[]> =>
+    (await deps.listing.cachedWithField(groupsKind, 'workspace', new Set([workspace]))) as Raw[];
+  const department = async (workspace: string, name: string): Promise<Raw> => {
+    const stored = await deps.listing.readCached(groupsKind, undefined, name);
+    const group = stored && JSON.parse(stored.toString('utf8'));
+    if (!group || group.metadata?.labels?.[WORKSPACE_LABEL] !== workspace) throw notFound(name, 'groups');
+    return group;
+  };
+  const namesOf = (objects: readonly Raw[]) => new Set(objects.map((o) => o.metadata.name as string));
+
+  /** A department's workspace role bindings and project role bindings, from the caches. */
+  const grantsOf = async (workspace: string, group: string) => {
+    const workspaceBindings = (
+      (await deps.listing.cachedWithField(workspaceBindingsKind, 'workspace', new Set([workspace]))) as Raw[]
+    ).filter((b) => b.metadata?.labels?.[GROUP_REF_LABEL] === group);
+    const projects = await workspaceProjects(workspace);
+    const roleBindings = (
+      (await deps.listing.cachedWhere(roleBindingsKind, (labels) => labels?.[GROUP_REF_LABEL] === group)) as Raw[]
+    ).filter((b) => projects.has(b.metadata?.namespace));
+    return { workspaceBindings, roleBindings };
+  };
+  const workspaceProjects = async (workspace: string) =>
+    namesOf(
+      (await deps.listing.cachedWhere(namespacesKind, (labels) => labels?.[WORKSPACE_LABEL] === workspace)) as Raw[],
+    );
+
+  /** RBAC's rule against escalation for one who puts users in `group`: each role the department holds is givable. */
+  const confirmDepartmentGivable = async (caller: UserInfo, workspace: string, group: string) => {
+    const { workspaceBindings, roleBindings } = await grantsOf(workspace, group);
+    for (const binding of workspaceBindings) {
+      const base = baseOf(workspace, String(binding.roleRef?.name ?? ''));
+      if (base) await confirmWorkspaceRoleGivable(deps.authorizer, deps.listing, caller, workspace, base);
+    }
+    for (const binding of roleBindings) {
+      const role = NAMESPACE_ROLES.find((r) => namespaceRoleClusterRole(r) === binding.roleRef?.name);
+      if (role) await confirmProjectRoleGivable(deps.authorizer, caller, binding.metadata.namespace, role);
+    }
+  };
+
+  const deleteIgnoringMissing = async (path: string) => {
+    try {
+      await deps.client.request({ method: 'DELETE', path, timeoutMs: 10_000 });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+    }
+  };
+
+  // ---- departments -----------------------------------------------------------------------------------------------
+
+  mountOperation(
+    router,
+    '',
+    listDepartments,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('list', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const names = namesOf(await departmentsOf(workspace));
+      res.json(await listed(deps.listing, groupsKind, req.query as Record<string, unknown>, names));
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    readDepartment,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('get', 'groups', workspace));
+      res.json(await department(workspace, String(req.params.group)));
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    createDepartment,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('create', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const departments = await departmentsOf(workspace);
+      const group = departmentToCreate(req.body, workspace, namesOf(departments), caller.username);
+      if ('error' in group) throw new BadRequestError(group.error);
+      const display = group.metadata.generateName as string;
+      if (departments.some((d) => d.metadata?.generateName === display))
+        throw new ApiError(
+          409,
+          'AlreadyExists',
+          `a department named "${display}" is already in workspace "${workspace}"`,
+          {
+            name: display,
+            group: IAM,
+            kind: 'groups',
+          },
+        );
+      const made = await asKapi(
+        deps.client,
+        { method: 'POST', path: `${IAM_PATH}/groups`, body: group },
+        { name: display, group: IAM, kind: 'groups' },
+      );
+      log.info('department made', { audit: 'department', workspace, group: made.metadata?.name, by: caller.username });
+      res.json(made);
+    }),
+  );
+
+  for (const operation of [updateDepartment, patchDepartment]) {
+    const merge = operation === patchDepartment;
+    mountOperation(
+      router,
+      '',
+      operation,
+      merge ? patchBody : jsonBody,
+      withCaller(async (caller, req, res) => {
+        const workspace = String(req.params.workspace);
+        const name = String(req.params.group);
+        await requireRight(deps.authorizer, caller, right(merge ? 'patch' : 'update', 'groups', workspace));
+        const stored = await department(workspace, name);
+        const departments = await departmentsOf(workspace);
+        const changed = departmentChanged(
+          stored,
+          req.body,
+          merge ? 'merge' : 'replace',
+          namesOf(departments),
+          new Set(departmentsBelow(departments, name)),
+        );
+        if ('error' in changed) throw new BadRequestError(changed.error);
+        // written with the resourceVersion the body was read at (a PUT's), else the one cached: a change meanwhile is
+        // a 409, never lost
+        const { managedFields: _managed, ...metadata } = changed.metadata;
+        const readAt = merge ? undefined : req.body?.metadata?.resourceVersion;
+        if (typeof readAt === 'string' && readAt !== '') metadata.resourceVersion = readAt;
+        try {
+          const written = await deps.client.request<Raw>({
+            method: 'PUT',
+            path: `${IAM_PATH}/groups/${encodeURIComponent(name)}`,
+            body: { ...changed, metadata },
+            timeoutMs: 10_000,
+          });
+          const { managedFields: _written, ...shown } = written.metadata ?? {};
+          res.json({ ...written, metadata: shown });
+        } catch (err) {
+          if (err instanceof KubeApiError && err.code === 409)
+            throw new ApiError(409, 'Conflict', `department "${name}" changed since it was read: read it again`, {
+              name,
+              group: IAM,
+              kind: 'groups',
+            });
+          if (err instanceof KubeApiError && err.code === 404) throw notFound(name, 'groups');
+          throw err;
+        }
+      }),
+    );
+  }
+
+  mountOperation(
+    router,
+    '',
+    deleteDepartment,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const name = String(req.params.group);
+      await requireRight(deps.authorizer, caller, right('delete', 'groups', workspace));
+      const group = await department(workspace, name);
+      const departments = await departmentsOf(workspace);
+      // sub-departments first, each with what it was given and who was in it, then the department
+      for (const gone of [...departmentsBelow(departments, name).reverse(), name]) {
+        const { workspaceBindings, roleBindings } = await grantsOf(workspace, gone);
+        const members = (
+          (await deps.listing.cachedWithField(groupBindingsKind, 'workspace', new Set([workspace]))) as Raw[]
+        ).filter((b) => b.groupRef?.name === gone);
+        await Promise.all([
+          ...workspaceBindings.map((b) =>
+            deleteIgnoringMissing(`${IAM_PATH}/workspacerolebindings/${encodeURIComponent(b.metadata.name)}`),
+          ),
+          ...roleBindings.map((b) =>
+            deleteIgnoringMissing(
+              `${RBAC_PATH}/namespaces/${encodeURIComponent(b.metadata.namespace)}/rolebindings/${encodeURIComponent(b.metadata.name)}`,
+            ),
+          ),
+          ...members.map((b) =>
+            deleteIgnoringMissing(`${IAM_PATH}/groupbindings/${encodeURIComponent(b.metadata.name)}`),
+          ),
+        ]);
+        await deleteIgnoringMissing(`${IAM_PATH}/groups/${encodeURIComponent(gone)}`);
+      }
+      log.info('department deleted', { audit: 'department', workspace, group: name, by: caller.username });
+      res.json(deletedStatus(name, IAM, 'groups', group.metadata?.uid));
+    }),
+  );
+
+  // ---- who is in them ------------------------------------------------------------------------------------------
+
+  const membershipsIn = async (workspace: string) =>
+    (await deps.listing.cachedWithField(groupBindingsKind, 'workspace', new Set([workspace]))) as Raw[];
+
+  mountOperation(
+    router,
+    '',
+    listDepartmentMembers,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('list', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const names = namesOf(await membershipsIn(workspace));
+      res.json(await listed(deps.listing, groupBindingsKind, req.query as Record<string, unknown>, names));
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    createDepartmentMembers,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('update', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const entries = membershipEntries(req.body);
+      if ('error' in entries) throw new BadRequestError(entries.error);
+      // every entry checked before any is written: a refusal leaves the departments as they were
+      const checked = new Set<string>();
+      for (const { user, group } of entries) {
+        await department(workspace, group);
+        if (!(await deps.listing.readCached(usersKind, undefined, user))) throw notFound(user, 'users');
+        if (!checked.has(group)) await confirmDepartmentGivable(caller, workspace, group);
+        checked.add(group);
+      }
+      const existing = await membershipsIn(workspace);
+      const answer: Raw[] = [];
+      for (const { user, group } of entries) {
+        const had = existing.find(
+          (b) => b.groupRef?.name === group && Array.isArray(b.users) && b.users.includes(user),
+        );
+        if (had) {
+          answer.push(had);
+          continue;
+        }
+        answer.push(
+          await asKapi(
+            deps.client,
+            { method: 'POST', path: `${IAM_PATH}/groupbindings`, body: departmentMembership(workspace, group, user) },
+            { name: `${group}-${user}`, group: IAM, kind: 'groupbindings' },
+          ),
+        );
+        log.info('user put in department', { audit: 'department', workspace, group, user, by: caller.username });
+      }
+      res.json(answer);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    deleteDepartmentMember,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const name = String(req.params.groupbinding);
+      await requireRight(deps.authorizer, caller, right('update', 'groups', workspace));
+      const binding = (await membershipsIn(workspace)).find((b) => b.metadata?.name === name);
+      if (!binding) throw notFound(name, 'groupbindings');
+      await deleteIgnoringMissing(`${IAM_PATH}/groupbindings/${encodeURIComponent(name)}`);
+      log.info('user taken out of department', {
+        audit: 'department',
+        workspace,
+        group: binding.groupRef?.name,
+        users: binding.users,
+        by: caller.username,
+      });
+      res.json(deletedStatus(name, IAM, 'groupbindings', binding.metadata?.uid));
+    }),
+  );
+
+  // ---- the workspace roles given to departments ----------------------------------------------------------------
+
+  const departmentWorkspaceBindings = async (workspace: string) =>
+    ((await deps.listing.cachedWithField(workspaceBindingsKind, 'workspace', new Set([workspace]))) as Raw[]).filter(
+      (b) => typeof b.metadata?.labels?.[GROUP_REF_LABEL] === 'string',
+    );
+
+  mountOperation(
+    router,
+    '',
+    listDepartmentWorkspaceRoleBindings,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('list', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const names = namesOf(await departmentWorkspaceBindings(workspace));
+      const { rolename, ...query } = req.query as Record<string, unknown>;
+      res.json(
+        await listed(
+          deps.listing,
+          workspaceBindingsKind,
+          { ...query, ...(rolename ? { workspacerole: rolename } : {}) },
+          names,
+        ),
+      );
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    createDepartmentWorkspaceRoleBindings,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('create', 'workspacemembers', workspace));
+      await existingWorkspace(workspace);
+      const entries = departmentRoleEntries(req.body);
+      if ('error' in entries) throw new BadRequestError(entries.error);
+      const bases: WorkspaceRoleBase[] = [];
+      for (const { group, role } of entries) {
+        await department(workspace, group);
+        const base = baseOf(workspace, role);
+        if (!base) throw notFound(role, 'workspaceroles');
+        await confirmWorkspaceRoleGivable(deps.authorizer, deps.listing, caller, workspace, base);
+        bases.push(base);
+      }
+      const answer: Raw[] = [];
+      for (const { group, role } of entries) {
+        const binding = departmentWorkspaceBinding(workspace, group, role);
+        answer.push(await createOrKeep(`${IAM_PATH}/workspacerolebindings`, binding));
+        log.info('workspace role given to department', {
+          audit: 'department',
+          workspace,
+          group,
+          role,
+          by: caller.username,
+        });
+      }
+      res.json(answer);
+    }),
+  );
+
+  /** Creates `object` with kapi's credentials; one of its name already there is answered as it is. */
+  const createOrKeep = async (collection: string, object: Raw): Promise<Raw> => {
+    const name = object.metadata.name as string;
+    try {
+      return await deps.client.request<Raw>({ method: 'POST', path: collection, body: object, timeoutMs: 10_000 });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.code === 409)) throw err;
+      return deps.client.request<Raw>({ path: `${collection}/${encodeURIComponent(name)}`, timeoutMs: 10_000 });
+    }
+  };
+
+  mountOperation(
+    router,
+    '',
+    deleteDepartmentWorkspaceRoleBinding,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const name = String(req.params.rolebinding);
+      await requireRight(deps.authorizer, caller, right('delete', 'workspacemembers', workspace));
+      const binding = (await departmentWorkspaceBindings(workspace)).find((b) => b.metadata?.name === name);
+      if (!binding) throw notFound(name, 'workspacerolebindings');
+      await deleteIgnoringMissing(`${IAM_PATH}/workspacerolebindings/${encodeURIComponent(name)}`);
+      log.info('workspace role taken from department', {
+        audit: 'department',
+        workspace,
+        binding: name,
+        by: caller.username,
+      });
+      res.json(deletedStatus(name, IAM, 'workspacerolebindings', binding.metadata?.uid));
+    }),
+  );
+
+  // ---- the project roles given to departments ------------------------------------------------------------------
+
+  mountOperation(
+    router,
+    '',
+    listDepartmentRoleBindings,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await requireRight(deps.authorizer, caller, right('list', 'groups', workspace));
+      await existingWorkspace(workspace);
+      const projects = await workspaceProjects(workspace);
+      const selector = typeof req.query.labelSelector === 'string' ? req.query.labelSelector : '';
+      const wanted = equalityLabels(selector);
+      if (!wanted) throw new BadRequestError('labelSelector: only key=value terms are read here');
+      const found = (
+        (await deps.listing.cachedWhere(
+          roleBindingsKind,
+          (labels) => typeof labels?.[GROUP_REF_LABEL] === 'string' && [...wanted].every(([k, v]) => labels?.[k] === v),
+        )) as Raw[]
+      ).filter((b) => projects.has(b.metadata?.namespace));
+      res.json(found);
+    }),
+  );
+
+  const projectOf = async (namespace: string): Promise<string> => {
+    const stored = await deps.listing.readCached(namespacesKind, undefined, namespace);
+    const workspace = stored && JSON.parse(stored.toString('utf8')).metadata?.labels?.[WORKSPACE_LABEL];
+    if (!stored) throw notFound(namespace, 'namespaces', '');
+    if (typeof workspace !== 'string' || workspace === '')
+      throw new BadRequestError(`namespace "${namespace}" is in no workspace: it has no departments`);
+    return workspace;
+  };
+
+  mountOperation(
+    router,
+    '',
+    createDepartmentRoleBindings,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const namespace = String(req.params.namespace);
+      const workspace = await projectOf(namespace);
+      const entries = departmentRoleEntries(req.body);
+      if ('error' in entries) throw new BadRequestError(entries.error);
+      const roles: NamespaceRole[] = [];
+      for (const { group, role } of entries) {
+        await department(workspace, group);
+        const known = NAMESPACE_ROLES.find((r) => r === role);
+        if (!known) throw notFound(role, 'roles', '');
+        roles.push(known);
+      }
+      const answer: Raw[] = [];
+      for (const [i, { group }] of entries.entries()) {
+        const role = roles[i] as NamespaceRole;
+        const binding = departmentProjectBinding(namespace, group, role, namespaceRoleClusterRole(role));
+        const collection = `${RBAC_PATH}/namespaces/${encodeURIComponent(namespace)}/rolebindings`;
+        try {
+          // as the caller: kube-apiserver refuses one who may not grant the role
+          answer.push(
+            await asCaller(
+              deps.client,
+              caller,
+              { method: 'POST', path: collection, body: binding },
+              { name: binding.metadata.name, group: 'rbac.authorization.k8s.io', kind: 'rolebindings' },
+            ),
+          );
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 409)) throw err;
+          answer.push(
+            await asCaller(
+              deps.client,
+              caller,
+              { path: `${collection}/${encodeURIComponent(binding.metadata.name)}` },
+              { name: binding.metadata.name, group: 'rbac.authorization.k8s.io', kind: 'rolebindings' },
+            ),
+          );
+        }
+        log.info('project role given to department', {
+          audit: 'department',
+          namespace,
+          group,
+          role,
+          by: caller.username,
+        });
+      }
+      res.json(answer);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    deleteDepartmentRoleBinding,
+    withCaller(async (caller, req, res) => {
+      const namespace = String(req.params.namespace);
+      const name = String(req.params.rolebinding);
+      const stored = await deps.listing.readCached(roleBindingsKind, namespace, name);
+      const binding = stored && JSON.parse(stored.toString('utf8'));
+      if (!binding || typeof binding.metadata?.labels?.[GROUP_REF_LABEL] !== 'string')
+        throw notFound(name, 'rolebindings', 'rbac.authorization.k8s.io');
+      await asCaller(
+        deps.client,
+        caller,
+        {
+          method: 'DELETE',
+          path: `${RBAC_PATH}/namespaces/${encodeURIComponent(namespace)}/rolebindings/${encodeURIComponent(name)}`,
+        },
+        { name, group: 'rbac.authorization.k8s.io', kind: 'rolebindings' },
+      );
+      log.info('project role taken from department', {
+        audit: 'department',
+        namespace,
+        binding: name,
+        by: caller.username,
+      });
+      res.json(deletedStatus(name, 'rbac.authorization.k8s.io', 'rolebindings', binding.metadata?.uid));
+    }),
+  );
+
+  return router;
+}
+
+/** A listing of cached objects restricted to `names`, its items parsed. */
+async function listed(
+  listing: ResourceListing,
+  definition: KindDefinition,
+  query: Record<string, unknown>,
+  names: ReadonlySet<string>,
+) {
+  const answer = await listing.listCached(definition, query, names);
+  return { items: answer.items.map((item) => parseListedItem(item)), totalItems: answer.totalItems };
+}
+
+/** `a=b,c=d` as pairs; undefined for any other term (`!=`, `in`, …), which this route does not read. */
+function equalityLabels(selector: string): Map<string, string> | undefined {
+  const pairs = new Map<string, string>();
+  for (const term of selector
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)) {
+    const match = /^([^=!\s]+)\s*==?\s*([^=!\s]*)$/.exec(term);
+    if (!match) return undefined;
+    pairs.set(match[1] as string, match[2] as string);
+  }
+  return pairs;
+}
