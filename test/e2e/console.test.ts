@@ -686,6 +686,37 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await waitOn(alice, people.bob, `${wsA}-viewer`);
     }, 90_000);
 
+    it('then alice sees ws-a’s Departments and puts bob in one from its Not Assigned list', async () => {
+      const alice = pages.alice as Page;
+      const caller = new KapiCaller();
+      const token = (tokens.alice ??= (await caller.login(e2e.kapiUrl, people.alice, TENANT_PASSWORD)).access_token);
+      const made = await fetch(`${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/workspaces/${wsA}/groups`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ metadata: { generateName: 'e2e-dev', annotations: { 'kapi.io/alias-name': 'Dev' } } }),
+      });
+      expect(made.status).toBe(200);
+      const dev = ((await made.json()) as { metadata: { name: string } }).metadata.name;
+      // the tree shows it by name and alias; its Not Assigned list offers bob, whose + and OK put him in it
+      await alice.goto(`${consoleUrl}/workspaces/${wsA}/groups`);
+      await waitOn(alice, `${dev}(Dev)`);
+      await alice.locator('label', { has: alice.locator('input[value="notingroup"]') }).click();
+      await waitOn(alice, people.bob);
+      await alice.locator(`[data-user="${people.bob}"] button`).click();
+      await alice.getByRole('button', { name: 'OK', exact: true }).click();
+      // kapi has the GroupBinding the console posted
+      await waitFor(async () => {
+        const assigned = await caller.get<{ items: { metadata: { name: string } }[] }>(
+          `${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/users?ingroup=${dev}`,
+          token,
+        );
+        return assigned.body.items.map((user) => user.metadata.name).join() === people.bob;
+      });
+      // the Assigned list shows him
+      await alice.locator('label', { has: alice.locator('input[value="ingroup"]') }).click();
+      await waitFor(async () => (await alice.locator(`[data-user="${people.bob}"]`).count()) === 1);
+    }, 90_000);
+
     it('then bob sees exactly ws-a and a-dev, can read the project but not create one; carol sees no workspace', async () => {
       // bob's rights are in effect at kube-apiserver once kapi's controller has realized his membership
       await waitFor(() => kubeAllows(e2e.admin, people.bob, readsProject()));
