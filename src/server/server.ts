@@ -31,6 +31,7 @@ import { workspaceAdminRoutes } from '../apis/tenant/admin-routes.js';
 import { workspaceNamespaceRoutes } from '../apis/tenant/namespace-routes.js';
 import { componentRoutes } from '../apis/resources/v1alpha2/routes.js';
 import { departmentRoutes } from '../apis/iam/v1alpha2/department-routes.js';
+import { DepartmentWatches } from '../apis/iam/v1alpha2/department-watch.js';
 import { imageRoutes } from '../apis/resources/v1alpha3/image-routes.js';
 import { RegistryClient } from '../registry/registry-client.js';
 import { PodTerminals } from '../apis/terminal/terminal.js';
@@ -436,13 +437,28 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     },
     forwarder.handleUpgrade,
   );
-  // the console's terminals, a member's live project list, then the relayed upgrades of /api and /apis
+  const departmentWatches = new DepartmentWatches(
+    {
+      authenticate: identity.authenticateRequest,
+      authorizer: identity.authorizer,
+      listing,
+      logger,
+      registry: streamRegistry,
+    },
+    forwarder.handleUpgrade,
+  );
+  // the console's terminals, a member's live project list and department tree, then the relayed upgrades of /api
+  // and /apis
   const upgrade = {
     should: (req: IncomingMessage) =>
-      terminals.matches(req) || projectWatches.matches(req) || forwarder.shouldUpgrade(req),
+      terminals.matches(req) ||
+      projectWatches.matches(req) ||
+      departmentWatches.matches(req) ||
+      forwarder.shouldUpgrade(req),
     handle: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (terminals.matches(req)) terminals.handle(req, socket, head);
       else if (projectWatches.matches(req)) projectWatches.handle(req, socket, head);
+      else if (departmentWatches.matches(req)) departmentWatches.handle(req, socket, head);
       else forwarder.handleUpgrade(req, socket, head);
     },
   };
@@ -542,6 +558,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       streamRegistry.closeAll();
       terminals.closeAll();
       projectWatches.closeAll();
+      departmentWatches.closeAll();
       await Promise.all(closing);
       forwarder.close();
       stopPlacing();

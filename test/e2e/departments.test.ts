@@ -8,6 +8,7 @@
  * workspace's departments is refused by the tenant guard.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import { RUN_LABEL, deleteIgnoringMissing, startE2E, waitFor, type E2E } from './harness.js';
 import { KapiCaller } from './identity-http.js';
 import { assertTarget } from './target.js';
@@ -216,6 +217,53 @@ describe('a workspace admin’s departments', () => {
     );
     expect(removed.body).toMatchObject({ kind: 'Status', status: 'Success' });
     await waitFor(async () => (await podsOf(bobToken)).status === 403);
+  });
+});
+
+describe('the console’s live department tree', () => {
+  /** The console's watch of the workspace's departments, as the holder of `token`. */
+  function watchDepartments(token: string) {
+    const seen = { events: [] as string[], refused: undefined as number | undefined };
+    const url = `${e2e.kapiUrl.replace(/^http/, 'ws')}/apis/iam.kapi.io/v1alpha2/watch/groups?labelSelector=kapi.io/workspace=${workspace}`;
+    const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` }, origin: e2e.kapiUrl });
+    socket.on('message', (raw) => {
+      const event = JSON.parse(raw.toString()) as {
+        type: string;
+        object: { kind: string; metadata: { name: string } };
+      };
+      seen.events.push(`${event.type} ${event.object.kind} ${event.object.metadata.name}`);
+    });
+    socket.on('unexpected-response', (_req, res) => (seen.refused = res.statusCode));
+    socket.on('error', () => undefined);
+    return { seen, close: () => socket.close() };
+  }
+
+  it('then alice sees the departments, one made, changed and deleted; bob is refused', async () => {
+    const watch = watchDepartments(aliceToken);
+    try {
+      await waitFor(async () => watch.seen.events.length >= 2);
+      expect(watch.seen.events.sort()).toEqual([`ADDED Group ${dev}`, `ADDED Group ${sub}`].sort());
+      const made = await send('POST', `${IAM}/workspaces/${workspace}/groups`, aliceToken, department('watched'));
+      const watched = made.body.metadata.name as string;
+      await waitFor(async () => watch.seen.events.includes(`ADDED Group ${watched}`));
+      await send(
+        'PATCH',
+        `${IAM}/workspaces/${workspace}/groups/${watched}`,
+        aliceToken,
+        {
+          metadata: { annotations: { 'kapi.io/alias-name': 'Watched' } },
+        },
+        'application/merge-patch+json',
+      );
+      await waitFor(async () => watch.seen.events.includes(`MODIFIED Group ${watched}`));
+      await send('DELETE', `${IAM}/workspaces/${workspace}/groups/${watched}`, aliceToken);
+      await waitFor(async () => watch.seen.events.includes(`DELETED Group ${watched}`));
+    } finally {
+      watch.close();
+    }
+    const refused = watchDepartments(bobToken);
+    await waitFor(async () => refused.seen.refused !== undefined);
+    expect(refused.seen.refused).toBe(403);
   });
 });
 

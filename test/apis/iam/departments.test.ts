@@ -13,6 +13,7 @@ import {
   departmentsBelow,
   membershipEntries,
 } from '../../../src/apis/iam/v1alpha2/departments.js';
+import { departmentWatchOf } from '../../../src/apis/iam/v1alpha2/department-watch.js';
 
 const tree = [
   { metadata: { name: 'dev', labels: {} } },
@@ -178,5 +179,19 @@ describe('the console’s bodies', () => {
       metadata: { name: 'dev-viewer', namespace: 'p', labels: { 'iam.kapi.io/group-ref': 'dev' } },
       roleRef: { kind: 'ClusterRole', name: 'kapi:namespace-role:viewer' },
     });
+  });
+});
+
+describe('departmentWatchOf', () => {
+  it.each([
+    ['/apis/iam.kapi.io/v1alpha2/watch/groups?labelSelector=kapi.io/workspace=ws-a', 'ws-a'],
+    ['/apis/iam.kapi.io/v1alpha2/groups?watch=true&labelSelector=kapi.io%2Fworkspace%3D%3Dws-a', 'ws-a'],
+    ['/apis/iam.kapi.io/v1alpha2/watch/groups', undefined],
+    ['/apis/iam.kapi.io/v1alpha2/watch/groups?labelSelector=kapi.io/workspace=ws-a,x=y', undefined],
+    ['/apis/iam.kapi.io/v1alpha2/watch/groups?labelSelector=kapi.io/workspace=ws-a&fieldSelector=a=b', undefined],
+    ['/apis/iam.kapi.io/v1alpha2/groups?labelSelector=kapi.io/workspace=ws-a', undefined],
+    ['/apis/iam.kapi.io/v1alpha2/watch/groupbindings?labelSelector=kapi.io/workspace=ws-a', undefined],
+  ])('%s → %s', (url, expected) => {
+    expect(departmentWatchOf(url)).toBe(expected);
   });
 });
