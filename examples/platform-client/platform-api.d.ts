@@ -1317,7 +1317,7 @@ export interface paths {
         };
         /**
          * List RoleBindings of every namespace the caller may list, filtered, sorted and paged
-         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is).
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in the cluster’s RBAC: at the cluster scope for every namespace, otherwise only the namespaces where it is allowed are answered (each reviewed; 403 when none is). `subject` is kapi’s filter.
          */
         get: operations["listRoleBindings"];
         put?: never;
@@ -1337,7 +1337,7 @@ export interface paths {
         };
         /**
          * List the RoleBindings of one namespace, filtered, sorted and paged
-         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in that namespace.
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list rolebindings` in that namespace. `subject` is kapi’s filter.
          */
         get: operations["listNamespacedRoleBindings"];
         put?: never;
@@ -1417,7 +1417,7 @@ export interface paths {
         };
         /**
          * List ClusterRoleBindings, filtered, sorted and paged
-         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list clusterrolebindings` in the cluster’s RBAC.
+         * @description Served from a watched cache started on first use (no call to kube-apiserver per request). Needs `list clusterrolebindings` in the cluster’s RBAC. `subject` is kapi’s filter.
          */
         get: operations["listClusterRoleBindings"];
         put?: never;
@@ -11247,6 +11247,8 @@ export interface operations {
                 ownerReference?: string;
                 /** @description The kind of one of the object’s owners. */
                 ownerKind?: string;
+                /** @description A subject it binds, as `User:<name>` or `Group:<name>`. */
+                subject?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
                 /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
@@ -11336,6 +11338,8 @@ export interface operations {
                 ownerReference?: string;
                 /** @description The kind of one of the object’s owners. */
                 ownerKind?: string;
+                /** @description A subject it binds, as `User:<name>` or `Group:<name>`. */
+                subject?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
                 /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */
@@ -11637,6 +11641,8 @@ export interface operations {
                 ownerReference?: string;
                 /** @description The kind of one of the object’s owners. */
                 ownerKind?: string;
+                /** @description A subject it binds, as `User:<name>` or `Group:<name>`. */
+                subject?: string;
                 /** @description 1-based page number. A page past the end has no items. */
                 page?: number;
                 /** @description Items per page. Absent or -1 (KubeSphere’s “all”): every item, whatever the page. 0: no items, only totalItems. */

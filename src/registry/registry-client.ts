@@ -242,6 +242,7 @@ export class RegistryClient {
   private readonly options: Required<RegistryClientOptions>;
   private readonly verifying: Agent;
   private insecureAgent: Agent | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(options: RegistryClientOptions = {}) {
     this.options = { ...DEFAULTS, ...options };
@@ -255,8 +256,10 @@ export class RegistryClient {
     return this.insecureAgent;
   }
 
-  async close(): Promise<void> {
-    await Promise.all([this.verifying.close(), this.insecureAgent?.close()]);
+  /** Closes its connections; again is nothing (a server stopped twice). */
+  close(): Promise<void> {
+    this.closing ??= Promise.all([this.verifying.close(), this.insecureAgent?.close()]).then(() => undefined);
+    return this.closing;
   }
 
   private async session<T>(

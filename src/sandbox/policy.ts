@@ -185,7 +185,7 @@ export function defaultRules(): PolicyRule[] {
     { users: kapi, verbs: ['create', 'delete'], apiGroups: ['iam.kapi.io'], resources: ['workspacerolebindings'] },
     {
       users: kapi,
-      verbs: ['list', 'watch', 'create', 'update', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
       apiGroups: ['iam.kapi.io'],
       resources: ['groups', 'groupbindings'],
     },

@@ -331,6 +331,14 @@ export function guardRules(): GuardRule[] {
         `department's group for: written through kapi's departments API, or by one with ${ADMINISTER} on ` +
         `workspacetemplates/groups (${TENANT}) of the workspace`,
     ),
+    kapiOnlyAnnotation(
+      'department-workspace-uid',
+      IAM,
+      'groups',
+      WORKSPACE_UID_ANNOTATION,
+      `the annotation ${WORKSPACE_UID_ANNOTATION} names the workspace (by uid) a department was made in: only kapi ` +
+        `writes it`,
+    ),
     departmentRule(
       'department-workspace',
       'groups',

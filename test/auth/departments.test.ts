@@ -49,7 +49,18 @@ describe('departmentsByUser', () => {
       { bob: ['dev', 'ops'], carol: ['dev'] },
     ],
   ])('%s', (_, groups, bindings, expected) => {
-    expect(Object.fromEntries(departmentsByUser(groups, bindings))).toEqual(expected);
+    expect(Object.fromEntries(departmentsByUser(groups, bindings, new Map([['ws', 'uid-1']])))).toEqual(expected);
+  });
+
+  it('when the workspace is gone, or is a later one of the name, then its departments count for no one', () => {
+    const stamped = (uid: string) => ({
+      ...group('dev', 'ws'),
+      metadata: { ...group('dev', 'ws').metadata, annotations: { 'tenant.kapi.io/workspace-uid': `ws/${uid}` } },
+    });
+    const bindings = [binding('b', 'dev', ['bob'], 'ws')];
+    expect(departmentsByUser([stamped('uid-1')], bindings, new Map([['ws', 'uid-1']])).get('bob')).toEqual(['dev']);
+    expect(departmentsByUser([stamped('uid-1')], bindings, new Map([['ws', 'uid-2']])).size).toBe(0);
+    expect(departmentsByUser([stamped('uid-1')], bindings, new Map()).size).toBe(0);
   });
 });
 

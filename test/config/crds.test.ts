@@ -91,6 +91,8 @@ describe('CRDs in crds/', () => {
       'iam.kapi.io_coderedemptions.yaml',
       'iam.kapi.io_globalrolebindings.yaml',
       'iam.kapi.io_globalroles.yaml',
+      'iam.kapi.io_groupbindings.yaml',
+      'iam.kapi.io_groups.yaml',
       'iam.kapi.io_loginhistories.yaml',
       'iam.kapi.io_loginsessions.yaml',
       'iam.kapi.io_users.yaml',

@@ -267,6 +267,73 @@ describe('the console’s live department tree', () => {
   });
 });
 
+describe('the edges of a membership', () => {
+  it('then two adds at once make one binding, and the console’s edit of the alias keeps the parent', async () => {
+    const add = () =>
+      send('POST', `${IAM}/workspaces/${workspace}/groupbindings`, aliceToken, [{ userName: mallory, groupName: sub }]);
+    const [one, two] = await Promise.all([add(), add()]);
+    expect([one.status, two.status]).toEqual([200, 200]);
+    const listed = await e2e.admin.request<{ items: unknown[] }>({
+      path: '/apis/iam.kapi.io/v1alpha2/groupbindings',
+      query: { labelSelector: `iam.kapi.io/group-ref=${sub},iam.kapi.io/user-ref=${mallory}` },
+    });
+    expect(listed.items).toHaveLength(1);
+    await send('DELETE', `${IAM}/workspaces/${workspace}/groupbindings/${one.body[0].metadata.name}`, aliceToken);
+    // the console's edit sends the annotations only
+    const edited = await send(
+      'PATCH',
+      `${IAM}/workspaces/${workspace}/groups/${sub}`,
+      aliceToken,
+      { metadata: { annotations: { 'kapi.io/alias-name': 'Ops' } } },
+      'application/merge-patch+json',
+    );
+    expect(edited.body.metadata.labels).toMatchObject({
+      'iam.kapi.io/group-parent': dev,
+      'kapi.io/workspace': workspace,
+    });
+    expect(edited.body.metadata.annotations['kapi.io/alias-name']).toBe('Ops');
+  });
+
+  it('then a department holding a role elsewhere (a project moved away) takes no user from one who could not give it', async () => {
+    // the cluster's admin gives dev admin in a namespace of no workspace: putting someone in dev now grants it
+    const elsewhere = await e2e.createNamespace('dep-elsewhere');
+    await e2e.admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${elsewhere}/rolebindings`,
+      body: {
+        metadata: { name: 'dev-admin-elsewhere' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kapi:namespace-role:admin' },
+        subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `kapi:department:${dev}` }],
+      },
+    });
+    await waitFor(async () => {
+      const refused = await send('POST', `${IAM}/workspaces/${workspace}/groupbindings`, aliceToken, [
+        { userName: mallory, groupName: dev },
+      ]);
+      return refused.status === 403 && String(refused.body.message).includes(elsewhere);
+    });
+    await deleteIgnoringMissing(
+      e2e.admin,
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${elsewhere}/rolebindings/dev-admin-elsewhere`,
+    );
+  });
+
+  it('then a deleted user’s GroupBindings go with it, so a new user of the name is in no department', async () => {
+    const temp = await e2e.createUser('dep-temp', PASSWORD);
+    await send('POST', `${IAM}/workspaces/${workspace}/groupbindings`, aliceToken, [
+      { userName: temp, groupName: dev },
+    ]);
+    await e2e.admin.request({ method: 'DELETE', path: `/apis/iam.kapi.io/v1beta1/users/${temp}` });
+    await waitFor(async () => {
+      const left = await e2e.admin.request<{ items: unknown[] }>({
+        path: '/apis/iam.kapi.io/v1alpha2/groupbindings',
+        query: { labelSelector: `iam.kapi.io/user-ref=${temp}` },
+      });
+      return left.items.length === 0;
+    });
+  });
+});
+
 describe('when anyone else claims a department', () => {
   it('then a User whose spec.groups names the department’s group gets nothing from it', async () => {
     const carol = await e2e.createUser('dep-carol', PASSWORD, { groups: [`kapi:department:${dev}`, 'e2e-other'] });

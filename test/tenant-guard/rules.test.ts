@@ -364,6 +364,18 @@ describe('the tenant guard’s rules', () => {
       false,
       'department-workspace',
     ],
+    [
+      'a department’s workspace stamp written by anyone but kapi',
+      write(
+        'iam.kapi.io',
+        'groups',
+        { metadata: { ...department('ws-a').metadata, annotations: { 'tenant.kapi.io/workspace-uid': 'ws-a/u2' } } },
+        department('ws-a'),
+      ),
+      ['update tenant.kapi.io/workspacetemplates/groups ws-a'],
+      false,
+      'department-workspace-uid',
+    ],
     ['a department made in no workspace', write('iam.kapi.io', 'groups', department('')), [], true, ''],
     [
       'a department moved into a workspace by its departments’ admin',

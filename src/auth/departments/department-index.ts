@@ -19,6 +19,7 @@ const NONE: readonly string[] = Object.freeze([]);
 export class DepartmentIndex {
   private readonly groups: Reflector<Raw>;
   private readonly bindings: Reflector<Raw>;
+  private readonly workspaces: Reflector<{ name: string; uid: string }>;
   private byUser = new Map<string, readonly string[]>();
   private pending: NodeJS.Timeout | undefined;
 
@@ -32,14 +33,21 @@ export class DepartmentIndex {
       listPath: GROUP_BINDINGS_PATH,
       transform: keep,
     });
-    for (const source of [this.groups, this.bindings]) {
+    this.workspaces = new Reflector<{ name: string; uid: string }>({
+      client,
+      logger,
+      name: 'department-workspaces',
+      listPath: '/apis/tenant.kapi.io/v1alpha2/workspacetemplates',
+      transform: (raw: Raw) => ({ name: String(raw?.metadata?.name), uid: String(raw?.metadata?.uid) }),
+    });
+    for (const source of [this.groups, this.bindings, this.workspaces] as Reflector<unknown>[]) {
       for (const event of ['added', 'modified', 'deleted'] as const) source.on(event, () => this.rebuild());
       source.on('synced', () => this.rebuild());
     }
   }
 
   get readiness(): ReadinessCheck[] {
-    return [this.groups.readiness, this.bindings.readiness];
+    return [this.groups.readiness, this.bindings.readiness, this.workspaces.readiness];
   }
 
   /** The RBAC groups of the user's departments. */
@@ -50,17 +58,22 @@ export class DepartmentIndex {
   start(): void {
     this.groups.start();
     this.bindings.start();
+    this.workspaces.start();
   }
 
   waitForSync(timeoutMs: number): Promise<void> {
-    return Promise.all([this.groups.waitForSync(timeoutMs), this.bindings.waitForSync(timeoutMs)]).then(() => {
+    return Promise.all([
+      this.groups.waitForSync(timeoutMs),
+      this.bindings.waitForSync(timeoutMs),
+      this.workspaces.waitForSync(timeoutMs),
+    ]).then(() => {
       this.recompute();
     });
   }
 
   async stop(): Promise<void> {
     clearTimeout(this.pending);
-    await Promise.all([this.groups.stop(), this.bindings.stop()]);
+    await Promise.all([this.groups.stop(), this.bindings.stop(), this.workspaces.stop()]);
   }
 
   /** Changes close together are folded into one recomputation (a department of 500 users is 500 events). */
@@ -74,7 +87,8 @@ export class DepartmentIndex {
 
   private recompute(): void {
     const next = new Map<string, readonly string[]>();
-    for (const [user, departments] of departmentsByUser(this.groups.list(), this.bindings.list())) {
+    const uids = new Map(this.workspaces.list().map((w) => [w.name, w.uid]));
+    for (const [user, departments] of departmentsByUser(this.groups.list(), this.bindings.list(), uids)) {
       const groups = departments.map(departmentGroup);
       const before = this.byUser.get(user);
       // the same array while the user's departments are the same

@@ -17,6 +17,20 @@ export const DEPARTMENT_GROUP_PREFIX = 'kapi:department:';
 export const WORKSPACE_LABEL = 'kapi.io/workspace';
 export const GROUP_REF_LABEL = 'iam.kapi.io/group-ref';
 export const GROUP_PARENT_LABEL = 'iam.kapi.io/group-parent';
+/** `<workspace>/<uid>` of the workspace a department was made in (kapi's, held by the tenant guard). */
+export const WORKSPACE_UID_ANNOTATION = 'tenant.kapi.io/workspace-uid';
+
+/**
+ * Whether a department is its workspace's: the workspace exists (`uids`: each workspace's uid) and the department was
+ * made in it, not in an earlier workspace of the name (its stamp, when it has one, names this one's uid).
+ */
+export function ofLiveWorkspace(group: Raw, uids: ReadonlyMap<string, string>): boolean {
+  const workspace = group?.metadata?.labels?.[WORKSPACE_LABEL];
+  const uid = typeof workspace === 'string' ? uids.get(workspace) : undefined;
+  if (uid === undefined) return false;
+  const stamp = group?.metadata?.annotations?.[WORKSPACE_UID_ANNOTATION];
+  return stamp === undefined || stamp === `${workspace}/${uid}`;
+}
 
 /** The RBAC group a department is asserted as. */
 export const departmentGroup = (group: string) => `${DEPARTMENT_GROUP_PREFIX}${group}`;
@@ -32,14 +46,18 @@ const workspaceOf = (raw: Raw): string | undefined => {
 const live = (raw: Raw) => typeof raw?.metadata?.name === 'string' && !raw.metadata.deletionTimestamp;
 
 /**
- * Each user's departments (their names, sorted): the Groups (of a workspace, not being deleted) that GroupBindings of
- * the same workspace put the user in.
+ * Each user's departments (their names, sorted): the Groups (of a workspace that exists, not being deleted) that
+ * GroupBindings of the same workspace put the user in. `uids`: each workspace's uid.
  */
-export function departmentsByUser(groups: readonly Raw[], bindings: readonly Raw[]): Map<string, string[]> {
+export function departmentsByUser(
+  groups: readonly Raw[],
+  bindings: readonly Raw[],
+  uids: ReadonlyMap<string, string>,
+): Map<string, string[]> {
   const workspaceOfGroup = new Map<string, string>();
   for (const group of groups) {
     const workspace = workspaceOf(group);
-    if (live(group) && workspace) workspaceOfGroup.set(group.metadata.name, workspace);
+    if (live(group) && workspace && ofLiveWorkspace(group, uids)) workspaceOfGroup.set(group.metadata.name, workspace);
   }
   const byUser = new Map<string, Set<string>>();
   for (const binding of bindings) {

@@ -117,6 +117,10 @@ export async function removeUserTraces(
         ...(await list(`${IAM_PATH}/globalrolebindings`, selector)).map(
           (b) => `${IAM_PATH}/globalrolebindings/${encodeURIComponent(b.metadata.name)}`,
         ),
+        // its departments: a new user of the name must not be in them
+        ...(await list(`${IAM_PATH}/groupbindings`, selector)).map(
+          (b) => `${IAM_PATH}/groupbindings/${encodeURIComponent(b.metadata.name)}`,
+        ),
         ...(await list(`${RBAC_PATH}/clusterrolebindings`, selector))
           .filter((b) => b?.metadata?.labels?.[REALIZES_LABEL] === undefined)
           .map((b) => `${RBAC_PATH}/clusterrolebindings/${encodeURIComponent(b.metadata.name)}`),
@@ -130,6 +134,26 @@ export async function removeUserTraces(
   // memberships and platform roles that name the user without its label (made by hand): it leaves their subjects,
   // and a binding it was alone in goes (kapi's controller realizes these, so they would still grant the name)
   let unlabelled = 0;
+  for (const binding of (await list(`${IAM_PATH}/groupbindings`)).filter(
+    (b) => b?.metadata?.labels?.[USER_REF_LABEL] !== user,
+  )) {
+    const users: unknown[] = Array.isArray(binding?.users) ? binding.users : [];
+    if (!users.includes(user)) continue;
+    const kept = users.filter((name) => name !== user);
+    const at = `${IAM_PATH}/groupbindings/${encodeURIComponent(binding.metadata.name)}`;
+    if (kept.length === 0) await remove(at);
+    else
+      await client
+        .request({
+          method: 'PATCH',
+          path: at,
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { resourceVersion: binding.metadata.resourceVersion }, users: kept },
+          timeoutMs: TIMEOUT_MS,
+        })
+        .catch(ignoreMissing);
+    unlabelled += 1;
+  }
   for (const path of [`${IAM_PATH}/workspacerolebindings`, `${IAM_PATH}/globalrolebindings`]) {
     for (const binding of (await list(path)).filter((b) => b?.metadata?.labels?.[USER_REF_LABEL] !== user)) {
       const subjects: Raw[] = Array.isArray(binding?.subjects) ? binding.subjects : [];

@@ -49,7 +49,6 @@ describe('departmentToCreate', () => {
         labels: { 'kapi.io/workspace': 'ws', 'iam.kapi.io/group-parent': 'ops' },
         annotations: { 'kapi.io/alias-name': 'Dev', 'kapi.io/project-roles': '[]', 'kapi.io/creator': 'alice' },
       },
-      spec: {},
     });
   });
 
@@ -100,6 +99,26 @@ describe('departmentChanged', () => {
         annotations: { 'kapi.io/alias-name': 'Quality', 'kapi.io/creator': 'alice' },
       },
     });
+  });
+
+  it('a merge patch of the annotations only (the console’s edit) keeps the parent; one of the labels keeps the alias', () => {
+    const alias = departmentChanged(
+      stored,
+      { metadata: { annotations: { 'kapi.io/alias-name': 'Q' } } },
+      'merge',
+      all,
+      new Set(),
+    );
+    expect((alias as typeof stored).metadata.labels).toEqual(stored.metadata.labels);
+    const moved = departmentChanged(
+      stored,
+      { metadata: { labels: { 'iam.kapi.io/group-parent': 'ops' } } },
+      'merge',
+      all,
+      new Set(),
+    );
+    expect((moved as typeof stored).metadata.annotations).toEqual(stored.metadata.annotations);
+    expect(departmentChanged(stored, {}, 'merge', all, new Set())).toEqual(stored);
   });
 
   it('a merge patch of null removes an annotation; a PUT without the parent moves it to the top', () => {

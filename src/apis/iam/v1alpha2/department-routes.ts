@@ -13,6 +13,8 @@ import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
+import { WORKSPACE_UID_ANNOTATION, ofLiveWorkspace } from '../../../auth/departments/departments.js';
+import { REALIZES_LABEL } from '../../../controllers/platform-rbac/realize.js';
 import { asCaller, asKapi, deletedStatus, patchBody, requireRight, withCaller } from '../../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import { parseListedItem, type ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
@@ -36,6 +38,7 @@ import {
 import {
   GROUP_REF_LABEL,
   WORKSPACE_LABEL,
+  departmentGroup,
   departmentChanged,
   departmentMembership,
   departmentProjectBinding,
@@ -66,6 +69,7 @@ const groupsKind = kind('groups');
 const groupBindingsKind = kind('groupbindings');
 const workspaceBindingsKind = kind('workspacerolebindings');
 const roleBindingsKind = kind('rolebindings');
+const clusterRoleBindingsKind = kind('clusterrolebindings');
 const namespacesKind = kind('namespaces');
 const usersKind = kind('users');
 
@@ -93,17 +97,24 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
       kind: kindName,
     });
 
-  const existingWorkspace = async (workspace: string) => {
-    if (!(await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace)))
-      throw notFound(workspace, 'workspacetemplates', TENANT_GROUP);
+  /** The workspace's uid; 404 when there is no such workspace. */
+  const existingWorkspace = async (workspace: string): Promise<string> => {
+    const stored = await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace);
+    if (!stored) throw notFound(workspace, 'workspacetemplates', TENANT_GROUP);
+    return String(JSON.parse(stored.toString('utf8')).metadata?.uid ?? '');
   };
-  /** The workspace's departments, parsed. */
-  const departmentsOf = async (workspace: string): Promise<Raw[]> =>
-    (await deps.listing.cachedWithField(groupsKind, 'workspace', new Set([workspace]))) as Raw[];
+  /** The workspace's departments, parsed: none of an earlier workspace of the name. */
+  const departmentsOf = async (workspace: string): Promise<Raw[]> => {
+    const stored = await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace);
+    if (!stored) return [];
+    const uids = new Map([[workspace, String(JSON.parse(stored.toString('utf8')).metadata?.uid ?? '')]]);
+    return ((await deps.listing.cachedWithField(groupsKind, 'workspace', new Set([workspace]))) as Raw[]).filter(
+      (group) => ofLiveWorkspace(group, uids),
+    );
+  };
   const department = async (workspace: string, name: string): Promise<Raw> => {
-    const stored = await deps.listing.readCached(groupsKind, undefined, name);
-    const group = stored && JSON.parse(stored.toString('utf8'));
-    if (!group || group.metadata?.labels?.[WORKSPACE_LABEL] !== workspace) throw notFound(name, 'groups');
+    const group = (await departmentsOf(workspace)).find((candidate) => candidate.metadata?.name === name);
+    if (!group) throw notFound(name, 'groups');
     return group;
   };
   const namesOf = (objects: readonly Raw[]) => new Set(objects.map((o) => o.metadata.name as string));
@@ -124,17 +135,46 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
       (await deps.listing.cachedWhere(namespacesKind, (labels) => labels?.[WORKSPACE_LABEL] === workspace)) as Raw[],
     );
 
-  /** RBAC's rule against escalation for one who puts users in `group`: each role the department holds is givable. */
-  const confirmDepartmentGivable = async (caller: UserInfo, workspace: string, group: string) => {
-    const { workspaceBindings, roleBindings } = await grantsOf(workspace, group);
-    for (const binding of workspaceBindings) {
-      const base = baseOf(workspace, String(binding.roleRef?.name ?? ''));
-      if (base) await confirmWorkspaceRoleGivable(deps.authorizer, deps.listing, caller, workspace, base);
+  /**
+   * RBAC's rule against escalation for one who puts users in `group`: whatever any binding gives the department's
+   * group, wherever it is (a project moved to another workspace keeps its bindings), the caller could give itself:
+   * a workspace role or project role by the rules it holds, any other role only by `bind`.
+   */
+  const confirmDepartmentGivable = async (caller: UserInfo, group: string) => {
+    const subject = new Set([`Group:${departmentGroup(group)}`]);
+    const [workspaceBindings, roleBindings, clusterBindings] = (await Promise.all(
+      [workspaceBindingsKind, roleBindingsKind, clusterRoleBindingsKind].map((kindOf) =>
+        deps.listing.cachedWithField(kindOf, 'subject', subject),
+      ),
+    )) as Raw[][];
+    // what kapi's controller realized of a workspace role is checked as that role (its WorkspaceRoleBinding), and a
+    // binding labelled as realized that is not kapi's is deleted by the controller
+    const own = (binding: Raw) => binding?.metadata?.labels?.[REALIZES_LABEL] === undefined;
+    for (const binding of workspaceBindings ?? []) {
+      const workspace = binding.metadata?.labels?.[WORKSPACE_LABEL];
+      const base = typeof workspace === 'string' ? baseOf(workspace, String(binding.roleRef?.name ?? '')) : undefined;
+      if (!base) continue; // no workspace role: kapi's controller realizes nothing of it
+      await confirmWorkspaceRoleGivable(deps.authorizer, deps.listing, caller, workspace, base);
     }
-    for (const binding of roleBindings) {
+    for (const binding of (roleBindings ?? []).filter(own)) {
+      const namespace = binding.metadata.namespace as string;
       const role = NAMESPACE_ROLES.find((r) => namespaceRoleClusterRole(r) === binding.roleRef?.name);
-      if (role) await confirmProjectRoleGivable(deps.authorizer, caller, binding.metadata.namespace, role);
+      if (role && binding.roleRef?.kind === 'ClusterRole')
+        await confirmProjectRoleGivable(deps.authorizer, caller, namespace, role);
+      else await confirmBindable(caller, binding.roleRef, namespace);
     }
+    for (const binding of (clusterBindings ?? []).filter(own))
+      await confirmBindable(caller, binding.roleRef, undefined);
+  };
+  /** A role of any other kind a department holds: only one who may bind it may put users in the department. */
+  const confirmBindable = async (caller: UserInfo, roleRef: Raw, namespace: string | undefined) => {
+    await requireRight(deps.authorizer, caller, {
+      verb: 'bind',
+      group: 'rbac.authorization.k8s.io',
+      resource: roleRef?.kind === 'Role' ? 'roles' : 'clusterroles',
+      name: String(roleRef?.name ?? ''),
+      ...(namespace !== undefined && { namespace }),
+    });
   };
 
   const deleteIgnoringMissing = async (path: string) => {
@@ -179,10 +219,12 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
       await requireRight(deps.authorizer, caller, right('create', 'groups', workspace));
-      await existingWorkspace(workspace);
+      const uid = await existingWorkspace(workspace);
       const departments = await departmentsOf(workspace);
       const group = departmentToCreate(req.body, workspace, namesOf(departments), caller.username);
       if ('error' in group) throw new BadRequestError(group.error);
+      // made in this workspace, not in one made later under its name
+      group.metadata.annotations[WORKSPACE_UID_ANNOTATION] = `${workspace}/${uid}`;
       const display = group.metadata.generateName as string;
       if (departments.some((d) => d.metadata?.generateName === display))
         throw new ApiError(
@@ -324,7 +366,7 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
       for (const { user, group } of entries) {
         await department(workspace, group);
         if (!(await deps.listing.readCached(usersKind, undefined, user))) throw notFound(user, 'users');
-        if (!checked.has(group)) await confirmDepartmentGivable(caller, workspace, group);
+        if (!checked.has(group)) await confirmDepartmentGivable(caller, group);
         checked.add(group);
       }
       const existing = await membershipsIn(workspace);
@@ -337,13 +379,37 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
           answer.push(had);
           continue;
         }
-        answer.push(
-          await asKapi(
-            deps.client,
-            { method: 'POST', path: `${IAM_PATH}/groupbindings`, body: departmentMembership(workspace, group, user) },
-            { name: `${group}-${user}`, group: IAM, kind: 'groupbindings' },
-          ),
-        );
+        const binding = departmentMembership(workspace, group, user);
+        try {
+          answer.push(
+            await deps.client.request<Raw>({
+              method: 'POST',
+              path: `${IAM_PATH}/groupbindings`,
+              body: binding,
+              timeoutMs: 10_000,
+            }),
+          );
+        } catch (err) {
+          if (!(err instanceof KubeApiError && err.code === 409)) throw err;
+          // made meanwhile (a second add at once): the one of its name, if it is this membership
+          const made = await deps.client.request<Raw>({
+            path: `${IAM_PATH}/groupbindings/${encodeURIComponent(binding.metadata.name)}`,
+            timeoutMs: 10_000,
+          });
+          if (made?.groupRef?.name !== group || !Array.isArray(made.users) || !made.users.includes(user))
+            throw new ApiError(
+              409,
+              'Conflict',
+              `groupbindings.${IAM} "${binding.metadata.name}" exists for another membership`,
+              {
+                name: binding.metadata.name,
+                group: IAM,
+                kind: 'groupbindings',
+              },
+            );
+          answer.push(made);
+          continue;
+        }
         log.info('user put in department', { audit: 'department', workspace, group, user, by: caller.username });
       }
       res.json(answer);
@@ -358,9 +424,21 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
       const workspace = String(req.params.workspace);
       const name = String(req.params.groupbinding);
       await requireRight(deps.authorizer, caller, right('update', 'groups', workspace));
-      const binding = (await membershipsIn(workspace)).find((b) => b.metadata?.name === name);
+      const all = await membershipsIn(workspace);
+      const binding = all.find((b) => b.metadata?.name === name);
       if (!binding) throw notFound(name, 'groupbindings');
-      await deleteIgnoringMissing(`${IAM_PATH}/groupbindings/${encodeURIComponent(name)}`);
+      // every binding of the same users to the department goes with it: none is left to keep them in
+      const users = new Set(Array.isArray(binding.users) ? binding.users : []);
+      const same = all.filter(
+        (b) =>
+          b.groupRef?.name === binding.groupRef?.name &&
+          Array.isArray(b.users) &&
+          b.users.length > 0 &&
+          b.users.every((u: unknown) => users.has(u)),
+      );
+      await Promise.all(
+        same.map((b) => deleteIgnoringMissing(`${IAM_PATH}/groupbindings/${encodeURIComponent(b.metadata.name)}`)),
+      );
       log.info('user taken out of department', {
         audit: 'department',
         workspace,
@@ -435,15 +513,31 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
     }),
   );
 
-  /** Creates `object` with kapi's credentials; one of its name already there is answered as it is. */
+  /**
+   * Creates `object` with kapi's credentials; one of its name already there is answered as it is when it binds the
+   * same (given before), and is a conflict when it binds another subject or role.
+   */
   const createOrKeep = async (collection: string, object: Raw): Promise<Raw> => {
     const name = object.metadata.name as string;
     try {
       return await deps.client.request<Raw>({ method: 'POST', path: collection, body: object, timeoutMs: 10_000 });
     } catch (err) {
       if (!(err instanceof KubeApiError && err.code === 409)) throw err;
-      return deps.client.request<Raw>({ path: `${collection}/${encodeURIComponent(name)}`, timeoutMs: 10_000 });
+      const listed = await deps.client.request<{ items?: Raw[] }>({
+        path: collection,
+        query: { fieldSelector: `metadata.name=${name}` },
+        timeoutMs: 10_000,
+      });
+      return sameGrant(listed.items?.[0], object, name);
     }
+  };
+  const sameGrant = (found: Raw, wanted: Raw, name: string): Raw => {
+    if (found && subjectsOf(found) === subjectsOf(wanted) && found.roleRef?.name === wanted.roleRef?.name) return found;
+    throw new ApiError(409, 'Conflict', `a binding "${name}" exists for another subject or role`, {
+      name,
+      group: IAM,
+      kind: 'rolebindings',
+    });
   };
 
   mountOperation(
@@ -507,6 +601,13 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
     jsonBody,
     withCaller(async (caller, req, res) => {
       const namespace = String(req.params.namespace);
+      // nothing of the project is told to one who may not bind roles in it
+      await requireRight(deps.authorizer, caller, {
+        verb: 'create',
+        group: 'rbac.authorization.k8s.io',
+        resource: 'rolebindings',
+        namespace,
+      });
       const workspace = await projectOf(namespace);
       const entries = departmentRoleEntries(req.body);
       if ('error' in entries) throw new BadRequestError(entries.error);
@@ -534,14 +635,13 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
           );
         } catch (err) {
           if (!(err instanceof ApiError && err.code === 409)) throw err;
-          answer.push(
-            await asCaller(
-              deps.client,
-              caller,
-              { path: `${collection}/${encodeURIComponent(binding.metadata.name)}` },
-              { name: binding.metadata.name, group: 'rbac.authorization.k8s.io', kind: 'rolebindings' },
-            ),
+          const found = await asCaller(
+            deps.client,
+            caller,
+            { path: `${collection}/${encodeURIComponent(binding.metadata.name)}` },
+            { name: binding.metadata.name, group: 'rbac.authorization.k8s.io', kind: 'rolebindings' },
           );
+          answer.push(sameGrant(found, binding, binding.metadata.name));
         }
         log.info('project role given to department', {
           audit: 'department',
@@ -562,6 +662,13 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
     withCaller(async (caller, req, res) => {
       const namespace = String(req.params.namespace);
       const name = String(req.params.rolebinding);
+      await requireRight(deps.authorizer, caller, {
+        verb: 'delete',
+        group: 'rbac.authorization.k8s.io',
+        resource: 'rolebindings',
+        namespace,
+        name,
+      });
       const stored = await deps.listing.readCached(roleBindingsKind, namespace, name);
       const binding = stored && JSON.parse(stored.toString('utf8'));
       if (!binding || typeof binding.metadata?.labels?.[GROUP_REF_LABEL] !== 'string')
@@ -587,6 +694,9 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
 
   return router;
 }
+
+const subjectsOf = (binding: Raw) =>
+  (Array.isArray(binding?.subjects) ? binding.subjects : []).map((s: Raw) => `${s?.kind}/${s?.name}`).join(',');
 
 /** A listing of cached objects restricted to `names`, its items parsed. */
 async function listed(

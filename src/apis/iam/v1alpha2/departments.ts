@@ -5,6 +5,7 @@ import {
   WORKSPACE_LABEL,
   departmentGroup,
 } from '../../../auth/departments/departments.js';
+import { createHash } from 'node:crypto';
 import { mergePatch } from '../../../kube/merge-patch.js';
 
 /**
@@ -32,6 +33,7 @@ export const DEPARTMENT_ANNOTATIONS = [
   'kapi.io/devops-roles',
 ] as const;
 const MAX_ANNOTATION_BYTES = 8 * 1024;
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 /** A department's name ends in five random characters and is a label value (`iam.kapi.io/group-ref`): 58 at most. */
 const DISPLAY_NAME = /^[a-z0-9]([-a-z0-9]{0,56}[a-z0-9])?$/;
@@ -84,7 +86,6 @@ export function departmentToCreate(
       labels: { [WORKSPACE_LABEL]: workspace, ...(parent && { [GROUP_PARENT_LABEL]: parent }) },
       annotations: { ...annotations, 'kapi.io/creator': creator },
     },
-    spec: {},
   };
 }
 
@@ -105,12 +106,11 @@ export function departmentChanged(
   if (body.metadata?.name !== undefined && body.metadata.name !== name)
     return { error: `the name of the body (${String(body.metadata.name)}) is not the URL's (${name})` };
   const current = { metadata: { annotations: keptOnly(stored), labels: parentLabel(stored) } };
-  const wanted =
-    how === 'merge'
-      ? (mergePatch(current, {
-          metadata: { annotations: body.metadata?.annotations, labels: body.metadata?.labels },
-        }) as Raw)
-      : body;
+  // a merge patch changes only what it names: an absent key keeps the stored value
+  const named: Raw = {};
+  for (const key of ['annotations', 'labels'] as const)
+    if (body.metadata && key in body.metadata) named[key] = body.metadata[key];
+  const wanted = how === 'merge' ? (mergePatch(current, { metadata: named }) as Raw) : body;
   const annotations = keptAnnotations(wanted);
   if ('error' in annotations) return annotations;
   const parent = parentOf(wanted, departments);
@@ -162,14 +162,29 @@ export function departmentsBelow(groups: readonly Raw[], name: string): string[]
   return below;
 }
 
+/**
+ * The name of the GroupBinding that puts `user` in `group`: one per pair, so two adds at once make one (the second
+ * finds the first), and taking the user out is deleting it. A name too long for an object ends in a digest instead.
+ */
+export function departmentMembershipName(group: string, user: string): string {
+  const plain = `${group}-${user}`;
+  if (plain.length <= 253) return plain;
+  return `${group}-${createHash('sha256').update(user).digest('hex').slice(0, 32)}`;
+}
+
 /** The GroupBinding that puts `user` in the department. */
 export function departmentMembership(workspace: string, group: string, user: string): Raw {
   return {
     apiVersion: IAM_VERSION,
     kind: 'GroupBinding',
     metadata: {
-      generateName: `${group}-${user}-`.slice(0, 200),
-      labels: { [WORKSPACE_LABEL]: workspace, [GROUP_REF_LABEL]: group, [USER_REF_LABEL]: user },
+      name: departmentMembershipName(group, user),
+      labels: {
+        [WORKSPACE_LABEL]: workspace,
+        [GROUP_REF_LABEL]: group,
+        // a name longer than a label value is found by its users instead
+        ...(LABEL_VALUE.test(user) && { [USER_REF_LABEL]: user }),
+      },
     },
     groupRef: { apiGroup: 'iam.kapi.io', kind: 'Group', name: group },
     users: [user],

@@ -129,6 +129,15 @@ function kind(partial: Omit<KindDefinition, 'times' | 'fields' | 'source'> & Par
 
 const stringAt = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const labelAt = (raw: Raw, key: string) => stringAt(raw?.metadata?.labels?.[key]);
+/** A binding's subjects, as `User:<name>` or `Group:<name>` (kapi's filter: who holds what it binds). */
+const subjectField: KindField = {
+  parameter: 'subject',
+  description: 'A subject it binds, as `User:<name>` or `Group:<name>`.',
+  of: (raw) =>
+    (Array.isArray(raw?.subjects) ? raw.subjects : [])
+      .filter((s: Raw) => (s?.kind === 'User' || s?.kind === 'Group') && typeof s.name === 'string')
+      .map((s: Raw) => `${s.kind}:${s.name}`),
+};
 
 /** KubeSphere's statuses of a VolumeSnapshot. */
 export const SNAPSHOT_STATUSES = ['creating', 'ready', 'deleting'] as const;
@@ -374,6 +383,8 @@ export const KINDS: readonly KindDefinition[] = [
     version: 'v1',
     kind: 'RoleBinding',
     namespaced: true,
+    fields: [subjectField],
+    notes: '`subject` is kapi’s filter.',
   }),
   kind({
     resource: 'clusterroles',
@@ -388,6 +399,8 @@ export const KINDS: readonly KindDefinition[] = [
     version: 'v1',
     kind: 'ClusterRoleBinding',
     namespaced: false,
+    fields: [subjectField],
+    notes: '`subject` is kapi’s filter.',
   }),
   kind({
     resource: 'customresourcedefinitions',
@@ -586,14 +599,7 @@ export const KINDS: readonly KindDefinition[] = [
           return typeof workspace === 'string' ? workspace : undefined;
         },
       },
-      {
-        parameter: 'subject',
-        description: 'A subject it binds, as `User:<name>` or `Group:<name>`.',
-        of: (raw) =>
-          (Array.isArray(raw?.subjects) ? raw.subjects : [])
-            .filter((s: Raw) => (s?.kind === 'User' || s?.kind === 'Group') && typeof s.name === 'string')
-            .map((s: Raw) => `${s.kind}:${s.name}`),
-      },
+      subjectField,
       {
         parameter: 'workspacerole',
         description: 'Exact workspace role (`roleRef.name`).',
