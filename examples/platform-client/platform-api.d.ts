@@ -3016,7 +3016,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a workspace; its projects stay unless asked
-         * @description Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule).
+         * @description Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule). Its memberships and its departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps).
          */
         delete: operations["deleteWorkspaceTemplate"];
         options?: never;
@@ -3126,7 +3126,7 @@ export interface paths {
         get: operations["readWorkspaceNamespace"];
         /**
          * Change a project’s labels and annotations, or move it to another workspace (as PATCH)
-         * @description Needs `update workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings. The label cannot be removed here.
+         * @description Needs `update workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings, and the project roles given to departments of the workspace it leaves are deleted. The label cannot be removed here.
          */
         put: operations["updateWorkspaceNamespace"];
         post?: never;
@@ -3139,7 +3139,7 @@ export interface paths {
         head?: never;
         /**
          * Change a project’s labels and annotations, or move it to another workspace
-         * @description Needs `patch workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings. The label cannot be removed here.
+         * @description Needs `patch workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings, and the project roles given to departments of the workspace it leaves are deleted. The label cannot be removed here.
          */
         patch: operations["patchWorkspaceNamespace"];
         trace?: never;

@@ -334,6 +334,79 @@ describe('the edges of a membership', () => {
   });
 });
 
+describe('when the workspace lets go of a project, or goes', () => {
+  const workspaceOf = async (name: string) => {
+    await e2e.admin.request({
+      method: 'POST',
+      path: TEMPLATES,
+      body: {
+        apiVersion: 'tenant.kapi.io/v1alpha2',
+        kind: 'WorkspaceTemplate',
+        metadata: { name, labels: { [RUN_LABEL]: e2e.runId } },
+        spec: { template: { spec: { manager: alice } } },
+      },
+    });
+    await waitFor(async () => (await send('GET', `${IAM}/workspaces/${name}/groups`, aliceToken)).status === 200);
+  };
+
+  it('then a project moved to another workspace keeps no project role of the departments it left', async () => {
+    const other = e2e.name('dep-ws2');
+    await workspaceOf(other);
+    const moving = e2e.name('dep-moving');
+    expect(
+      (
+        await send('POST', `/kapis/tenant.kapi.io/v1alpha2/workspaces/${workspace}/namespaces`, aliceToken, {
+          metadata: { name: moving },
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(async () => {
+      const given = await send('POST', `${IAM}/namespaces/${moving}/rolebindings`, aliceToken, [
+        { subjects: [{ kind: 'Group', name: dev }], roleRef: { kind: 'Role', name: 'viewer' } },
+      ]);
+      return given.status === 200;
+    });
+    const moved = await send(
+      'PATCH',
+      `/kapis/tenant.kapi.io/v1alpha2/workspaces/${workspace}/namespaces/${moving}`,
+      aliceToken,
+      { metadata: { labels: { 'kapi.io/workspace': other } } },
+      'application/merge-patch+json',
+    );
+    expect(moved.status).toBe(200);
+    const left = await e2e.admin.request<{ items: unknown[] }>({
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${moving}/rolebindings`,
+      query: { labelSelector: `iam.kapi.io/group-ref=${dev}` },
+    });
+    expect(left.items).toEqual([]);
+    await deleteIgnoringMissing(e2e.admin, `/api/v1/namespaces/${moving}`);
+    await deleteIgnoringMissing(e2e.admin, `${TEMPLATES}/${other}`);
+  });
+
+  it('then a deleted workspace’s departments and their members go with it', async () => {
+    const gone = e2e.name('dep-ws3');
+    await workspaceOf(gone);
+    const made = await send('POST', `${IAM}/workspaces/${gone}/groups`, aliceToken, department('short-lived'));
+    expect(made.status).toBe(200);
+    const name = made.body.metadata.name as string;
+    await waitFor(
+      async () => (await send('GET', `${IAM}/workspaces/${gone}/groups/${name}`, aliceToken)).status === 200,
+    );
+    expect(
+      (await send('POST', `${IAM}/workspaces/${gone}/groupbindings`, aliceToken, [{ userName: bob, groupName: name }]))
+        .status,
+    ).toBe(200);
+    expect((await send('DELETE', `/kapis/tenant.kapi.io/v1alpha3/workspacetemplates/${gone}`, aliceToken)).status).toBe(
+      200,
+    );
+    for (const path of [
+      `/apis/iam.kapi.io/v1alpha2/groups?labelSelector=kapi.io/workspace=${gone}`,
+      `/apis/iam.kapi.io/v1alpha2/groupbindings?labelSelector=kapi.io/workspace=${gone}`,
+    ])
+      expect((await e2e.admin.request<{ items: unknown[] }>({ path })).items).toEqual([]);
+  });
+});
+
 describe('when anyone else claims a department', () => {
   it('then a User whose spec.groups names the department’s group gets nothing from it', async () => {
     const carol = await e2e.createUser('dep-carol', PASSWORD, { groups: [`kapi:department:${dev}`, 'e2e-other'] });

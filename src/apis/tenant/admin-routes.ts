@@ -4,6 +4,7 @@ import { isObjectName } from '../../auth/kube-names.js';
 import type { Authorizer, UserInfo } from '../../auth/identity.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import { GROUP_REF_LABEL } from '../../auth/departments/departments.js';
 import { WORKSPACE_UID_ANNOTATION } from '../../controllers/platform-rbac/workspaces.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
@@ -26,6 +27,7 @@ export interface WorkspaceAdminDeps {
 const TENANT_GROUP = 'tenant.kapi.io';
 const TEMPLATES_PATH = '/apis/tenant.kapi.io/v1alpha2/workspacetemplates';
 const TIMEOUT_MS = 10_000;
+const IAM_PATH = '/apis/iam.kapi.io/v1alpha2';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
 
@@ -39,6 +41,23 @@ const notFound = (name: string) =>
  */
 export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
   const router = Router();
+
+  /** Deletes what `selector` names in `collection` (kapi's own credentials); the names of those listed. */
+  const deleteLabelled = async (collection: string, selector: string): Promise<string[]> => {
+    const listed = await deps.client.request<{ items?: Raw[] }>({
+      path: collection,
+      query: { labelSelector: selector },
+      timeoutMs: TIMEOUT_MS,
+    });
+    const names = (listed?.items ?? []).map((item) => String(item?.metadata?.name));
+    for (const item of names)
+      await deps.client
+        .request({ method: 'DELETE', path: `${collection}/${encodeURIComponent(item)}`, timeoutMs: TIMEOUT_MS })
+        .catch((err: unknown) => {
+          if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+        });
+    return names;
+  };
   const users = KINDS_BY_RESOURCE.get('users') as KindDefinition;
 
   /** The manager may be named by the caller: itself, or another existing user with the right to. */
@@ -192,6 +211,15 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
             if (!(err instanceof KubeApiError && err.code === 404)) throw err;
           });
       }
+      // so do its departments: who was in them, and what they were given in the projects it keeps
+      const departments = await deleteLabelled(`${IAM_PATH}/groups`, `${WORKSPACE_LABEL}=${name}`);
+      await deleteLabelled(`${IAM_PATH}/groupbindings`, `${WORKSPACE_LABEL}=${name}`);
+      for (const namespace of removeNamespaces ? [] : namespaces)
+        for (const group of departments)
+          await deleteLabelled(
+            `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/rolebindings`,
+            `${GROUP_REF_LABEL}=${group}`,
+          );
       if (!removeNamespaces) {
         // kept, out of the workspace: a workspace of that name made later must not inherit them
         for (const namespace of namespaces) {

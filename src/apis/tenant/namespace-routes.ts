@@ -12,6 +12,7 @@ import {
 } from '../../controllers/platform-rbac/workspaces.js';
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL, type WatchedNamespaces } from '../../kube/namespace-cache.js';
+import { GROUP_REF_LABEL } from '../../auth/departments/departments.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError } from '../../server/errors.js';
@@ -42,6 +43,7 @@ type Raw = any;
 
 const namespacesKind = KINDS_BY_RESOURCE.get('namespaces') as KindDefinition;
 const usersKind = KINDS_BY_RESOURCE.get('users') as KindDefinition;
+const groupsKind = KINDS_BY_RESOURCE.get('groups') as KindDefinition;
 const NAMESPACES_PATH = '/api/v1/namespaces';
 const CREATOR_ANNOTATION = 'kapi.io/creator';
 const strings = (value: unknown): value is Record<string, string | null> =>
@@ -285,6 +287,31 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
     }),
   );
 
+  /** Deletes the project's RoleBindings of departments that are not `workspace`'s (kapi's own credentials). */
+  const releaseDepartments = async (namespace: string, workspace: string) => {
+    const collection = `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/rolebindings`;
+    const listed = await deps.client.request<{ items?: Raw[] }>({
+      path: collection,
+      query: { labelSelector: GROUP_REF_LABEL },
+      timeoutMs: 10_000,
+    });
+    for (const binding of listed?.items ?? []) {
+      const group = String(binding?.metadata?.labels?.[GROUP_REF_LABEL] ?? '');
+      const stored = await deps.listing.readCached(groupsKind, undefined, group);
+      const of = stored && JSON.parse(stored.toString('utf8')).metadata?.labels?.[WORKSPACE_LABEL];
+      if (of === workspace) continue;
+      await deps.client
+        .request({
+          method: 'DELETE',
+          path: `${collection}/${encodeURIComponent(String(binding.metadata.name))}`,
+          timeoutMs: 10_000,
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof KubeApiError && err.code === 404)) throw err;
+        });
+    }
+  };
+
   const edit = (verb: 'patch' | 'update') =>
     withCaller(async (caller, req, res) => {
       const workspace = String(req.params.workspace);
@@ -324,6 +351,8 @@ export function workspaceNamespaceRoutes(deps: NamespaceRouteDeps): Router {
         },
         namespace,
       );
+      // the departments of the workspace it left hold nothing in it any more (the new one's admins cannot manage them)
+      if (target !== workspace) await releaseDepartments(namespace, target);
       if (target !== workspace)
         deps.logger.info('project moved', {
           audit: 'namespace',

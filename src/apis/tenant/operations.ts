@@ -181,7 +181,8 @@ export const deleteWorkspaceTemplate = defineOperation({
     'Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the ' +
     'workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit ' +
     'them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted ' +
-    'as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule).',
+    'as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule). Its memberships and its ' +
+    'departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps).',
   security: 'bearer',
   pathParameters: workspaceName,
   responses: {
@@ -343,7 +344,8 @@ const editDescription = (verb: string) =>
   `${projectRight(verb)} Only \`metadata.labels\` and \`metadata.annotations\` change (a merge patch); a \`kapi.io/workspace\` ` +
   'label naming another workspace **moves** the project there in this one call, which also needs ' +
   '`create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ ' +
-  'bindings. The label cannot be removed here.';
+  'bindings, and the project roles given to departments of the workspace it leaves are deleted. The label cannot be ' +
+  'removed here.';
 
 export const patchWorkspaceNamespace = defineOperation({
   operationId: 'patchWorkspaceNamespace',
