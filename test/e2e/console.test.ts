@@ -712,9 +712,48 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
         );
         return assigned.body.items.map((user) => user.metadata.name).join() === people.bob;
       });
-      // the Assigned list shows him
+      // the Assigned list shows him, in the department (its display name and alias)
       await alice.locator('label', { has: alice.locator('input[value="ingroup"]') }).click();
       await waitFor(async () => (await alice.locator(`[data-user="${people.bob}"]`).count()) === 1);
+      await alice.locator(`[data-user="${people.bob}"]`).getByText('e2e-dev(Dev)').waitFor();
+    }, 90_000);
+
+    it('then alice creates a department in Set Departments, and the console gives it the workspace role it chose', async () => {
+      const alice = pages.alice as Page;
+      const caller = new KapiCaller();
+      const token = (tokens.alice ??= (await caller.login(e2e.kapiUrl, people.alice, TENANT_PASSWORD)).access_token);
+      try {
+        await alice.getByRole('button', { name: 'Set Departments', exact: true }).click();
+        await alice.getByText('Create Department', { exact: true }).last().click();
+        await alice.locator('input[name="metadata.generateName"]').fill('e2e-qa');
+        await alice.getByRole('button', { name: 'OK', exact: true }).last().click();
+        // the console posts the department, then its workspace role (`<ws>-regular`, the form's default)
+        await waitFor(async () => {
+          const listed = await caller.get<{ items: { metadata: { name: string; generateName?: string } }[] }>(
+            `${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/workspaces/${wsA}/groups`,
+            token,
+          );
+          const qa = listed.body.items?.find((group) => group.metadata.generateName === 'e2e-qa');
+          if (!qa) return false;
+          const roles = await caller.get<{ items: { roleRef: { name: string }; subjects: { name: string }[] }[] }>(
+            `${e2e.kapiUrl}/kapis/iam.kapi.io/v1alpha2/workspaces/${wsA}/workspacerolebindings?labelSelector=iam.kapi.io/group-ref=${qa.metadata.name}`,
+            token,
+          );
+          return (
+            roles.body.items?.length === 1 &&
+            roles.body.items[0]!.roleRef.name === `${wsA}-regular` &&
+            roles.body.items[0]!.subjects[0]!.name === `kapi:department:${qa.metadata.name}`
+          );
+        });
+        // and the modal's tree shows it (the live tree: kapi's watch of the workspace's departments)
+        await alice
+          .getByText(/^e2e-qa[a-z0-9]{5}$/)
+          .first()
+          .waitFor();
+        await alice.getByRole('button', { name: 'Close', exact: true }).click();
+      } finally {
+        await screenshotCase(alice, 'departments-set');
+      }
     }, 90_000);
 
     it('then bob sees exactly ws-a and a-dev, can read the project but not create one; carol sees no workspace', async () => {

@@ -192,6 +192,8 @@ describe('a workspace admin’s departments', () => {
     await waitFor(async () => (await workspacesOf(bobToken)).includes(workspace));
     const inDev = await send('GET', `${IAM}/users?ingroup=${dev}`, aliceToken);
     expect(inDev.body.items.map((u: { metadata: { name: string } }) => u.metadata.name)).toEqual([bob]);
+    // his departments of the workspace, where the console reads them
+    expect(inDev.body.items[0].spec.groups).toEqual([dev]);
     const notInDev = await send('GET', `${IAM}/users?notingroup=${dev}&name=dep-`, aliceToken);
     const others = notInDev.body.items.map((u: { metadata: { name: string } }) => u.metadata.name);
     expect(others).toEqual(expect.arrayContaining([alice, mallory]));

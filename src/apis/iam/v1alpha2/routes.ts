@@ -195,7 +195,8 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       const role =
         !picker && typeof req.query.globalrole === 'string' && req.query.globalrole ? req.query.globalrole : undefined;
       const holders = role === undefined ? undefined : deps.roles.holdersOf(role);
-      const departments = await departmentFilter(user, req.query as Record<string, unknown>);
+      const filtered = await departmentFilter(user, req.query as Record<string, unknown>);
+      const departments = filtered?.names;
       const names =
         departments && 'except' in departments && holders
           ? new Set([...holders].filter((name) => !departments.except.has(name)))
@@ -206,9 +207,12 @@ export function iamRoutes(deps: IamRouteDeps): Router {
       res.json({
         items: answer.items.map((item) => {
           const stored = parseListedItem(item);
-          return picker
+          const shown = picker
             ? userToInvite(stored)
             : platformUser(stored, deps.roles.roleOf(String(stored?.metadata?.name)));
+          // in the Departments page, a user's departments of that workspace, as KubeSphere keeps them in spec.groups
+          const of = filtered?.departmentsOf.get(String(stored?.metadata?.name));
+          return of ? { ...shown, spec: { ...shown.spec, groups: of } } : shown;
         }),
         totalItems: answer.totalItems,
       });
@@ -223,7 +227,9 @@ export function iamRoutes(deps: IamRouteDeps): Router {
   const departmentFilter = async (
     caller: UserInfo,
     query: Record<string, unknown>,
-  ): Promise<ReadonlySet<string> | { except: ReadonlySet<string> } | undefined> => {
+  ): Promise<
+    { names: ReadonlySet<string> | { except: ReadonlySet<string> }; departmentsOf: Map<string, string[]> } | undefined
+  > => {
     const inGroup = typeof query.ingroup === 'string' && query.ingroup ? query.ingroup : undefined;
     const notInGroup = typeof query.notingroup === 'string' && query.notingroup ? query.notingroup : undefined;
     const group = inGroup ?? notInGroup;
@@ -231,6 +237,7 @@ export function iamRoutes(deps: IamRouteDeps): Router {
     const stored = await deps.listing.readCached(kind('groups'), undefined, group);
     const workspace = stored && JSON.parse(stored.toString('utf8')).metadata?.labels?.['kapi.io/workspace'];
     const members = new Set<string>();
+    const departmentsOf = new Map<string, string[]>();
     if (typeof workspace === 'string' && workspace !== '') {
       const attributes: ResourceAttributes = {
         verb: 'list',
@@ -250,11 +257,17 @@ export function iamRoutes(deps: IamRouteDeps): Router {
         'workspace',
         new Set([workspace]),
       )) as { groupRef?: { name?: string }; users?: unknown }[]) {
-        if (binding.groupRef?.name !== group || !Array.isArray(binding.users)) continue;
-        for (const name of binding.users) if (typeof name === 'string') members.add(name);
+        const department = binding.groupRef?.name;
+        if (typeof department !== 'string' || !Array.isArray(binding.users)) continue;
+        for (const name of binding.users) {
+          if (typeof name !== 'string') continue;
+          if (department === group) members.add(name);
+          const of = departmentsOf.get(name) ?? [];
+          if (!of.includes(department)) departmentsOf.set(name, [...of, department].sort());
+        }
       }
     }
-    return inGroup ? members : { except: members };
+    return { names: inGroup ? members : { except: members }, departmentsOf };
   };
 
   mountOperation(
