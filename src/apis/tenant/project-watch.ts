@@ -6,9 +6,9 @@ import type { Authorizer, UserInfo } from '../../auth/identity.js';
 import { isObjectName } from '../../auth/kube-names.js';
 import { WORKSPACE_LABEL, type WatchedNamespaces } from '../../kube/namespace-cache.js';
 import type { Logger } from '../../observability/logger.js';
-import { writeStatusAndClose } from '../../proxy/raw-http.js';
 import type { StreamRegistry } from '../../proxy/stream-registry.js';
-import { ApiError, ForbiddenError, statusBody } from '../../server/errors.js';
+import { ForbiddenError } from '../../server/errors.js';
+import { handleFilteredWatch } from '../filtered-watch.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
 import { TenantMemberships } from './memberships.js';
@@ -82,46 +82,33 @@ export class ProjectWatches {
   }
 
   handle(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    // nothing is read until it is known who serves the watch
-    socket.pause();
-    socket.on('error', () => socket.destroy());
     const workspace = projectWatchOf(req.url ?? '') as string;
-    (async () => {
-      const user = await this.deps.authenticate(req);
-      const everyNamespace = await this.deps.authorizer.authorize(user, { verb: 'watch', resource: 'namespaces' });
-      if (everyNamespace.allowed) return this.relay(req, socket, head);
-      const first = await this.memberships.visibleProjects(
-        this.deps.authorizer,
-        user,
-        workspace,
-        this.inWorkspace(workspace),
-      );
-      if (first.names.length === 0)
-        throw new ForbiddenError(
-          `namespaces is forbidden: User "${user.username}" cannot watch resource "namespaces" in API group "" at ` +
-            `the cluster scope, and has no project in workspace "${workspace}"`,
-          { kind: 'namespaces', group: '' },
-        );
-      socket.resume();
-      this.server.handleUpgrade(req, socket, head, (ws) => {
-        this.deps.logger.info('request', {
-          audit: true,
-          user: user.username,
-          verb: 'WATCH',
-          path: '/api/v1/watch/namespaces',
+    let everything = false;
+    handleFilteredWatch(req, socket, head, {
+      authenticate: this.deps.authenticate,
+      logger: this.deps.logger,
+      server: this.server,
+      relay: this.relay,
+      what: { path: '/api/v1/watch/namespaces', fields: { workspace } },
+      decide: async (user) => {
+        const everyNamespace = await this.deps.authorizer.authorize(user, { verb: 'watch', resource: 'namespaces' });
+        if (everyNamespace.allowed) return 'relay';
+        const first = await this.memberships.visibleProjects(
+          this.deps.authorizer,
+          user,
           workspace,
-          status: 101,
-        });
-        void this.serve(ws, user, workspace, first.everything);
-      });
-    })().catch((error: unknown) => {
-      const status =
-        error instanceof ApiError ? error.toStatus() : statusBody(500, 'InternalError', 'an internal error occurred');
-      if (!(error instanceof ApiError))
-        this.deps.logger.error('project watch failed', {
-          error: error instanceof Error ? error.message : String(error),
-        });
-      writeStatusAndClose(socket, status);
+          this.inWorkspace(workspace),
+        );
+        if (first.names.length === 0)
+          throw new ForbiddenError(
+            `namespaces is forbidden: User "${user.username}" cannot watch resource "namespaces" in API group "" at ` +
+              `the cluster scope, and has no project in workspace "${workspace}"`,
+            { kind: 'namespaces', group: '' },
+          );
+        everything = first.everything;
+        return 'serve';
+      },
+      serve: (ws, user) => void this.serve(ws, user, workspace, everything),
     });
   }
 

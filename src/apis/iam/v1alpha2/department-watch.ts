@@ -5,9 +5,9 @@ import type { RequestAuthenticator } from '../../../auth/authenticate.js';
 import type { Authorizer } from '../../../auth/identity.js';
 import { isObjectName } from '../../../auth/kube-names.js';
 import type { Logger } from '../../../observability/logger.js';
-import { writeStatusAndClose } from '../../../proxy/raw-http.js';
 import type { StreamRegistry } from '../../../proxy/stream-registry.js';
-import { ApiError, ForbiddenError, statusBody } from '../../../server/errors.js';
+import { ForbiddenError } from '../../../server/errors.js';
+import { handleFilteredWatch } from '../../filtered-watch.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../../resources/v1alpha3/listing/resource-listing.js';
 import { watchEvent } from '../../tenant/project-watch.js';
@@ -64,54 +64,41 @@ export class DepartmentWatches {
   }
 
   handle(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.pause();
-    socket.on('error', () => socket.destroy());
     const workspace = departmentWatchOf(req.url ?? '') as string;
-    (async () => {
-      const user = await this.deps.authenticate(req);
-      const everyGroup = await this.deps.authorizer.authorize(user, {
-        verb: 'watch',
-        group: 'iam.kapi.io',
-        resource: 'groups',
-      });
-      if (everyGroup.allowed) return this.relay(req, socket, head);
-      const departments = await this.deps.authorizer.authorize(user, {
-        verb: 'list',
-        group: 'tenant.kapi.io',
-        resource: 'workspacetemplates',
-        subresource: 'groups',
-        name: workspace,
-      });
-      if (!departments.allowed)
-        throw new ForbiddenError(
-          `groups.iam.kapi.io is forbidden: User "${user.username}" cannot watch resource "groups" in API group ` +
-            `"iam.kapi.io" at the cluster scope, nor list the departments of workspace "${workspace}"`,
-          { kind: 'groups', group: 'iam.kapi.io' },
-        );
-      socket.resume();
-      this.server.handleUpgrade(req, socket, head, (ws) => {
-        this.deps.logger.info('request', {
-          audit: true,
-          user: user.username,
-          verb: 'WATCH',
-          path: '/apis/iam.kapi.io/v1alpha2/watch/groups',
-          workspace,
-          status: 101,
+    handleFilteredWatch(req, socket, head, {
+      authenticate: this.deps.authenticate,
+      logger: this.deps.logger,
+      server: this.server,
+      relay: this.relay,
+      what: { path: '/apis/iam.kapi.io/v1alpha2/watch/groups', fields: { workspace } },
+      decide: async (user) => {
+        const everyGroup = await this.deps.authorizer.authorize(user, {
+          verb: 'watch',
+          group: 'iam.kapi.io',
+          resource: 'groups',
         });
+        if (everyGroup.allowed) return 'relay';
+        const departments = await this.deps.authorizer.authorize(user, {
+          verb: 'list',
+          group: 'tenant.kapi.io',
+          resource: 'workspacetemplates',
+          subresource: 'groups',
+          name: workspace,
+        });
+        if (!departments.allowed)
+          throw new ForbiddenError(
+            `groups.iam.kapi.io is forbidden: User "${user.username}" cannot watch resource "groups" in API group ` +
+              `"iam.kapi.io" at the cluster scope, nor list the departments of workspace "${workspace}"`,
+            { kind: 'groups', group: 'iam.kapi.io' },
+          );
+        return 'serve';
+      },
+      serve: (ws, user) =>
         this.serve(
           ws,
           workspace,
           this.deps.registry?.register(user, () => ws.close(1000)),
-        );
-      });
-    })().catch((error: unknown) => {
-      const status =
-        error instanceof ApiError ? error.toStatus() : statusBody(500, 'InternalError', 'an internal error occurred');
-      if (!(error instanceof ApiError))
-        this.deps.logger.error('department watch failed', {
-          error: error instanceof Error ? error.message : String(error),
-        });
-      writeStatusAndClose(socket, status);
+        ),
     });
   }
 
