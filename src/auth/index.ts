@@ -177,13 +177,9 @@ export function createIdentity(config: IdentityConfig): Identity {
       const unsubscribed = [sessions.onRevoked(listener), users.onRevoked(listener)];
       return () => unsubscribed.forEach((unsubscribe) => unsubscribe());
     },
-    readiness: [
-      keys.readiness,
-      users.readiness,
-      passwordHashes.readiness,
-      sessions.readiness,
-      ...departments.readiness,
-    ],
+    // the departments' caches are not among them: until read (or where an upgrade has not applied their CRDs yet)
+    // they only grant nothing, which is no reason to stop serving everyone
+    readiness: [keys.readiness, users.readiness, passwordHashes.readiness, sessions.readiness],
     async endSessionsOf(username) {
       const ended = await sessions.listForUser(username);
       await Promise.all(ended.map((session) => sessions.delete(session.id)));

@@ -1,6 +1,5 @@
 import type { KubeClient } from '../../kube/client.js';
 import { Reflector } from '../../kube/reflector.js';
-import type { ReadinessCheck } from '../../kube/caches.js';
 import type { Logger } from '../../observability/logger.js';
 import { departmentGroup, departmentsByUser } from './departments.js';
 
@@ -44,10 +43,6 @@ export class DepartmentIndex {
       for (const event of ['added', 'modified', 'deleted'] as const) source.on(event, () => this.rebuild());
       source.on('synced', () => this.rebuild());
     }
-  }
-
-  get readiness(): ReadinessCheck[] {
-    return [this.groups.readiness, this.bindings.readiness, this.workspaces.readiness];
   }
 
   /** The RBAC groups of the user's departments. */
