@@ -11,6 +11,7 @@ import {
 } from '../../../controllers/platform-rbac/workspaces.js';
 import { KubeApiError, type KubeClient } from '../../../kube/client.js';
 import type { Logger } from '../../../observability/logger.js';
+import { isObjectName } from '../../../auth/kube-names.js';
 import { mountOperation } from '../../../openapi/operation.js';
 import { ApiError, BadRequestError, NotFoundError } from '../../../server/errors.js';
 import { WORKSPACE_UID_ANNOTATION, ofLiveWorkspace } from '../../../auth/departments/departments.js';
@@ -36,6 +37,7 @@ import {
   updateDepartment,
 } from './department-operations.js';
 import {
+  GROUP_PARENT_LABEL,
   GROUP_REF_LABEL,
   WORKSPACE_LABEL,
   departmentGroup,
@@ -114,10 +116,41 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
   };
   const department = async (workspace: string, name: string): Promise<Raw> => {
     const group = (await departmentsOf(workspace)).find((candidate) => candidate.metadata?.name === name);
-    if (!group) throw notFound(name, 'groups');
-    return group;
+    if (group) return group;
+    // one just made may not be in the cache yet (the console gives a new department its role at once)
+    const fresh = isObjectName(name) ? await readFresh(name) : undefined;
+    const stored = await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace);
+    const uid = stored && String(JSON.parse(stored.toString('utf8')).metadata?.uid ?? '');
+    if (!fresh || !uid || fresh.metadata?.deletionTimestamp || !ofLiveWorkspace(fresh, new Map([[workspace, uid]])))
+      throw notFound(name, 'groups');
+    const { managedFields: _managed, ...metadata } = fresh.metadata ?? {};
+    return { ...fresh, metadata };
   };
+  /** A Group as kube-apiserver has it now; undefined when there is none. */
+  const readFresh = (name: string): Promise<Raw | undefined> =>
+    deps.client
+      .request<Raw>({ path: `${IAM_PATH}/groups/${encodeURIComponent(name)}`, timeoutMs: 10_000 })
+      .catch((err: unknown) => {
+        if (err instanceof KubeApiError && err.code === 404) return undefined;
+        throw err;
+      });
   const namesOf = (objects: readonly Raw[]) => new Set(objects.map((o) => o.metadata.name as string));
+  /**
+   * The departments a body may name as its parent: the cached ones, and the one it names when kube-apiserver has it
+   * in this workspace though the cache does not yet (a sub-department made right after its parent).
+   */
+  const parentsFor = async (workspace: string, departments: readonly Raw[], ...from: Raw[]): Promise<Set<string>> => {
+    const names = namesOf(departments);
+    const parentOf = (o: Raw) => o?.metadata?.labels?.[GROUP_PARENT_LABEL];
+    const named = from.map(parentOf).find((parent) => typeof parent === 'string');
+    if (typeof named !== 'string' || names.has(named) || !isObjectName(named)) return names;
+    const fresh = await readFresh(named);
+    const stored = await deps.listing.readCached(kind('workspacetemplates'), undefined, workspace);
+    const uid = stored && String(JSON.parse(stored.toString('utf8')).metadata?.uid ?? '');
+    if (fresh && uid && ofLiveWorkspace(fresh, new Map([[workspace, uid]])) && !fresh.metadata?.deletionTimestamp)
+      names.add(named);
+    return names;
+  };
 
   /** A department's workspace role bindings and project role bindings, from the caches. */
   const grantsOf = async (workspace: string, group: string) => {
@@ -221,7 +254,12 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
       await requireRight(deps.authorizer, caller, right('create', 'groups', workspace));
       const uid = await existingWorkspace(workspace);
       const departments = await departmentsOf(workspace);
-      const group = departmentToCreate(req.body, workspace, namesOf(departments), caller.username);
+      const group = departmentToCreate(
+        req.body,
+        workspace,
+        await parentsFor(workspace, departments, req.body),
+        caller.username,
+      );
       if ('error' in group) throw new BadRequestError(group.error);
       // made in this workspace, not in one made later under its name
       group.metadata.annotations[WORKSPACE_UID_ANNOTATION] = `${workspace}/${uid}`;
@@ -264,7 +302,8 @@ export function departmentRoutes(deps: DepartmentRouteDeps): Router {
           stored,
           req.body,
           merge ? 'merge' : 'replace',
-          namesOf(departments),
+          // the parent the body names, else the one it keeps
+          await parentsFor(workspace, departments, req.body, merge ? stored : undefined),
           new Set(departmentsBelow(departments, name)),
         );
         if ('error' in changed) throw new BadRequestError(changed.error);
