@@ -427,6 +427,55 @@ describe('when anyone else claims a department', () => {
     });
     expect(forged.status).toBe(403);
     expect(forged.body.message).toContain('workspacetemplates/groups');
+    // the same writes straight to kube-apiserver as mallory: a GroupBinding into dev, a department of her own in the
+    // workspace, and one claiming the workspace's uid stamp
+    const straight = (path: string, body: unknown) =>
+      e2e.admin
+        .request({
+          method: 'POST',
+          path,
+          headers: { 'Impersonate-User': mallory, 'Impersonate-Group': 'system:authenticated' },
+          body,
+        })
+        .then(
+          () => ({ code: 201, message: '' }),
+          (error: { code?: number; message?: string }) => ({ code: error.code, message: String(error.message) }),
+        );
+    for (const [path, body] of [
+      [
+        '/apis/iam.kapi.io/v1alpha2/groupbindings',
+        {
+          apiVersion: 'iam.kapi.io/v1alpha2',
+          kind: 'GroupBinding',
+          metadata: { generateName: 'straight-', labels: { 'kapi.io/workspace': workspace } },
+          groupRef: { apiGroup: 'iam.kapi.io', kind: 'Group', name: dev },
+          users: [mallory],
+        },
+      ],
+      [
+        '/apis/iam.kapi.io/v1alpha2/groups',
+        {
+          apiVersion: 'iam.kapi.io/v1alpha2',
+          kind: 'Group',
+          metadata: { generateName: 'straight-', labels: { 'kapi.io/workspace': workspace } },
+        },
+      ],
+      [
+        '/apis/iam.kapi.io/v1alpha2/groups',
+        {
+          apiVersion: 'iam.kapi.io/v1alpha2',
+          kind: 'Group',
+          metadata: {
+            generateName: 'stamped-',
+            annotations: { 'tenant.kapi.io/workspace-uid': `${workspace}/forged` },
+          },
+        },
+      ],
+    ] as const) {
+      const answer = await straight(path, body);
+      expect(answer.code).toBe(403);
+      expect(answer.message).toMatch(/workspacetemplates\/groups|tenant\.kapi\.io\/workspace-uid/);
+    }
     // nor without the label: that needs the right for every workspace
     const unlabelled = await send('POST', '/apis/iam.kapi.io/v1alpha2/groupbindings', malloryToken, {
       apiVersion: 'iam.kapi.io/v1alpha2',
