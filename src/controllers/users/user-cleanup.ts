@@ -134,31 +134,18 @@ export async function removeUserTraces(
   // memberships and platform roles that name the user without its label (made by hand): it leaves their subjects,
   // and a binding it was alone in goes (kapi's controller realizes these, so they would still grant the name)
   let unlabelled = 0;
-  for (const binding of (await list(`${IAM_PATH}/groupbindings`)).filter(
-    (b) => b?.metadata?.labels?.[USER_REF_LABEL] !== user,
-  )) {
-    const users: unknown[] = Array.isArray(binding?.users) ? binding.users : [];
-    if (!users.includes(user)) continue;
-    const kept = users.filter((name) => name !== user);
-    const at = `${IAM_PATH}/groupbindings/${encodeURIComponent(binding.metadata.name)}`;
-    if (kept.length === 0) await remove(at);
-    else
-      await client
-        .request({
-          method: 'PATCH',
-          path: at,
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { resourceVersion: binding.metadata.resourceVersion }, users: kept },
-          timeoutMs: TIMEOUT_MS,
-        })
-        .catch(ignoreMissing);
-    unlabelled += 1;
-  }
-  for (const path of [`${IAM_PATH}/workspacerolebindings`, `${IAM_PATH}/globalrolebindings`]) {
+  const notTheUser = (subject: Raw) => !(subject?.kind === 'User' && subject?.name === user);
+  // each kind's list of whom it names: memberships' and platform roles' subjects, departments' users
+  const namers: [string, 'subjects' | 'users', (entry: Raw) => boolean][] = [
+    [`${IAM_PATH}/workspacerolebindings`, 'subjects', notTheUser],
+    [`${IAM_PATH}/globalrolebindings`, 'subjects', notTheUser],
+    [`${IAM_PATH}/groupbindings`, 'users', (name) => name !== user],
+  ];
+  for (const [path, field, keeps] of namers) {
     for (const binding of (await list(path)).filter((b) => b?.metadata?.labels?.[USER_REF_LABEL] !== user)) {
-      const subjects: Raw[] = Array.isArray(binding?.subjects) ? binding.subjects : [];
-      const kept = subjects.filter((subject) => !(subject?.kind === 'User' && subject?.name === user));
-      if (kept.length === subjects.length) continue;
+      const named: Raw[] = Array.isArray(binding?.[field]) ? binding[field] : [];
+      const kept = named.filter(keeps);
+      if (kept.length === named.length) continue;
       const at = `${path}/${encodeURIComponent(binding.metadata.name)}`;
       if (kept.length === 0) await remove(at);
       else
@@ -167,7 +154,7 @@ export async function removeUserTraces(
             method: 'PATCH',
             path: at,
             contentType: 'application/merge-patch+json',
-            body: { metadata: { resourceVersion: binding.metadata.resourceVersion }, subjects: kept },
+            body: { metadata: { resourceVersion: binding.metadata.resourceVersion }, [field]: kept },
             timeoutMs: TIMEOUT_MS,
           })
           .catch(ignoreMissing);
