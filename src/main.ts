@@ -85,6 +85,23 @@ async function main(): Promise<void> {
     logger,
     allowGeneratedSigningKey: source === 'sandbox',
   });
+  if (sandbox && server.httpsPort !== undefined && server.caFile) {
+    // the sandbox calls kapi's workspace quota webhook as kube-apiserver would (the chart installs it in a cluster)
+    const { quotaWebhookConfiguration } = await import('./workspace-quota/webhook-configuration.js');
+    const ca = await readFile(server.caFile);
+    const response = await fetch(
+      `${sandbox.url}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`,
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${sandbox.adminToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(
+          quotaWebhookConfiguration({ url: `https://127.0.0.1:${server.httpsPort}` }, ca.toString('base64')),
+        ),
+      },
+    );
+    if (!response.ok)
+      logger.warn('the sandbox’s workspace quota webhook could not be installed', { status: response.status });
+  }
   announce(logger, { ...options, bindAddress }, server, connection, sandbox);
   if (monitoring)
     process.stdout.write(

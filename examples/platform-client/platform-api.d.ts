@@ -3016,7 +3016,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a workspace; its projects stay unless asked
-         * @description Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule). Its memberships and its departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps).
+         * @description Needs `delete workspacetemplates` (that name) in API group `tenant.kapi.io`. Its namespaces stay and leave the workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule). Its memberships and its departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps), and so does its quota.
          */
         delete: operations["deleteWorkspaceTemplate"];
         options?: never;
@@ -3142,6 +3142,54 @@ export interface paths {
          * @description Needs `patch workspacetemplates/namespaces` (the workspace’s name) in API group `tenant.kapi.io` (its admins; viewers read), or the same right on the namespace itself (its project members). Only `metadata.labels` and `metadata.annotations` change (a merge patch); a `kapi.io/workspace` label naming another workspace **moves** the project there in this one call, which also needs `create workspacetemplates/namespaces` on that workspace; kapi’s controller then moves the workspace roles’ bindings, and the project roles given to departments of the workspace it leaves are deleted. The label cannot be removed here.
          */
         patch: operations["patchWorkspaceNamespace"];
+        trace?: never;
+    };
+    "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/resourcequotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a workspace’s quota
+         * @description Needs `create workspacetemplates/resourcequotas` (the workspace’s name) in API group `tenant.kapi.io`: who manages workspaces on the platform (a quota is the platform’s limit on a tenant, so a workspace’s own admin reads it and does not raise it, unless a role grants this). kapi labels it with the workspace and selects the workspace’s projects.
+         */
+        post: operations["createWorkspaceResourceQuota"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kapis/tenant.kapi.io/v1alpha2/workspaces/{workspace}/resourcequotas/{resourcequota}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace’s quota and what its projects use
+         * @description Needs `get workspacetemplates/resourcequotas` (the workspace’s name) in API group `tenant.kapi.io`: the workspace’s admins and viewers, and who views or manages workspaces on the platform.
+         */
+        get: operations["readWorkspaceResourceQuota"];
+        /**
+         * Change a workspace’s quota
+         * @description Needs `update workspacetemplates/resourcequotas` (the workspace’s name) in API group `tenant.kapi.io`: who manages workspaces on the platform (a quota is the platform’s limit on a tenant, so a workspace’s own admin reads it and does not raise it, unless a role grants this). The limits sent replace the stored ones. A limit lowered below what is used refuses new pods of the workspace until enough go; running pods stay.
+         */
+        put: operations["updateWorkspaceResourceQuota"];
+        post?: never;
+        /**
+         * Lift a workspace’s quota
+         * @description Needs `delete workspacetemplates/resourcequotas` (the workspace’s name) in API group `tenant.kapi.io`: who manages workspaces on the platform (a quota is the platform’s limit on a tenant, so a workspace’s own admin reads it and does not raise it, unless a role grants this).
+         */
+        delete: operations["deleteWorkspaceResourceQuota"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/kapis/resources.kapi.io/v1alpha2/components": {
@@ -5677,6 +5725,65 @@ export interface components {
             items: components["schemas"]["WorkspaceNamespace"][];
             /** @description Matching workspaces, over all pages. */
             totalItems: number;
+        };
+        /** @description A workspace quota. */
+        WorkspaceResourceQuota: {
+            /** @enum {string} */
+            apiVersion: "quota.kapi.io/v1alpha2";
+            /** @enum {string} */
+            kind: "ResourceQuota";
+            metadata: {
+                name: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            spec: {
+                quota: {
+                    /** @description Hard limits, of: limits.cpu, limits.memory, requests.cpu, requests.memory, cpu, memory, pods, count/pods. */
+                    hard: {
+                        [key: string]: string | number;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description Set by kapi: `kapi.io/workspace: <workspace>` (what is sent is replaced). */
+                selector?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description What the workspace’s pods use, in total and per project (kapi keeps it). */
+            status?: {
+                total?: {
+                    hard?: {
+                        [key: string]: string | number;
+                    };
+                    used?: {
+                        [key: string]: string | number;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                namespaces?: ({
+                    namespace: string;
+                    hard?: {
+                        [key: string]: string | number;
+                    };
+                    used?: {
+                        [key: string]: string | number;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
         /** @description A iam.kapi.io/v1alpha2 WorkspaceRoleBinding as kube-apiserver serves it (`metadata.managedFields` left out). */
         WorkspaceRoleBinding: {
@@ -20654,6 +20761,334 @@ export interface operations {
             };
             /** @description The body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    createWorkspaceResourceQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceResourceQuota"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceResourceQuota"];
+                };
+            };
+            /** @description A limit of a resource the quota cannot limit, a value that is no quantity, scopes, or a name unlike the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No workspace of that name, or no quota of that name of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description A quota of that name exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readWorkspaceResourceQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The quota’s name (the console names it after the workspace). */
+                resourcequota: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quota. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceResourceQuota"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No workspace of that name, or no quota of that name of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    updateWorkspaceResourceQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The quota’s name (the console names it after the workspace). */
+                resourcequota: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceResourceQuota"];
+            };
+        };
+        responses: {
+            /** @description The quota after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceResourceQuota"];
+                };
+            };
+            /** @description A limit of a resource the quota cannot limit, a value that is no quantity, scopes, or a name unlike the URL’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No workspace of that name, or no quota of that name of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    deleteWorkspaceResourceQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace’s name. */
+                workspace: string;
+                /** @description The quota’s name (the console names it after the workspace). */
+                resourcequota: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: a Status of Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        kind: "Status";
+                        /** @enum {string} */
+                        apiVersion: "v1";
+                        metadata: Record<string, never>;
+                        /** @enum {string} */
+                        status: "Success";
+                        message: string;
+                        details: {
+                            name: string;
+                            group: string;
+                            kind: string;
+                            uid?: string;
+                        };
+                    };
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The cluster’s RBAC does not allow the caller this (SubjectAccessReview). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No workspace of that name, or no quota of that name of this workspace. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

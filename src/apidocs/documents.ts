@@ -4,6 +4,7 @@ import { iamOperations } from '../apis/iam/v1alpha2/operations.js';
 import { memberOperations } from '../apis/iam/v1alpha2/member-operations.js';
 import { departmentOperations } from '../apis/iam/v1alpha2/department-operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
+import { workspaceQuotaOperations } from '../apis/tenant/quota-operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -44,6 +45,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...memberOperations,
   ...departmentOperations,
   ...tenantOperations,
+  ...workspaceQuotaOperations,
   ...componentOperations,
   ...terminalOperations,
   ...monitoringOperations,

@@ -48,6 +48,10 @@ export interface Options {
   tlsSecret: { namespace: string; name: string } | undefined;
   /** Where a generated self-signed CA certificate is written. */
   tlsCaOut: string;
+  /** The admission webhooks' own HTTPS listener (kube-apiserver calls it); 0: none (the HTTPS listener serves them). */
+  webhookPort: number;
+  /** `namespace/name` of the kubernetes.io/tls Secret of the webhook listener (its CA is in the webhook configuration). */
+  webhookTlsSecret: { namespace: string; name: string } | undefined;
   sandboxNodes: number;
   sandboxAdminPassword: string | undefined;
   /** The sandbox's LDAP identity provider: a local slapd with a demo user, or a directory at a URL; undefined: none. */
@@ -139,6 +143,18 @@ const SPECS = {
     flag: 'tls-secret',
     env: 'TLS_SECRET',
     help: 'namespace/name of a kubernetes.io/tls Secret for the HTTPS listener',
+    fallback: '',
+  },
+  webhookPort: {
+    flag: 'webhook-port',
+    env: 'WEBHOOK_PORT',
+    help: 'HTTPS port of the admission webhooks alone, with --webhook-tls-secret (0: the HTTPS listener serves them)',
+    fallback: '0',
+  },
+  webhookTlsSecret: {
+    flag: 'webhook-tls-secret',
+    env: 'WEBHOOK_TLS_SECRET',
+    help: 'namespace/name of the kubernetes.io/tls Secret of the webhook listener',
     fallback: '',
   },
   tlsCaOut: {
@@ -387,6 +403,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     throw new OptionsError(`--log-level must be error, warn, info or debug, not "${logLevel}"`);
   }
   const tlsSecret = raw('tlsSecret');
+  const webhookTlsSecret = raw('webhookTlsSecret');
+  const webhookPort = port(raw('webhookPort'), 'webhook-port');
+  if (webhookPort !== 0 && !webhookTlsSecret)
+    throw new OptionsError(
+      '--webhook-port needs --webhook-tls-secret (the certificate kube-apiserver is told to trust)',
+    );
   const readHeaderTimeoutMs = positiveMilliseconds(raw('readHeaderTimeout'), 'read-header-timeout');
   const readTimeoutMs = milliseconds(raw('readTimeout'), 'read-timeout');
   if (readTimeoutMs !== 0 && readHeaderTimeoutMs > readTimeoutMs) {
@@ -406,6 +428,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     tlsKeyFile: raw('tlsKeyFile') || undefined,
     tlsSecret: tlsSecret ? namespacedName(tlsSecret, 'tls-secret') : undefined,
     tlsCaOut: raw('tlsCaOut'),
+    webhookPort,
+    webhookTlsSecret: webhookTlsSecret ? namespacedName(webhookTlsSecret, 'webhook-tls-secret') : undefined,
     sandboxNodes: count(raw('sandboxNodes'), 'sandbox-nodes'),
     sandboxAdminPassword: raw('sandboxAdminPassword') || undefined,
     sandboxDirectory: sandboxDirectory(raw('sandboxDirectory'), env),

@@ -48,15 +48,17 @@ type ResourceList = Record<string, string> | undefined;
  * PodRequests/PodLimits, spec only): per resource, the larger of the containers' sum (restartable init containers —
  * sidecars — included) and the peak of any init container (plus the sidecars started before it); pod-level
  * resources, when set, replace that; the pod overhead is added to requests, and to limits that are set. A pod that
- * has finished (Succeeded/Failed) or is not bound to a node counts for no node. `internNodeName` lets the pods of
+ * has finished (Succeeded/Failed) takes nothing; one not bound to a node yet counts for no node (`nodeName` undefined)
+ * but keeps its amounts. `internNodeName` lets the pods of
  * one node share one name string instead of a copy each.
  */
 export function podAllocation(pod: V1Pod, internNodeName: (name: string) => string = (name) => name): PodAllocation {
   const spec = pod.spec;
   const phase = pod.status?.phase;
-  const nodeName =
-    spec?.nodeName && phase !== 'Succeeded' && phase !== 'Failed' ? internNodeName(spec.nodeName) : undefined;
-  if (!spec || nodeName === undefined) return Object.freeze({ nodeName: undefined, ...ZERO });
+  const finished = phase === 'Succeeded' || phase === 'Failed';
+  const nodeName = spec?.nodeName && !finished ? internNodeName(spec.nodeName) : undefined;
+  // A pod not yet scheduled counts for no node, but keeps its amounts: a workspace quota charges it already.
+  if (!spec || finished) return Object.freeze({ nodeName: undefined, ...ZERO });
 
   const requests = aggregate(spec, (container) => container.resources?.requests);
   const limits = aggregate(spec, (container) => container.resources?.limits);

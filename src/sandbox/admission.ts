@@ -43,6 +43,16 @@ export function admissionTypes(kubernetesMinor: number): ResourceType[] {
       subresources: ['status'],
       tracksGeneration: true,
     }),
+    // webhooks: v1 on every release kapi supports (the sandbox calls them: webhooks.ts)
+    base({
+      group: GROUP,
+      versions: ['v1'],
+      resource: 'validatingwebhookconfigurations',
+      singular: 'validatingwebhookconfiguration',
+      kind: 'ValidatingWebhookConfiguration',
+      namespaced: false,
+      tracksGeneration: true,
+    }),
     base({
       group: GROUP,
       versions,

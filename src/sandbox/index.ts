@@ -13,6 +13,7 @@ import { UnionAuthorizer } from './authorizer.js';
 import { bootstrapRbac } from './bootstrap-rbac.js';
 import { builtinTypes } from './builtin-types.js';
 import { admissionTypes, SandboxAdmission } from './admission.js';
+import { SandboxWebhooks } from './webhooks.js';
 import type { GuardApiVersion } from '../tenant-guard/policy.js';
 import { objectKey, parseStored, type StoredObject } from './stored-object.js';
 import { platformFileBeside } from './platform-objects.js';
@@ -294,6 +295,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       version: (admissionType('validatingadmissionpolicies')?.versions[0] ?? 'v1') as GuardApiVersion,
     }),
   );
+  const webhooks = new SandboxWebhooks({
+    configurations: () => {
+      const type = admissionType('validatingwebhookconfigurations');
+      return type ? [...store.collection(type).objects.values()].map((stored) => parseStored(type, stored)) : [];
+    },
+    namespaceLabels: (name) => {
+      const type = registry.byGroupResource('', 'namespaces');
+      const stored = type && store.collection(type).get(objectKey('', name));
+      return stored && type ? (parseStored(type, stored).metadata?.labels ?? {}) : undefined;
+    },
+  });
   const audit = new AuditTrail(1000);
   const upgrades = new UpgradeEcho();
   const websocketWatches = new WebSocketWatches();
@@ -319,6 +331,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(options.logHistory && { history: options.logHistory }),
     },
     logger,
+    webhooks,
     ...(options.rstAvoidanceDelayMs !== undefined && { rstAvoidanceDelayMs: options.rstAvoidanceDelayMs }),
   };
 

@@ -189,6 +189,13 @@ export function defaultRules(): PolicyRule[] {
       apiGroups: ['iam.kapi.io'],
       resources: ['groups', 'groupbindings'],
     },
+    // workspace quotas: the pod webhook's charges, the quota API's writes, the controller's recounts
+    {
+      users: kapi,
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+      apiGroups: ['quota.kapi.io'],
+      resources: ['resourcequotas', 'resourcequotas/status'],
+    },
     {
       users: kapi,
       verbs: ['get', 'list', 'create', 'update', 'delete'],

@@ -10,6 +10,7 @@ import { mediaType, readJsonBody, readObjectBody } from './request-body.js';
 import { deletedStatus, methodNotAllowed, pathNotFound } from './status.js';
 import { listItemJson, objectJson, type StoredObject } from './stored-object.js';
 import { serveWatch, type WatchDeps } from './watch-stream.js';
+import type { SandboxWebhooks } from './webhooks.js';
 
 /**
  * The REST verbs on a stored type: get, list (paged), watch, create, update, patch, delete, deletecollection, and
@@ -17,6 +18,7 @@ import { serveWatch, type WatchDeps } from './watch-stream.js';
  */
 export interface ResourceHandlerDeps extends WatchDeps {
   objects: RegistryStore;
+  webhooks?: SandboxWebhooks;
 }
 
 function dryRun(x: Exchange): boolean {
@@ -84,7 +86,12 @@ export async function serveResource(
     }
     case 'create': {
       if (name || cluster) throw methodNotAllowed();
-      const created = objects.create(type, namespace, await readObjectBody(x, type.kind), {
+      const body = await readObjectBody(x, type.kind);
+      if (user && deps.webhooks) {
+        const object = body && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : body;
+        await deps.webhooks.admitCreate({ type, version, namespace, object, user, dryRun: dryRun(x) });
+      }
+      const created = objects.create(type, namespace, body, {
         dryRun: dryRun(x),
         version,
         user,

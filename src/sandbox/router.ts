@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { SandboxWebhooks } from './webhooks.js';
 import type { Logger } from '../observability/logger.js';
 import { authenticate, authorize, type Identity } from './access.js';
 import { auditIdOf, type AuditTrail } from './audit.js';
@@ -58,6 +59,8 @@ export interface RouterDeps {
   websocketWatches: WebSocketWatches;
   logs: { sandboxStartMs: number; intervalMs: number; follows: Set<() => void>; history?: LogHistory };
   logger?: Logger;
+  /** The validating webhooks stored, called for the creations they match. */
+  webhooks?: SandboxWebhooks;
   /** How long a connection closed after a refused body stays readable (Go's rstAvoidanceDelay, 500 ms). */
   rstAvoidanceDelayMs?: number;
 }

@@ -12,13 +12,14 @@ import { ServerVersion } from '../kube/server-version.js';
 import { packageRoot, packageVersion } from '../apidocs/documents.js';
 import { createIdentity } from '../auth/index.js';
 import { cachesOf } from '../kube/cache-registry.js';
-import { KubeClient } from '../kube/client.js';
+import { KubeApiError, KubeClient } from '../kube/client.js';
 import type { KubeConnection } from '../kube/connection.js';
-import { createNamespaceCache } from '../kube/namespace-cache.js';
+import { createNamespaceCache, toCachedNamespace } from '../kube/namespace-cache.js';
 import { createNodeCache } from '../kube/node-cache.js';
 import { createPodAllocations } from '../kube/pod-allocations.js';
 import { ListingCaches } from '../kube/compact/listing-caches.js';
-import type { Reflector } from '../kube/reflector.js';
+import { Reflector } from '../kube/reflector.js';
+import type { V1Namespace } from '@kubernetes/client-node';
 import { ResourceListing } from '../apis/resources/v1alpha3/listing/resource-listing.js';
 import { GlobalRoleDirectory } from '../apis/iam/v1alpha2/global-roles.js';
 import { iamRoutes } from '../apis/iam/v1alpha2/routes.js';
@@ -41,6 +42,11 @@ import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
 import { PlatformRbacController } from '../controllers/platform-rbac/controller.js';
 import { UserController } from '../controllers/users/controller.js';
+import { WorkspaceQuotaController, countUsage, selectedLabels } from '../controllers/workspace-quota/controller.js';
+import { WorkspaceQuotaAdmission } from '../workspace-quota/admission.js';
+import { QUOTAS_PATH } from '../workspace-quota/quota.js';
+import { quotaWebhookRoutes } from '../workspace-quota/webhook-routes.js';
+import { workspaceQuotaRoutes } from '../apis/tenant/quota-routes.js';
 import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
 import { GUARD_NAME } from '../tenant-guard/policy.js';
 
@@ -51,7 +57,9 @@ import { DEFAULT_LOG_REQUEST_LIMITS, DEFAULT_LOG_WRITE_TIMEOUT_MS } from '../api
 import { createForwarder } from '../proxy/forwarder.js';
 import { PASS_THROUGH_STATES, TokenPassThrough, reviewToken } from '../proxy/token-pass-through.js';
 import { StreamRegistry } from '../proxy/stream-registry.js';
+import express from 'express';
 import { createApp } from './app.js';
+import { errorHandler, notFound } from './error-handler.js';
 import { ConnectionCap, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
 import { DEFAULT_CONNECTION_TIMEOUTS, listen, type Listener } from './listener.js';
 import { loadServingCertificate, watchServingCertificate, type CertificateWatch } from './tls.js';
@@ -85,6 +93,8 @@ export type ServerOptions = Pick<
       | 'listingCacheIdleMs'
       | 'listingSyncTimeoutMs'
       | 'shutdownDelayMs'
+      | 'webhookPort'
+      | 'webhookTlsSecret'
     >
   > & {
     tlsPort: number | undefined;
@@ -268,12 +278,48 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     for (const event of ['start', 'stop']) metrics.listingCacheEvents.inc({ cache, event }, 0);
   }
 
-  const watched = [nodes, allocations, namespaces, globalRoles];
+  // Workspace quotas (SPEC §18): watched by every replica for the pod webhook, recounted by the leader. Outside
+  // readiness: until they are read the webhook refuses pods of every workspace instead of passing them unchecked.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const workspaceQuotas = new Reflector<any>({
+    client,
+    logger,
+    name: 'workspace-quotas',
+    listPath: QUOTAS_PATH,
+    transform: (raw: unknown) => raw,
+  });
+  const quotaAdmission = new WorkspaceQuotaAdmission(
+    client,
+    {
+      quotas: () => {
+        if (!workspaceQuotas.synced) throw new Error('the workspace quotas have not been read yet');
+        return workspaceQuotas.list();
+      },
+      namespaceLabels: async (name) => {
+        const cached = namespaces.get(name);
+        if (cached) return selectedLabels(cached);
+        // a namespace made a moment ago: asked of kube-apiserver
+        const fresh = await client
+          .request<V1Namespace>({ path: `/api/v1/namespaces/${encodeURIComponent(name)}`, timeoutMs: 5_000 })
+          .catch((err: unknown) => {
+            if (err instanceof KubeApiError && err.code === 404) return undefined;
+            throw err;
+          });
+        return fresh && selectedLabels(toCachedNamespace(fresh, name));
+      },
+      usage: (quota) => countUsage(quota, namespaces.list(), allocations.pods.list()),
+    },
+    logger,
+  );
+
+  const watched = [nodes, allocations, namespaces, globalRoles, workspaceQuotas];
   // The platform's roles realized in RBAC (SPEC §17), by one replica at a time: the leader of a Lease.
   let rbacController: PlatformRbacController | undefined;
   // and every User's traces kept removable, its hash out of the object (SPEC §17), by the same leader
   let userController: UserController | undefined;
   let stopWatchingGuard: (() => void) | undefined;
+  // and the workspace quotas' use recounted from the pods
+  let quotaController: WorkspaceQuotaController | undefined;
   const controllers = new LeaderElector({
     client,
     logger,
@@ -294,6 +340,14 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       });
       userController.start();
       stopWatchingGuard = tenantGuard.onChange(() => userController?.recheck());
+      quotaController = new WorkspaceQuotaController({
+        client,
+        logger,
+        quotas: workspaceQuotas,
+        namespaces,
+        pods: allocations.pods,
+      });
+      quotaController.start();
     },
     onStoppedLeading: () => {
       void rbacController?.stop();
@@ -301,6 +355,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       stopWatchingGuard?.();
       void userController?.stop();
       userController = undefined;
+      void quotaController?.stop();
+      quotaController = undefined;
     },
   });
   // a replica with credentials of its own is exempt before it writes a guarded field (a login session): its first look
@@ -372,7 +428,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     readiness,
     nodes,
     allocations,
-    publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig)],
+    publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig), quotaWebhookRoutes(quotaAdmission, logger)],
     resourceRoutes: [imageRoutes({ authorizer: identity.authorizer, client, registries })],
     platformRoutes: [
       configRoutes(),
@@ -394,6 +450,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       }),
       departmentRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
+      workspaceQuotaRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
       monitoringRoutes({
@@ -513,6 +570,37 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     );
   }
 
+  // The admission webhooks on a listener of their own, with the certificate the chart's webhook configuration trusts
+  // (one Secret for every replica): the users' HTTPS listener keeps its own certificate.
+  let webhookWatch: CertificateWatch | undefined;
+  if (options.webhookPort && options.webhookTlsSecret) {
+    const webhookCertificateOptions = {
+      certFile: undefined,
+      keyFile: undefined,
+      secret: options.webhookTlsSecret,
+      client,
+      caOut: options.tlsCaOut,
+      hosts: [hostname()],
+    };
+    const certificate = await loadServingCertificate(webhookCertificateOptions);
+    const webhooks = express();
+    webhooks.disable('x-powered-by');
+    webhooks.use(quotaWebhookRoutes(quotaAdmission, logger));
+    webhooks.use(notFound);
+    webhooks.use(errorHandler(logger));
+    const served = await listen(webhooks, {
+      port: options.webhookPort,
+      host: options.bindAddress,
+      tls: { key: certificate.key, cert: certificate.cert },
+      ...connections,
+      errorFormat: () => 'status' as const,
+    });
+    listeners.push(served);
+    webhookWatch = watchServingCertificate({ ...webhookCertificateOptions, logger }, certificate, (pair) =>
+      (served.server as HttpsServer).setSecureContext({ minVersion: 'TLSv1.2', ...pair }),
+    );
+  }
+
   let metricsListener: Listener | undefined;
   if (options.metricsPort !== undefined) {
     metricsListener = await listen(
@@ -552,6 +640,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       shuttingDown = true;
       if (options.shutdownDelayMs) await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
       await certificateWatch?.stop();
+      await webhookWatch?.stop();
       const closing = listeners.map((listener) => listener.stop(graceMs));
       // Watches and log follows end cleanly (at an event boundary, a WebSocket close frame), so clients see an end
       // and watch again elsewhere, instead of a cut after the grace.

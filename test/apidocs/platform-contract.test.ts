@@ -40,6 +40,8 @@ import { GlobalRoleDirectory } from '../../src/apis/iam/v1alpha2/global-roles.js
 import { terminalOperations } from '../../src/apis/terminal/operations.js';
 import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
+import { workspaceQuotaOperations } from '../../src/apis/tenant/quota-operations.js';
+import { workspaceQuotaRoutes } from '../../src/apis/tenant/quota-routes.js';
 import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
 import { componentRoutes } from '../../src/apis/resources/v1alpha2/routes.js';
 import { monitoringOperations } from '../../src/apis/monitoring/v1alpha3/operations.js';
@@ -703,6 +705,12 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
         resources: ['workspacetemplates'],
         verbs: ['create', 'patch', 'delete', 'bind'],
       },
+      // who manages workspaces' quotas
+      {
+        apiGroups: ['tenant.kapi.io'],
+        resources: ['workspacetemplates/resourcequotas'],
+        verbs: ['get', 'create', 'update', 'delete'],
+      },
       { apiGroups: ['monitoring.kapi.io'], resources: ['dashboards', 'clusterdashboards'], verbs: ['create'] },
     ]);
     adminHeaders = bearer((await tokens(administrator)).access_token);
@@ -1326,6 +1334,51 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     }
   }, 60_000);
 
+  test('when a workspace’s quota is set, read, changed and lifted, then every answer and refusal matches the document', async () => {
+    const ws = e2e.name('contract-qws');
+    const ghost = e2e.name('ghost');
+    cleanup.push(
+      `/apis/tenant.kapi.io/v1alpha2/workspacetemplates/${ws}`,
+      `/apis/quota.kapi.io/v1alpha2/resourcequotas/${ws}`,
+    );
+    const call = (method: Method, url: string, headers: Record<string, string>, json?: unknown) =>
+      send(e2e.kapiUrl, { method, url, headers, json });
+    const made = await call('post', `${TENANT3}/workspacetemplates`, adminHeaders, { metadata: { name: ws } });
+    expect(made.status).toBe(201);
+    const Q = `${TENANT2}/workspaces/${ws}/resourcequotas`;
+    const quota = { metadata: { name: ws }, spec: { quota: { hard: { 'limits.cpu': '2', pods: '10' } } } };
+    await waitFor(async () => (await call('get', `${Q}/${ws}`, adminHeaders)).status === 404);
+    const pad = 'x'.repeat(17 * 1024);
+    const form = (method: Method, url: string) =>
+      send(e2e.kapiUrl, { method, url, headers: adminHeaders, form: { a: 'b' } });
+    for (const [method, url, headers, json, status] of [
+      ['post', Q, adminHeaders, { metadata: { name: ws }, spec: { quota: { hard: { services: '1' } } } }, 400],
+      ['post', Q, strangerHeaders, quota, 403],
+      ['post', `${TENANT2}/workspaces/${ghost}/resourcequotas`, adminHeaders, quota, 404],
+      ['post', Q, adminHeaders, { ...quota, pad }, 413],
+      ['post', Q, {}, quota, 401],
+      ['post', Q, adminHeaders, quota, 200],
+      ['post', Q, adminHeaders, quota, 409],
+      ['get', `${Q}/${ws}`, adminHeaders, undefined, 200],
+      ['get', `${Q}/${ws}`, strangerHeaders, undefined, 403],
+      ['get', `${Q}/${ghost}`, adminHeaders, undefined, 404],
+      ['get', `${Q}/${ws}`, {}, undefined, 401],
+      ['put', `${Q}/${ws}`, adminHeaders, { ...quota, metadata: { name: 'other' } }, 400],
+      ['put', `${Q}/${ws}`, strangerHeaders, quota, 403],
+      ['put', `${Q}/${ghost}`, adminHeaders, { ...quota, metadata: { name: ghost } }, 404],
+      ['put', `${Q}/${ws}`, adminHeaders, { ...quota, pad }, 413],
+      ['put', `${Q}/${ws}`, {}, quota, 401],
+      ['put', `${Q}/${ws}`, adminHeaders, quota, 200],
+      ['delete', `${Q}/${ws}`, strangerHeaders, undefined, 403],
+      ['delete', `${Q}/${ws}`, {}, undefined, 401],
+      ['delete', `${Q}/${ws}`, adminHeaders, undefined, 200],
+      ['delete', `${Q}/${ws}`, adminHeaders, undefined, 404],
+    ] as [Method, string, Record<string, string>, unknown, number][])
+      expect([method, url, (await call(method, url, headers, json)).status]).toEqual([method, url, status]);
+    expect((await form('post', Q)).status).toBe(415);
+    expect((await form('put', `${Q}/${ws}`)).status).toBe(415);
+  }, 60_000);
+
   test('when platform roles and login records are read, then every answer matches the document', async () => {
     const get = (url: string, headers: Record<string, string> = {}) =>
       send(e2e.kapiUrl, { method: 'get', url, headers });
@@ -1652,6 +1705,7 @@ describe('answers a healthy cluster does not give in a test', () => {
         }),
         departmentRoutes({ listing, authorizer: identity.authorizer, client: listingClient, logger: silentLogger }),
         tenantRoutes({ listing, authorizer: identity.authorizer }),
+        workspaceQuotaRoutes({ listing, authorizer: identity.authorizer, client: listingClient, logger: silentLogger }),
         componentRoutes({
           listing,
           authorizer: identity.authorizer,
@@ -1737,6 +1791,7 @@ describe('answers a healthy cluster does not give in a test', () => {
         ...terminalOperations,
         ...departmentOperations,
         ...imageOperations,
+        ...workspaceQuotaOperations,
       ].map((operation): Call => ({
         method: operation.method,
         url: operation.path
@@ -1751,7 +1806,8 @@ describe('answers a healthy cluster does not give in a test', () => {
           .replace('{member}', 'x')
           .replace('{clusterrole}', 'x')
           .replace('{user}', 'x')
-          .replace('{pod}', 'x'),
+          .replace('{pod}', 'x')
+          .replace('{resourcequota}', 'x'),
         headers: bearer('x'),
         ...(['post', 'put', 'patch'].includes(operation.method) && { json: {} }),
       })),

@@ -23,6 +23,7 @@ const KINDS: readonly Kind[] = [
   { groupVersion: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   { groupVersion: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   { groupVersion: 'apps/v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  { groupVersion: 'admissionregistration.k8s.io/v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false },
   { groupVersion: 'policy/v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true },
   { groupVersion: 'rbac.authorization.k8s.io/v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
   { groupVersion: 'rbac.authorization.k8s.io/v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },

@@ -101,10 +101,13 @@ describe('chart secrets at the first install', () => {
     expect(container.env).toContainEqual({ name: 'KAPI_ISSUER_URL', value: 'https://kapi.example.com' });
   });
 
-  test('when admin.create=false, then there is no admin User or password, but the signing key is still made', async () => {
+  test('when admin.create=false, then there is no admin User or password, but the signing key (and the webhook’s certificate) are still made', async () => {
     const rendered = await renderChart(setValues({ 'admin.create': false }));
     expect(objectsOfKind(rendered, 'User')).toEqual([]);
-    expect(objectsOfKind<V1Secret>(rendered, 'Secret').map((secret) => secret.metadata!.name)).toEqual(['kapi-apiserver-jwt']);
+    expect(objectsOfKind<V1Secret>(rendered, 'Secret').map((secret) => secret.metadata!.name).sort()).toEqual([
+      'kapi-apiserver-jwt',
+      'kapi-apiserver-webhook-tls',
+    ]);
   });
 });
 

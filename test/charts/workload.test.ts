@@ -76,9 +76,9 @@ describe('chart workload: Deployment, Service, PodDisruptionBudget', () => {
     });
   });
 
-  test('when rendered with default values, then http, https and metrics are container ports 9090, 9443 and 9091', () => {
+  test('when rendered with default values, then http, https, metrics and webhook are container ports 9090, 9443, 9091 and 9444', () => {
     const ports = Object.fromEntries(container(deployment).ports!.map((port) => [port.name, port.containerPort]));
-    expect(ports).toEqual({ http: 9090, https: 9443, metrics: 9091 });
+    expect(ports).toEqual({ http: 9090, https: 9443, metrics: 9091, webhook: 9444 });
   });
 
   test('when rendered with default values, then liveness, readiness and startup probe the health endpoints on http', () => {
@@ -103,12 +103,14 @@ describe('chart workload: Deployment, Service, PodDisruptionBudget', () => {
     expect(deployment.spec!.template.metadata!.labels).toMatchObject(budget.spec!.selector!.matchLabels!);
   });
 
-  test('when rendered with default values, then the Service is a ClusterIP sending 80 to 9090 and 443 to 9443', () => {
+  test('when rendered with default values, then the Service is a ClusterIP sending 80 to 9090, 443 to 9443 (and 9444 to the webhook)', () => {
     expect(service.spec!.type).toBe('ClusterIP');
     expect(service.spec!.ports!.map((port) => [port.name, port.port])).toEqual([
       ['http', 80],
       ['https', 443],
+      ['webhook', 9444],
     ]);
+    expect(containerPortFor(deployment, service, 'webhook')).toBe(9444);
     expect(containerPortFor(deployment, service, 'http')).toBe(9090);
     expect(containerPortFor(deployment, service, 'https')).toBe(9443);
     expect(service.spec!.ports!.some((port) => port.nodePort !== undefined)).toBe(false);

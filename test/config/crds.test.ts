@@ -100,6 +100,7 @@ describe('CRDs in crds/', () => {
       'installer.kapi.io_clusterconfigurations.yaml',
       'monitoring.kapi.io_clusterdashboards.yaml',
       'monitoring.kapi.io_dashboards.yaml',
+      'quota.kapi.io_resourcequotas.yaml',
       'tenant.kapi.io_workspacetemplates.yaml',
     ]);
   });

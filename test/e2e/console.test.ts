@@ -129,8 +129,19 @@ function othersWorkspaceGone(entry: string): boolean {
 function causedByKapi(): string[] {
   return [...failures, ...notices].filter(
     (entry) =>
-      !NOT_SERVED.some((pattern) => pattern.test(entry)) && !othersWorkspaceGone(entry) && !terminalProbe(entry),
+      !NOT_SERVED.some((pattern) => pattern.test(entry)) &&
+      !othersWorkspaceGone(entry) &&
+      !terminalProbe(entry) &&
+      !noQuotaYet(entry),
   );
+}
+
+/**
+ * A workspace with no quota: its Workspace Quotas page (and the Edit form) reads the quota and gets 404, as from
+ * KubeSphere, and shows "No limit" (the console passes that request an empty error handler: no notice).
+ */
+function noQuotaYet(entry: string): boolean {
+  return /^404 GET \/kapis\/tenant\.kapi\.io\/v1alpha2\/workspaces\/([^/]+)\/resourcequotas\/\1(\?|$)/.test(entry);
 }
 
 /**
@@ -684,6 +695,31 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await alice.getByText(`${wsA}-viewer`, { exact: true }).last().click();
       await alice.locator('[data-test="modal-ok"]').last().click();
       await waitOn(alice, people.bob, `${wsA}-viewer`);
+    }, 90_000);
+
+    it('then the administrator sets ws-a’s quota in Edit Quotas, and alice’s Workspace Quotas page shows it', async () => {
+      await open(`/workspaces/${wsA}/quota`, 'Workspace Quotas', 'Edit Quotas', 'No limit');
+      await page.getByRole('button', { name: 'Edit Quotas', exact: true }).click();
+      await page.locator('input[name="limits.cpu"]').fill('2');
+      await page.locator('input[name="limits.memory"]').fill('4');
+      await page.locator('[data-test="modal-ok"]').last().click();
+      // the console created it through kapi's route: labelled and selecting ws-a's projects
+      await waitFor(async () => {
+        const stored = await e2e.admin
+          .request<{ metadata: { labels: Record<string, string> }; spec: Record<string, Record<string, unknown>> }>({
+            path: `/apis/quota.kapi.io/v1alpha2/resourcequotas/${wsA}`,
+          })
+          .catch(() => undefined);
+        return (
+          stored?.metadata.labels['kapi.io/workspace'] === wsA &&
+          JSON.stringify(stored.spec.quota?.hard) === JSON.stringify({ 'limits.cpu': '2', 'limits.memory': '4Gi' })
+        );
+      });
+      // alice, ws-a's admin, reads it: the limits, and kapi's count of a-dev's pods (none)
+      const alice = pages.alice as Page;
+      await alice.goto(`${consoleUrl}/workspaces/${wsA}/quota`);
+      await waitOn(alice, 'Workspace Quotas', '2 Core', '4 Gi');
+      await screenshotCase(alice, 'workspace-quota');
     }, 90_000);
 
     it('then alice sees ws-a’s Departments and puts bob in one from its Not Assigned list', async () => {

@@ -100,7 +100,6 @@ describe('podAllocation', () => {
   it.each([
     ['Succeeded', 'Succeeded', 'node-1'],
     ['Failed', 'Failed', 'node-1'],
-    ['not yet scheduled', 'Pending', undefined],
   ])('when the pod is %s, then it counts for no node', (_case, phase, nodeName) => {
     const allocation = podAllocation(pod({ nodeName, containers: [container({ cpu: '1', memory: '1Gi' })] }, phase));
     expect(allocation).toEqual({
@@ -111,6 +110,14 @@ describe('podAllocation', () => {
       memoryLimitsBytes: 0,
       formats: 0,
     });
+  });
+
+  it('when the pod is not yet scheduled, then it counts for no node but keeps its amounts (a workspace quota charges it)', () => {
+    const allocation = podAllocation(
+      pod({ nodeName: undefined, containers: [container({ cpu: '1', memory: '1Gi' })] }, 'Pending'),
+    );
+    expect(allocation.nodeName).toBeUndefined();
+    expect([allocation.cpuRequestsMilli, allocation.memoryRequestsBytes]).toEqual([1000, 2 ** 30]);
   });
 
   it('when the record is made, then it holds only the node name, four numbers and their packed formats, frozen', () => {

@@ -50,3 +50,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $wanted -}}
 {{- end -}}
 {{- end -}}
+
+{{- /*
+Whether the workspace quotas' webhook is installed: on, and the chart makes its certificate (generateSecrets; a
+committed manifest must carry no key, so manifests/ leaves the webhook out).
+*/}}
+{{- define "kapi.workspaceQuotaWebhook" -}}
+{{- if and .Values.workspaceQuotas.enabled .Values.generateSecrets }}true{{ end }}
+{{- end }}

@@ -7,6 +7,7 @@ import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
 import { GROUP_REF_LABEL } from '../../auth/departments/departments.js';
 import { WORKSPACE_UID_ANNOTATION } from '../../controllers/platform-rbac/workspaces.js';
 import type { Logger } from '../../observability/logger.js';
+import { QUOTAS_PATH } from '../../workspace-quota/quota.js';
 import { mountOperation } from '../../openapi/operation.js';
 import { NotFoundError } from '../../server/errors.js';
 import { asKapi, asCaller, deletedStatus, optionalJsonBody, patchBody, requireRight, withCaller } from '../caller.js';
@@ -214,6 +215,8 @@ export function workspaceAdminRoutes(deps: WorkspaceAdminDeps): Router {
       // so do its departments: who was in them, and what they were given in the projects it keeps
       const departments = await deleteLabelled(`${IAM_PATH}/groups`, `${WORKSPACE_LABEL}=${name}`);
       await deleteLabelled(`${IAM_PATH}/groupbindings`, `${WORKSPACE_LABEL}=${name}`);
+      // and its quota: a workspace of that name made later starts without one
+      await deleteLabelled(QUOTAS_PATH, `${WORKSPACE_LABEL}=${name}`);
       for (const namespace of removeNamespaces ? [] : namespaces)
         for (const group of departments)
           await deleteLabelled(

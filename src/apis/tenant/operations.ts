@@ -182,7 +182,7 @@ export const deleteWorkspaceTemplate = defineOperation({
     'workspace (their `kapi.io/workspace` label is removed: a workspace of that name made later does not inherit ' +
     'them), unless the body is DeleteOptions with `propagationPolicy` Background or Foreground: then each is deleted ' +
     'as the caller, so kube-apiserver’s RBAC decides each (KubeSphere 4.1’s rule). Its memberships and its ' +
-    'departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps).',
+    'departments go with it (their GroupBindings, and their role bindings in the namespaces it keeps), and so does its quota.',
   security: 'bearer',
   pathParameters: workspaceName,
   responses: {

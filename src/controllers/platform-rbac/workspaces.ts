@@ -70,6 +70,8 @@ export const WORKSPACE_RIGHTS: Record<WorkspaceRoleBase, readonly (readonly [str
     [`${WORKSPACE}/namespaces`, ['get', 'list', 'create', 'update', 'patch', 'delete']],
     // its departments (Groups) and who is in them
     [`${WORKSPACE}/groups`, ['get', 'list', 'create', 'update', 'patch', 'delete']],
+    // its quota: read, not raised (the platform's limit on it; who manages workspaces sets it)
+    [`${WORKSPACE}/resourcequotas`, ['get']],
   ],
   viewer: [
     [WORKSPACE, ['get']],
@@ -77,6 +79,7 @@ export const WORKSPACE_RIGHTS: Record<WorkspaceRoleBase, readonly (readonly [str
     [`${WORKSPACE}/workspaceroles`, ['get', 'list']],
     [`${WORKSPACE}/namespaces`, ['get', 'list']],
     [`${WORKSPACE}/groups`, ['get', 'list']],
+    [`${WORKSPACE}/resourcequotas`, ['get']],
   ],
   regular: [
     [WORKSPACE, ['get']],

@@ -4,7 +4,7 @@
  * kapi's watched caches; a project's ResourceQuotas, when it has some, give its limits and their own counts.
  */
 import { exactQuantity, parseQuantity, quantityFormat } from '../../../kube/quantity.js';
-import { canonicalQuantity } from '../v1alpha3/quantity-format.js';
+import { canonicalQuantity } from '../../../kube/quantity-format.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;

@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeAllocation } from '../../../kube/caches.js';
 import { cpuToMilli, memoryToBytes } from '../../../kube/quantity.js';
-import { formatByteQuantity, formatMilliQuantity } from './quantity-format.js';
+import { formatByteQuantity, formatMilliQuantity } from '../../../kube/quantity-format.js';
 
 /** KubeSphere's node.kubesphere.io/… display annotations, under our prefix. */
 export const ALLOCATION_ANNOTATIONS = {

@@ -1,4 +1,4 @@
-import type { QuantityFormat } from '../../../kube/quantity.js';
+import type { QuantityFormat } from './quantity.js';
 
 /**
  * Quantities as apimachinery's resource.Quantity.String() writes them (CanonicalizeBytes), so the allocation

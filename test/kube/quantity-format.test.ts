@@ -1,9 +1,5 @@
-import {
-  canonicalQuantity,
-  formatByteQuantity,
-  formatMilliQuantity,
-} from '../../../../src/apis/resources/v1alpha3/quantity-format.js';
-import type { QuantityFormat } from '../../../../src/kube/quantity.js';
+import { canonicalQuantity, formatByteQuantity, formatMilliQuantity } from '../../src/kube/quantity-format.js';
+import type { QuantityFormat } from '../../src/kube/quantity.js';
 
 const Ki = 1024n;
 

@@ -1,0 +1,167 @@
+import { Router } from 'express';
+import { jsonBody } from '../../auth/account/account-routes.js';
+import { isObjectName } from '../../auth/kube-names.js';
+import type { Authorizer } from '../../auth/identity.js';
+import type { KubeClient } from '../../kube/client.js';
+import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
+import type { Logger } from '../../observability/logger.js';
+import { mountOperation } from '../../openapi/operation.js';
+import { BadRequestError, NotFoundError } from '../../server/errors.js';
+import { QUOTAS_PATH, QUOTA_GROUP, QUOTA_VERSION, quotaSpecProblems } from '../../workspace-quota/quota.js';
+import { asKapi, deletedStatus, requireRight, withCaller } from '../caller.js';
+import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
+import { TenantMemberships } from './memberships.js';
+import {
+  createWorkspaceQuota,
+  deleteWorkspaceQuota,
+  readWorkspaceQuota,
+  updateWorkspaceQuota,
+} from './quota-operations.js';
+
+export interface WorkspaceQuotaDeps {
+  listing: ResourceListing;
+  authorizer: Authorizer;
+  /** kapi's own client: it writes the quota once the caller's right is checked (no one else needs RBAC on it). */
+  client: KubeClient;
+  logger: Logger;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+const TENANT_GROUP = 'tenant.kapi.io';
+const ref = (name: string) => ({ name, group: QUOTA_GROUP, kind: 'resourcequotas' });
+const quotaNotFound = (name: string) =>
+  new NotFoundError(`resourcequotas.${QUOTA_GROUP} "${name}" not found`, ref(name));
+
+/**
+ * A workspace's quota at the console's routes, as KubeSphere 3.4.1 serves it (pkg/models/tenant/resourcequota.go):
+ * each call a SubjectAccessReview of `workspacetemplates/resourcequotas` of the workspace; a quota is the workspace's
+ * when labelled with it (another's is not found here); kapi sets the label and the selector (the workspace's projects),
+ * whatever the body says, and takes only limits its webhook enforces.
+ */
+export function workspaceQuotaRoutes(deps: WorkspaceQuotaDeps): Router {
+  const router = Router();
+  const memberships = new TenantMemberships(deps.listing);
+
+  const authorize = async (caller: Parameters<Authorizer['authorize']>[0], verb: string, workspace: string) => {
+    await requireRight(deps.authorizer, caller, {
+      verb,
+      group: TENANT_GROUP,
+      resource: 'workspacetemplates',
+      subresource: 'resourcequotas',
+      name: workspace,
+    });
+    if (!(await memberships.workspace(workspace)))
+      throw new NotFoundError(`workspacetemplates.${TENANT_GROUP} "${workspace}" not found`, {
+        name: workspace,
+        group: TENANT_GROUP,
+        kind: 'workspacetemplates',
+      });
+  };
+  const path = (name: string) => `${QUOTAS_PATH}/${encodeURIComponent(name)}`;
+  /** The stored quota when it is this workspace's; 404 otherwise. */
+  const stored = async (workspace: string, name: string): Promise<Raw> => {
+    if (!isObjectName(name)) throw quotaNotFound(name);
+    const quota = await asKapi(deps.client, { path: path(name) }, ref(name));
+    if (quota?.metadata?.labels?.[WORKSPACE_LABEL] !== workspace) throw quotaNotFound(name);
+    return quota;
+  };
+  /** The quota to store from a body: its name and limits, the workspace's label and selector. */
+  const quotaFrom = (body: Raw, workspace: string, base?: Raw): Raw => {
+    const name = body?.metadata?.name;
+    if (typeof name !== 'string' || !isObjectName(name))
+      throw new BadRequestError(
+        'metadata.name: Invalid value: a quota needs a name (lower-case letters, digits, -, .)',
+      );
+    const problems = quotaSpecProblems(body?.spec);
+    if (problems.length > 0) throw new BadRequestError(`the quota is invalid: ${problems.join('; ')}`);
+    const labels = { ...base?.metadata?.labels, ...body?.metadata?.labels, [WORKSPACE_LABEL]: workspace };
+    return {
+      apiVersion: `${QUOTA_GROUP}/${QUOTA_VERSION}`,
+      kind: 'ResourceQuota',
+      metadata: {
+        ...(base ? { ...base.metadata } : {}),
+        name,
+        labels,
+      },
+      spec: { quota: { hard: { ...body.spec.quota.hard } }, selector: { [WORKSPACE_LABEL]: workspace } },
+    };
+  };
+
+  mountOperation(
+    router,
+    '',
+    createWorkspaceQuota,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await authorize(caller, 'create', workspace);
+      const quota = quotaFrom(req.body, workspace);
+      const created = await asKapi(
+        deps.client,
+        { method: 'POST', path: QUOTAS_PATH, body: quota },
+        ref(quota.metadata.name),
+      );
+      deps.logger.info('workspace quota set', { audit: 'workspace-quota', workspace, by: caller.username });
+      res.status(200).json(created);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    readWorkspaceQuota,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      await authorize(caller, 'get', workspace);
+      res.json(await stored(workspace, String(req.params.resourcequota)));
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    updateWorkspaceQuota,
+    jsonBody,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const name = String(req.params.resourcequota);
+      await authorize(caller, 'update', workspace);
+      if (req.body?.metadata?.name !== name)
+        throw new BadRequestError(
+          `the name of the object (${String(req.body?.metadata?.name ?? '')}) does not match the name on the URL (${name})`,
+        );
+      const before = await stored(workspace, name);
+      const quota = quotaFrom(req.body, workspace, before);
+      const updated = await asKapi(
+        deps.client,
+        { method: 'PUT', path: path(name), body: { ...quota, status: before.status } },
+        ref(name),
+      );
+      deps.logger.info('workspace quota changed', { audit: 'workspace-quota', workspace, by: caller.username });
+      res.json(updated);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    deleteWorkspaceQuota,
+    withCaller(async (caller, req, res) => {
+      const workspace = String(req.params.workspace);
+      const name = String(req.params.resourcequota);
+      await authorize(caller, 'delete', workspace);
+      const before = await stored(workspace, name);
+      await asKapi(
+        deps.client,
+        { method: 'DELETE', path: path(name), body: { preconditions: { uid: before.metadata?.uid } } },
+        ref(name),
+      );
+      deps.logger.info('workspace quota lifted', { audit: 'workspace-quota', workspace, by: caller.username });
+      res.json(deletedStatus(name, QUOTA_GROUP, 'resourcequotas', before.metadata?.uid));
+    }),
+  );
+
+  return router;
+}
