@@ -21002,6 +21002,15 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
+            /** @description The body names a `metadata.resourceVersion` that is no longer the quota’s (changed since read). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
             /** @description The body is larger than 16 KiB. */
             413: {
                 headers: {

@@ -87,8 +87,10 @@ export async function serveResource(
     case 'create': {
       if (name || cluster) throw methodNotAllowed();
       const body = await readObjectBody(x, type.kind);
-      if (user && deps.webhooks) {
-        const object = body && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : body;
+      if (user && deps.webhooks?.anyFor(type, 'CREATE')) {
+        // webhooks see the object as it would be stored (defaulted, validated), as kube-apiserver sends it
+        const prepared = objects.create(type, namespace, structuredClone(body), { dryRun: true, version, user });
+        const object = JSON.parse(objectJson(type, version, prepared)) as unknown;
         await deps.webhooks.admitCreate({ type, version, namespace, object, user, dryRun: dryRun(x) });
       }
       const created = objects.create(type, namespace, body, {

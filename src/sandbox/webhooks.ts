@@ -33,8 +33,25 @@ export interface AdmittedCreation {
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
+/** An answer larger than this is not read (kube-apiserver's limit on a webhook's answer is 3 MiB too). */
+const MAX_ANSWER_BYTES = 3 * 1024 * 1024;
+
 export class SandboxWebhooks {
   constructor(private readonly sources: WebhookSources) {}
+
+  /** Whether any stored webhook asks for this operation on this type (else no object is prepared for one). */
+  anyFor(type: ResourceType, operation: 'CREATE'): boolean {
+    const has = (list: unknown, value: string) => Array.isArray(list) && (list.includes('*') || list.includes(value));
+    return this.sources
+      .configurations()
+      .some((configuration) =>
+        (Array.isArray(configuration?.webhooks) ? configuration.webhooks : []).some((webhook: Raw) =>
+          (Array.isArray(webhook?.rules) ? webhook.rules : []).some(
+            (rule: Raw) => has(rule?.operations, operation) && has(rule?.resources, type.resource),
+          ),
+        ),
+      );
+  }
 
   /** Throws kube-apiserver's Status when a webhook refuses the creation, or cannot be called and fails closed. */
   async admitCreate(creation: AdmittedCreation): Promise<void> {
@@ -49,6 +66,9 @@ export class SandboxWebhooks {
   private async call(webhook: Raw, creation: AdmittedCreation): Promise<void> {
     const name = String(webhook?.name ?? '');
     const failClosed = webhook?.failurePolicy !== 'Ignore';
+    // a webhook with side effects is not called for a dry run: the request is refused (as kube-apiserver does)
+    if (creation.dryRun && webhook?.sideEffects !== 'None' && webhook?.sideEffects !== 'NoneOnDryRun')
+      throw new StatusError(400, 'BadRequest', `admission webhook "${name}" does not support dry run`);
     const { type } = creation;
     const review = {
       apiVersion: 'admission.k8s.io/v1',
@@ -95,14 +115,15 @@ export class SandboxWebhooks {
     if (response.allowed === true) return;
     const status = response.status ?? {};
     const code = typeof status.code === 'number' && status.code >= 400 ? status.code : 400;
+    const reason = typeof status.reason === 'string' ? status.reason : '';
     const denied = `admission webhook "${name}" denied the request`;
-    throw new StatusError(
-      code,
-      typeof status.reason === 'string' ? status.reason : '',
+    const message =
       typeof status.message === 'string' && status.message !== ''
         ? `${denied}: ${status.message}`
-        : `${denied} without explanation`,
-    );
+        : reason !== ''
+          ? `${denied}: ${reason}`
+          : `${denied} without explanation`;
+    throw new StatusError(code, reason, message);
   }
 }
 
@@ -160,6 +181,13 @@ function post(clientConfig: Raw, review: unknown, timeoutSeconds: number): Promi
   const ca = typeof clientConfig?.caBundle === 'string' ? Buffer.from(clientConfig.caBundle, 'base64') : undefined;
   const body = JSON.stringify(review);
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      outcome();
+    };
     const req = https.request(
       url,
       {
@@ -170,27 +198,35 @@ function post(clientConfig: Raw, review: unknown, timeoutSeconds: number): Promi
           accept: 'application/json',
           'content-length': Buffer.byteLength(body),
         },
-        timeout: timeoutSeconds * 1000,
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) !== 200) {
-            reject(new Error(`the server responded with status ${res.statusCode ?? 0}`));
-            return;
-          }
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-          } catch {
-            reject(new Error('the answer is not an AdmissionReview'));
-          }
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) req.destroy(new Error('the answer is larger than 3 MiB'));
+          else chunks.push(chunk);
         });
-        res.on('error', reject);
+        res.on('end', () =>
+          settle(() => {
+            if ((res.statusCode ?? 0) !== 200) {
+              reject(new Error(`the server responded with status ${res.statusCode ?? 0}`));
+              return;
+            }
+            try {
+              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+            } catch {
+              reject(new Error('the answer is not an AdmissionReview'));
+            }
+          }),
+        );
+        res.on('error', (err) => settle(() => reject(new Error(`failed to call webhook: ${err.message}`))));
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`Post "${url}": context deadline exceeded`)));
-    req.on('error', (err) => reject(new Error(`failed to call webhook: Post "${url}": ${err.message}`)));
+    // the whole call, not only a silence (a socket timeout restarts with every byte)
+    const deadline = setTimeout(() => req.destroy(new Error('context deadline exceeded')), timeoutSeconds * 1000);
+    deadline.unref();
+    req.on('error', (err) => settle(() => reject(new Error(`failed to call webhook: Post "${url}": ${err.message}`))));
     req.end(body);
   });
 }

@@ -291,9 +291,16 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   const quotaAdmission = new WorkspaceQuotaAdmission(
     client,
     {
-      quotas: () => {
-        if (!workspaceQuotas.synced) throw new Error('the workspace quotas have not been read yet');
-        return workspaceQuotas.list();
+      quotas: async () => {
+        if (workspaceQuotas.synced) return workspaceQuotas.list();
+        // not read yet (kapi starting): kube-apiserver's list, so no pod passes a quota meanwhile; none without the CRD
+        const listed = await client
+          .request<{ items?: unknown[] }>({ path: QUOTAS_PATH, timeoutMs: 5_000 })
+          .catch((err: unknown) => {
+            if (err instanceof KubeApiError && err.code === 404) return { items: [] };
+            throw err;
+          });
+        return listed.items ?? [];
       },
       namespaceLabels: async (name) => {
         const cached = namespaces.get(name);
@@ -428,7 +435,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     readiness,
     nodes,
     allocations,
-    publicRoutes: [identity.oauthRouter, publicConfigRoutes(consoleConfig), quotaWebhookRoutes(quotaAdmission, logger)],
+    publicRoutes: [
+      identity.oauthRouter,
+      publicConfigRoutes(consoleConfig),
+      // the quota webhook on the HTTPS listener, unless it has a listener of its own (the chart's)
+      ...(options.webhookPort ? [] : [quotaWebhookRoutes(quotaAdmission, logger)]),
+    ],
     resourceRoutes: [imageRoutes({ authorizer: identity.authorizer, client, registries })],
     platformRoutes: [
       configRoutes(),

@@ -81,12 +81,39 @@ export function resourceList(amounts: Amounts, hard: Amounts): Record<string, st
   return list;
 }
 
-/** What one pod takes of each quota resource: nothing once it has finished (as kube's pod evaluator). */
+/**
+ * What one pod takes of each quota resource, as kube's evaluators count: a finished pod takes nothing but its place in
+ * `count/pods` (the object count counts every pod; `pods` only those not finished).
+ */
 export function podUsage(pod: V1Pod): Amounts {
   const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return {};
+  if (phase === 'Succeeded' || phase === 'Failed') return { 'count/pods': 1 };
   const allocation = podAllocation(pod);
   return usageOf(allocation);
+}
+
+/**
+ * Whether every CPU and memory amount the pod states is a quantity of at least zero. kube-apiserver validates a pod
+ * before any webhook sees it, so only a review that did not come from it holds another: it is refused, never summed
+ * (a negative request would lower a quota's use).
+ */
+export function podAmountsValid(pod: V1Pod): boolean {
+  const spec = pod.spec;
+  const lists: unknown[] = [spec?.resources?.requests, spec?.resources?.limits, spec?.overhead];
+  for (const container of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])])
+    lists.push(container.resources?.requests, container.resources?.limits);
+  for (const list of lists) {
+    if (list === undefined || list === null) continue;
+    if (typeof list !== 'object') return false;
+    for (const name of ['cpu', 'memory']) {
+      const value = (list as Record<string, unknown>)[name];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' && typeof value !== 'number') return false;
+      const exact = exactQuantity(String(value));
+      if (!exact || exact.mantissa < 0n) return false;
+    }
+  }
+  return true;
 }
 
 /** The usage of a pod from its four amounts (the pod cache keeps these). */
@@ -96,15 +123,17 @@ export function usageOf(amounts: {
   memoryRequestsBytes: number;
   memoryLimitsBytes: number;
 }): Amounts {
+  const cpuRequests = Math.max(0, amounts.cpuRequestsMilli);
+  const memoryRequests = Math.max(0, amounts.memoryRequestsBytes);
   return {
     pods: 1,
     'count/pods': 1,
-    'requests.cpu': amounts.cpuRequestsMilli,
-    cpu: amounts.cpuRequestsMilli,
-    'requests.memory': amounts.memoryRequestsBytes,
-    memory: amounts.memoryRequestsBytes,
-    'limits.cpu': amounts.cpuLimitsMilli,
-    'limits.memory': amounts.memoryLimitsBytes,
+    'requests.cpu': cpuRequests,
+    cpu: cpuRequests,
+    'requests.memory': memoryRequests,
+    memory: memoryRequests,
+    'limits.cpu': Math.max(0, amounts.cpuLimitsMilli),
+    'limits.memory': Math.max(0, amounts.memoryLimitsBytes),
   };
 }
 
@@ -170,18 +199,18 @@ export function missingAmounts(pod: V1Pod, hard: Amounts): string[] {
   const missing = new Map<string, string[]>();
   for (const [resource, kind, amount] of REQUIRED) {
     if (hard[resource] === undefined) continue;
-    const name = `${kind}.${amount}`;
     for (const container of containers) {
       const list = container.resources?.[kind] as Record<string, unknown> | undefined;
       if (list?.[amount] !== undefined) continue;
-      const names = missing.get(name) ?? [];
+      // named as the quota names it (`cpu` or `requests.cpu`), as kube does
+      const names = missing.get(resource) ?? [];
       if (!names.includes(container.name)) names.push(container.name);
-      missing.set(name, names);
+      missing.set(resource, names);
     }
   }
   return [...missing.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([r, names]) => `${r} for: ${names.join(',')}`);
+    .map(([resource, names]) => `${resource} for: ${[...names].sort().join(',')}`);
 }
 
 export type QuotaDecision =
@@ -191,9 +220,10 @@ export type QuotaDecision =
  * Admitting one pod against one quota (pure): the quota's use after it, or kube's refusal. `used` is what the quota
  * has charged so far (each of its resources; absent counts as zero).
  */
-export function admitPod(quota: WorkspaceQuota, used: Amounts, pod: V1Pod): QuotaDecision {
-  const requested = podUsage(pod);
-  const missing = missingAmounts(pod, quota.hard);
+export function admitPod(quota: WorkspaceQuota, used: Amounts, pod: V1Pod, oldPod?: V1Pod): QuotaDecision {
+  // a resize charges what the pod takes more than before (a smaller one charges nothing: the recount gives it back)
+  const requested = oldPod ? growth(podUsage(pod), podUsage(oldPod)) : podUsage(pod);
+  const missing = oldPod ? [] : missingAmounts(pod, quota.hard);
   if (missing.length > 0) {
     return {
       allowed: false,
@@ -224,6 +254,16 @@ export function admitPod(quota: WorkspaceQuota, used: Amounts, pod: V1Pod): Quot
     };
   }
   return { allowed: true, used: after };
+}
+
+/** What `after` takes more than `before`, per resource (never less than nothing). */
+export function growth(after: Amounts, before: Amounts): Amounts {
+  const more: Amounts = {};
+  for (const name of QUOTA_RESOURCES) {
+    const delta = (after[name] ?? 0) - (before[name] ?? 0);
+    if (delta > 0) more[name] = delta;
+  }
+  return more;
 }
 
 /** Whether two usages are the same over the quota's resources. */

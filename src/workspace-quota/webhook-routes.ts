@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import type { TLSSocket } from 'node:tls';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { V1Pod } from '@kubernetes/client-node';
 import { jsonBodyOf } from '../auth/account/account-routes.js';
 import { describeError } from '../kube/cache-health.js';
@@ -15,14 +16,22 @@ export const QUOTA_WEBHOOK_PATH = '/validate-quota-kapi-io-v1alpha2';
 const REVIEW_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /**
- * The workspace quotas' validating webhook. kube-apiserver calls it without credentials, as every webhook, so it
- * answers only what a review asks (allowed or not, and why); what it may change is the quota's charged use, which
- * kapi's controller recounts from the pods. Anything but a pod's creation is allowed untouched. A quota that cannot be
- * read or charged refuses the pod (503 in the review's status): a quota must not be passed by waiting for a fault.
+ * The workspace quotas' validating webhook, over TLS only. kube-apiserver calls it without credentials, as every
+ * webhook, so anyone who reaches it may send a review: it answers only that review (allowed or not, and why, which
+ * names the quota's figures), refuses a pod kube-apiserver would not have sent (amounts that are no quantities of at
+ * least zero), and what a made-up review may change is a quota's charged use, which kapi's controller recounts from
+ * the pods. So the chart serves it on a listener and a ClusterIP Service of its own. Anything but a pod's creation
+ * or resize is allowed untouched. A quota that cannot be read or charged refuses the pod (503 in the review's
+ * status): a quota must not be passed by waiting for a fault.
  */
 export function quotaWebhookRoutes(admission: WorkspaceQuotaAdmission, logger: Logger): Router {
   const router = Router();
-  router.post(QUOTA_WEBHOOK_PATH, jsonBodyOf(REVIEW_LIMIT_BYTES), (req: Request, res: Response) => {
+  router.post(QUOTA_WEBHOOK_PATH, (req: Request, res: Response, next: NextFunction) => {
+    // kube-apiserver calls webhooks over TLS only: the plain listener does not answer it
+    if (!(req.socket as TLSSocket).encrypted) return next();
+    jsonBodyOf(REVIEW_LIMIT_BYTES)(req, res, (err?: unknown) => (err ? next(err) : answerReview(req, res)));
+  });
+  const answerReview = (req: Request, res: Response) => {
     const review: Raw = req.body;
     const request: Raw = review?.request;
     const apiVersion = review?.apiVersion === 'admission.k8s.io/v1beta1' ? review.apiVersion : 'admission.k8s.io/v1';
@@ -40,28 +49,38 @@ export function quotaWebhookRoutes(admission: WorkspaceQuotaAdmission, logger: L
     }
     const answer = (response: Record<string, unknown>) =>
       res.json({ apiVersion, kind: 'AdmissionReview', response: { uid: request.uid, ...response } });
-    const isPodCreation =
-      request.operation === 'CREATE' &&
-      !request.subResource &&
+    const isPod =
       (request.resource?.group ?? '') === '' &&
       request.resource?.resource === 'pods' &&
       typeof request.namespace === 'string' &&
       request.namespace !== '' &&
       request.object &&
       typeof request.object === 'object';
-    if (!isPodCreation) {
+    const isCreation = request.operation === 'CREATE' && !request.subResource;
+    // a resize (Kubernetes 1.33 on) charges what the pod takes more
+    const isResize =
+      request.operation === 'UPDATE' &&
+      request.subResource === 'resize' &&
+      request.oldObject &&
+      typeof request.oldObject === 'object';
+    if (!isPod || !(isCreation || isResize)) {
       answer({ allowed: true });
       return;
     }
     admission
-      .admit(request.object as V1Pod, request.namespace, request.dryRun === true)
+      .admit({
+        pod: request.object as V1Pod,
+        ...(isResize && { oldPod: request.oldObject as V1Pod }),
+        namespace: request.namespace,
+        dryRun: request.dryRun === true,
+      })
       .then((decision) =>
         answer(
           decision.allowed
             ? { allowed: true }
             : {
                 allowed: false,
-                status: { status: 'Failure', code: 403, reason: 'Forbidden', message: decision.message },
+                status: { status: 'Failure', code: decision.code, reason: decision.reason, message: decision.message },
               },
         ),
       )
@@ -80,6 +99,6 @@ export function quotaWebhookRoutes(admission: WorkspaceQuotaAdmission, logger: L
           },
         });
       });
-  });
+  };
   return router;
 }

@@ -1368,6 +1368,7 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
       ['put', `${Q}/${ghost}`, adminHeaders, { ...quota, metadata: { name: ghost } }, 404],
       ['put', `${Q}/${ws}`, adminHeaders, { ...quota, pad }, 413],
       ['put', `${Q}/${ws}`, {}, quota, 401],
+      ['put', `${Q}/${ws}`, adminHeaders, { ...quota, metadata: { name: ws, resourceVersion: '1' } }, 409],
       ['put', `${Q}/${ws}`, adminHeaders, quota, 200],
       ['delete', `${Q}/${ws}`, strangerHeaders, undefined, 403],
       ['delete', `${Q}/${ws}`, {}, undefined, 401],

@@ -103,14 +103,12 @@ describe('chart workload: Deployment, Service, PodDisruptionBudget', () => {
     expect(deployment.spec!.template.metadata!.labels).toMatchObject(budget.spec!.selector!.matchLabels!);
   });
 
-  test('when rendered with default values, then the Service is a ClusterIP sending 80 to 9090, 443 to 9443 (and 9444 to the webhook)', () => {
+  test('when rendered with default values, then the Service is a ClusterIP sending 80 to 9090 and 443 to 9443', () => {
     expect(service.spec!.type).toBe('ClusterIP');
     expect(service.spec!.ports!.map((port) => [port.name, port.port])).toEqual([
       ['http', 80],
       ['https', 443],
-      ['webhook', 9444],
     ]);
-    expect(containerPortFor(deployment, service, 'webhook')).toBe(9444);
     expect(containerPortFor(deployment, service, 'http')).toBe(9090);
     expect(containerPortFor(deployment, service, 'https')).toBe(9443);
     expect(service.spec!.ports!.some((port) => port.nodePort !== undefined)).toBe(false);

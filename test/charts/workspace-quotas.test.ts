@@ -19,17 +19,22 @@ describe('the chart’s workspace quota webhook', () => {
     objects = await renderChart();
   });
 
-  test('when installed, then the webhook configuration is the code’s, pointed at the Service’s webhook port', () => {
+  test('when installed, then the webhook configuration is the code’s, pointed at the webhook’s own Service', async () => {
     const [configuration] = objectsOfKind<KubeObject & { webhooks: unknown[] }>(objects, 'ValidatingWebhookConfiguration');
     const secret = webhookSecret(objects);
     const expected = quotaWebhookConfiguration(
-      { service: { namespace: NAMESPACE, name: 'kapi-apiserver', port: 9444 } },
+      { service: { namespace: NAMESPACE, name: 'kapi-apiserver-webhook', port: 443 } },
       secret.data?.['ca.crt'] ?? '',
     );
     expect(configuration?.metadata.name).toBe(expected.metadata.name);
     expect(configuration?.webhooks).toEqual(expected.webhooks);
-    const service = findObject<V1Service>(objects, 'Service', 'kapi-apiserver');
-    expect(service.spec?.ports).toContainEqual({ name: 'webhook', port: 9444, targetPort: 'webhook', protocol: 'TCP' });
+    // a ClusterIP Service of its own: never published with the users' Service (NodePort or LoadBalancer)
+    const service = findObject<V1Service>(objects, 'Service', 'kapi-apiserver-webhook');
+    expect(service.spec?.type).toBe('ClusterIP');
+    expect(service.spec?.ports).toEqual([{ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
+    const published = await renderChart(setValues({ 'service.type': 'NodePort' }));
+    const users = findObject<V1Service>(published, 'Service', 'kapi-apiserver');
+    expect(users.spec?.ports?.map((port) => port.name)).toEqual(['http', 'https']);
   });
 
   test('when installed, then the Secret’s certificate is for the Service, signed by the CA kube-apiserver is told to trust', () => {
@@ -38,7 +43,7 @@ describe('the chart’s workspace quota webhook', () => {
     const ca = new X509Certificate(decode(secret.data?.['ca.crt']));
     const certificate = new X509Certificate(decode(secret.data?.['tls.crt']));
     expect(certificate.verify(ca.publicKey)).toBe(true);
-    expect(certificate.subjectAltName).toContain(`DNS:kapi-apiserver.${NAMESPACE}.svc`);
+    expect(certificate.subjectAltName).toContain(`DNS:kapi-apiserver-webhook.${NAMESPACE}.svc`);
     expect(certificate.checkPrivateKey(createPrivateKey(decode(secret.data?.['tls.key'])))).toBe(true);
   });
 

@@ -8,6 +8,8 @@
  * counted. The webhook configuration is the chart's, pointed at this run's kapi and only at this run's workspace.
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../../src/kube/client.js';
 import { QUOTA_WEBHOOK_PATH } from '../../src/workspace-quota/webhook-routes.js';
@@ -267,41 +269,46 @@ describe('a workspace quota', () => {
   });
 });
 
-describe('two replicas admitting at once', () => {
+/** A quota for a made-up workspace, straight in the cluster (the admission cases below need no namespace). */
+async function createQuota(name: string, hard: Record<string, string>, workspace: string) {
+  await e2e.admin.request({
+    method: 'POST',
+    path: QUOTAS,
+    body: {
+      apiVersion: 'quota.kapi.io/v1alpha2',
+      kind: 'ResourceQuota',
+      metadata: { name, labels: { [RUN_LABEL]: e2e.runId } },
+      spec: { quota: { hard }, selector: { 'kapi.io/workspace': workspace } },
+    },
+  });
+}
+
+const bare = (name: string) => ({ metadata: { name }, spec: { containers: [{ name: 'app' }] } });
+
+describe('admission, replica by replica', () => {
   it('when six pods race for three places through two replicas’ admissions, then exactly three are admitted and charged', async () => {
     const name = e2e.name('quota-race');
     const labels = { 'kapi.io/workspace': name };
-    await e2e.admin.request({
-      method: 'POST',
-      path: QUOTAS,
-      body: {
-        apiVersion: 'quota.kapi.io/v1alpha2',
-        kind: 'ResourceQuota',
-        metadata: { name, labels: { [RUN_LABEL]: e2e.runId } },
-        spec: { quota: { hard: { pods: '3' } }, selector: labels },
-        status: { total: { used: { pods: '0' } } },
-      },
-    });
+    await createQuota(name, { pods: '3' }, name);
     try {
       // the quota as the replicas' watches would hold it; each reads it afresh from kube-apiserver before charging
       const sources = {
-        quotas: () => [{ metadata: { name }, spec: { quota: { hard: { pods: '3' } }, selector: labels } }],
+        quotas: async () => [{ metadata: { name }, spec: { quota: { hard: { pods: '3' } }, selector: labels } }],
         namespaceLabels: async () => labels,
         usage: () => ({ total: {}, namespaces: [] }),
       };
       const replicas = [0, 1].map(() => new WorkspaceQuotaAdmission(e2e.asKapi, sources, silentLogger));
       const answers = await Promise.all(
-        [0, 1, 2, 3, 4, 5].map((i) =>
-          replicas[i % 2]!.admit(
-            { metadata: { name: `p${i}` }, spec: { containers: [{ name: 'app' }] } },
-            'race',
-            false,
-          ),
-        ),
+        [0, 1, 2, 3, 4, 5].map((i) => replicas[i % 2]!.admit({ pod: bare(`p${i}`), namespace: 'race', dryRun: false })),
       );
       expect(answers.filter((answer) => answer.allowed)).toHaveLength(3);
-      expect(answers.filter((answer) => !answer.allowed).map((answer) => answer.message)).toEqual(
-        Array(3).fill(`exceeded quota: ${name}, requested: pods=1, used: pods=3, limited: pods=3`),
+      expect(answers.filter((answer) => !answer.allowed)).toEqual(
+        Array(3).fill({
+          allowed: false,
+          code: 403,
+          reason: 'Forbidden',
+          message: `exceeded quota: ${name}, requested: pods=1, used: pods=3, limited: pods=3`,
+        }),
       );
       const stored = await e2e.admin.request<Raw>({ path: `${QUOTAS}/${name}` });
       expect(stored.status.total.used).toEqual({ pods: '3' });
@@ -309,37 +316,104 @@ describe('two replicas admitting at once', () => {
       await deleteIgnoringMissing(e2e.admin, `${QUOTAS}/${name}`);
     }
   });
+
+  it('when one of two quotas refuses a pod, then the other is not charged for it (every quota is checked first)', async () => {
+    const roomy = e2e.name('quota-roomy');
+    const full = e2e.name('quota-full');
+    const workspace = e2e.name('quota-two');
+    const labels = { 'kapi.io/workspace': workspace };
+    await createQuota(roomy, { pods: '5' }, workspace);
+    await createQuota(full, { pods: '0' }, workspace);
+    try {
+      const sources = {
+        quotas: async () =>
+          [roomy, full].map((name) => ({ metadata: { name }, spec: { quota: { hard: {} }, selector: labels } })),
+        namespaceLabels: async () => labels,
+        usage: () => ({ total: {}, namespaces: [] }),
+      };
+      const admission = new WorkspaceQuotaAdmission(e2e.asKapi, sources, silentLogger);
+      const answer = await admission.admit({ pod: bare('p'), namespace: 'two', dryRun: false });
+      expect(answer).toMatchObject({ allowed: false, message: expect.stringContaining(`exceeded quota: ${full}`) });
+      const stored = await e2e.admin.request<Raw>({ path: `${QUOTAS}/${roomy}` });
+      expect(stored.status?.total?.used ?? {}).toEqual({});
+    } finally {
+      await deleteIgnoringMissing(e2e.admin, `${QUOTAS}/${roomy}`);
+      await deleteIgnoringMissing(e2e.admin, `${QUOTAS}/${full}`);
+    }
+  });
 });
 
 describe('the quota webhook, asked directly', () => {
-  const post = (body: unknown) =>
-    fetch(`${e2e.kapiUrl}${QUOTA_WEBHOOK_PATH}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
+  /** A review sent as kube-apiserver sends one: over TLS, to kapi's HTTPS listener. */
+  const post = (body: unknown, url = `${e2e.kapiHttpsUrl}${QUOTA_WEBHOOK_PATH}`) =>
+    new Promise<{ status: number; body: Raw }>((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = (url.startsWith('https:') ? https : http).request(
+        url,
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+          ...(url.startsWith('https:') && { ca: readFileSync(e2e.caFile as string) }),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
+  const review = (request: Record<string, unknown>) => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u-1', resource: { group: '', version: 'v1', resource: 'pods' }, namespace: first, ...request },
+  });
 
   it('when the body is no AdmissionReview, then it is a 400 Status', async () => {
     const res = await post({ hello: 'world' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ kind: 'Status', code: 400 });
+    expect(res.body).toMatchObject({ kind: 'Status', code: 400 });
+  });
+
+  it('when it is asked over plain HTTP, then it is not the webhook that answers (kube-apiserver calls webhooks over TLS)', async () => {
+    const res = await post(review({ operation: 'CREATE', object: bare('p') }), `${e2e.kapiUrl}${QUOTA_WEBHOOK_PATH}`);
+    // any other path of kapi's without a token: a 401 Status, no AdmissionReview
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ kind: 'Status', code: 401 });
   });
 
   it('when the review is not of a pod’s creation, then it is allowed untouched with its uid', async () => {
-    const res = await post({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'u-1',
-        operation: 'DELETE',
-        resource: { group: '', version: 'v1', resource: 'pods' },
-        namespace: first,
-      },
-    });
-    expect(await res.json()).toEqual({
+    const res = await post(review({ operation: 'DELETE' }));
+    expect(res.body).toEqual({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       response: { uid: 'u-1', allowed: true },
+    });
+  });
+
+  it('when a made-up review asks a negative amount (to lower a quota’s use), then it is refused and nothing is charged', async () => {
+    const res = await post(
+      review({
+        operation: 'CREATE',
+        object: {
+          metadata: { name: 'x' },
+          spec: { containers: [{ name: 'app', resources: { limits: { cpu: '-100', memory: '1Mi' } } }] },
+        },
+      }),
+    );
+    expect(res.body.response).toEqual({
+      uid: 'u-1',
+      allowed: false,
+      status: {
+        status: 'Failure',
+        code: 400,
+        reason: 'BadRequest',
+        message: 'the pod’s CPU and memory are not quantities',
+      },
     });
   });
 });

@@ -4,6 +4,7 @@ import {
   admitPod,
   amountsOf,
   missingAmounts,
+  podAmountsValid,
   podUsage,
   quotaSpecProblems,
   quotaStatus,
@@ -12,7 +13,7 @@ import {
   type Amounts,
   type WorkspaceQuota,
 } from '../../src/workspace-quota/quota.js';
-import { countUsage, sameStatus } from '../../src/controllers/workspace-quota/controller.js';
+import { countUsage, mayWrite, sameStatus } from '../../src/controllers/workspace-quota/controller.js';
 
 type Resources = { cpu?: string; memory?: string };
 
@@ -51,7 +52,11 @@ describe('workspace quotas, pure', () => {
         'limits.memory': 128 * Mi,
       },
     ],
-    ['a finished pod takes nothing', pod([{ name: 'app', requests: { cpu: '1' } }], 'Succeeded'), {}],
+    [
+      'a finished pod takes nothing but its place in count/pods',
+      pod([{ name: 'app', requests: { cpu: '1' } }], 'Succeeded'),
+      { 'count/pods': 1 },
+    ],
   ])('when the pod is %s, then its usage is kube’s pod evaluator’s', (_case, input, usage) => {
     expect(podUsage(input)).toEqual(usage);
   });
@@ -62,7 +67,7 @@ describe('workspace quotas, pure', () => {
     [
       'requests of both limited',
       { 'requests.cpu': '1', memory: '1Gi' },
-      ['requests.cpu for: app,sidecar', 'requests.memory for: sidecar'],
+      ['memory for: sidecar', 'requests.cpu for: app,sidecar'],
     ],
   ])('when %s, then a pod must state what is missing', (_case, hard, missing) => {
     const input = pod([
@@ -70,6 +75,34 @@ describe('workspace quotas, pure', () => {
       { name: 'sidecar', limits: {} },
     ]);
     expect(missingAmounts(input, amountsOf(hard))).toEqual(missing);
+  });
+
+  it.each<[string, unknown, boolean]>([
+    ['quantities', { requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: 1 } }, true],
+    ['a negative request (kube-apiserver never sends one: a forged review)', { requests: { cpu: '-100' } }, false],
+    ['no quantity', { limits: { memory: 'lots' } }, false],
+    ['an object for a quantity', { limits: { cpu: { value: 1 } } }, false],
+  ])('when a pod states %s, then its amounts are valid: %s', (_case, resources, valid) => {
+    const input = { spec: { containers: [{ name: 'app', resources }] } } as unknown as V1Pod;
+    expect(podAmountsValid(input)).toBe(valid);
+  });
+
+  it('when a pod is resized, then only what it takes more is charged, and a smaller one charges nothing', () => {
+    const before = pod([{ name: 'app', requests: { cpu: '500m' }, limits: { cpu: '1' } }]);
+    const bigger = pod([{ name: 'app', requests: { cpu: '800m' }, limits: { cpu: '1' } }]);
+    const q = quota({ 'requests.cpu': '1', pods: '1' });
+    expect(admitPod(q, amountsOf({ 'requests.cpu': '500m', pods: '1' }), bigger, before)).toMatchObject({
+      allowed: true,
+      used: { 'requests.cpu': 800, pods: 1 },
+    });
+    expect(admitPod(q, amountsOf({ 'requests.cpu': '900m', pods: '1' }), bigger, before)).toMatchObject({
+      allowed: false,
+      message: expect.stringContaining('requested: requests.cpu=300m'),
+    });
+    expect(admitPod(q, amountsOf({ 'requests.cpu': '500m', pods: '1' }), before, bigger)).toMatchObject({
+      allowed: true,
+      used: { 'requests.cpu': 500, pods: 1 },
+    });
   });
 
   it('when a pod fits, then it is admitted and the new use is the old plus its own', () => {
@@ -155,7 +188,8 @@ describe('workspace quotas, pure', () => {
         { namespace: 'other', finished: false, ...amounts },
       ],
     );
-    expect(counted.total).toMatchObject({ pods: 1, 'requests.cpu': 500, 'limits.cpu': 1000 });
+    // the finished pod keeps its place in count/pods only
+    expect(counted.total).toMatchObject({ pods: 1, 'count/pods': 2, 'requests.cpu': 500, 'limits.cpu': 1000 });
     expect(counted.namespaces).toEqual([
       { namespace: 'dev', used: expect.objectContaining({ pods: 1 }) },
       { namespace: 'empty', used: {} },
@@ -171,5 +205,26 @@ describe('workspace quotas, pure', () => {
     });
     expect(sameStatus(JSON.parse(JSON.stringify(status)), status)).toBe(true);
     expect(sameStatus({ ...status, total: { ...status.total, used: { pods: '2' } } }, status)).toBe(false);
+  });
+
+  it.each<[string, string | undefined, Record<string, string>, boolean]>([
+    ['never charged', undefined, { pods: '1' }, true],
+    ['charged a minute ago', '2026-11-29T19:00:00Z', { pods: '1' }, true],
+    [
+      'charged a moment ago, and the recount lowers it (the pod may not be watched yet)',
+      '2026-11-29T19:00:55Z',
+      { pods: '1' },
+      false,
+    ],
+    ['charged a moment ago, and the recount raises it', '2026-11-29T19:00:55Z', { pods: '3' }, true],
+  ])('when the quota was %s, then a recount may write: %s', (_case, chargedAt, counted, may) => {
+    const stored = { ...(chargedAt && { chargedAt }), total: { used: { pods: '2' } } };
+    const now = Date.parse('2026-11-29T19:01:00Z');
+    expect(mayWrite(stored, amountsOf(counted), amountsOf({ pods: '5' }), now, 10_000)).toBe(may);
+  });
+
+  it('when a stored status differs from a recount only in the time of its last charge, then it is the same', () => {
+    const status = { total: { hard: { pods: '5' }, used: { pods: '1' } }, namespaces: [] };
+    expect(sameStatus({ ...status, chargedAt: '2026-11-29T19:00:00Z' }, status)).toBe(true);
   });
 });

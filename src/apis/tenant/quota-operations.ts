@@ -122,6 +122,10 @@ export const updateWorkspaceQuota = defineOperation({
     200: { description: 'The quota after the change.', body: WorkspaceQuotaSchema },
     ...writeErrors,
     404: notFound,
+    409: {
+      description: 'The body names a `metadata.resourceVersion` that is no longer the quota’s (changed since read).',
+      body: StatusSchema,
+    },
   },
 });
 

@@ -6,7 +6,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { WORKSPACE_LABEL } from '../../kube/namespace-cache.js';
 import type { Logger } from '../../observability/logger.js';
 import { mountOperation } from '../../openapi/operation.js';
-import { BadRequestError, NotFoundError } from '../../server/errors.js';
+import { ApiError, BadRequestError, NotFoundError } from '../../server/errors.js';
 import { QUOTAS_PATH, QUOTA_GROUP, QUOTA_VERSION, quotaSpecProblems } from '../../workspace-quota/quota.js';
 import { asKapi, deletedStatus, requireRight, withCaller } from '../caller.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
@@ -31,6 +31,15 @@ type Raw = any;
 
 const TENANT_GROUP = 'tenant.kapi.io';
 const ref = (name: string) => ({ name, group: QUOTA_GROUP, kind: 'resourcequotas' });
+const conflict = (name: string) =>
+  new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on resourcequotas.${QUOTA_GROUP} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    ref(name),
+  );
+/** Attempts at a quota's change while pods' charges change it. */
+const UPDATE_ATTEMPTS = 3;
 const quotaNotFound = (name: string) =>
   new NotFoundError(`resourcequotas.${QUOTA_GROUP} "${name}" not found`, ref(name));
 
@@ -132,15 +141,25 @@ export function workspaceQuotaRoutes(deps: WorkspaceQuotaDeps): Router {
         throw new BadRequestError(
           `the name of the object (${String(req.body?.metadata?.name ?? '')}) does not match the name on the URL (${name})`,
         );
-      const before = await stored(workspace, name);
-      const quota = quotaFrom(req.body, workspace, before);
-      const updated = await asKapi(
-        deps.client,
-        { method: 'PUT', path: path(name), body: { ...quota, status: before.status } },
-        ref(name),
-      );
-      deps.logger.info('workspace quota changed', { audit: 'workspace-quota', workspace, by: caller.username });
-      res.json(updated);
+      // the version the caller edited, when it says (two admins do not overwrite each other); else the latest, read
+      // again when a pod's charge changed it meanwhile (the webhook writes its status)
+      const edited = req.body?.metadata?.resourceVersion;
+      for (let attempt = 1; ; attempt++) {
+        const before = await stored(workspace, name);
+        if (typeof edited === 'string' && edited !== '' && edited !== before.metadata?.resourceVersion)
+          throw conflict(name);
+        const quota = quotaFrom(req.body, workspace, before);
+        try {
+          const updated = await asKapi(deps.client, { method: 'PUT', path: path(name), body: quota }, ref(name));
+          deps.logger.info('workspace quota changed', { audit: 'workspace-quota', workspace, by: caller.username });
+          res.json(updated);
+          return;
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 409)) throw err;
+          if (typeof edited === 'string' && edited !== '') throw conflict(name);
+          if (attempt >= UPDATE_ATTEMPTS) throw conflict(name);
+        }
+      }
     }),
   );
 

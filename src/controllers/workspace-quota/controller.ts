@@ -5,6 +5,7 @@ import type { Logger } from '../../observability/logger.js';
 import {
   QUOTAS_PATH,
   addAmounts,
+  amountsOf,
   quotaStatus,
   selects,
   usageOf,
@@ -37,6 +38,20 @@ export interface CountedNamespace {
 export const selectedLabels = (namespace: { workspace?: string | undefined }): Record<string, string> =>
   namespace.workspace ? { [WORKSPACE_LABEL]: namespace.workspace } : {};
 
+const FINISHED: Amounts = Object.freeze({ 'count/pods': 1 });
+
+/** Each namespace's pods' use (pure): one pass over the pods for every quota of a recount. */
+export function usageByNamespace(pods: Iterable<CountedPod>): Map<string, Amounts> {
+  const byNamespace = new Map<string, Amounts>();
+  for (const pod of pods) {
+    let used = byNamespace.get(pod.namespace);
+    if (!used) byNamespace.set(pod.namespace, (used = {}));
+    // a finished pod keeps its place in count/pods (kube's object count) and takes nothing else
+    addAmounts(used, pod.finished ? FINISHED : usageOf(pod));
+  }
+  return byNamespace;
+}
+
 /**
  * A quota's use counted from the pods (pure): per namespace it covers (every one, a namespace without pods at zero)
  * and in total. Finished pods take nothing.
@@ -44,24 +59,37 @@ export const selectedLabels = (namespace: { workspace?: string | undefined }): R
 export function countUsage(
   quota: Pick<WorkspaceQuota, 'selector'>,
   namespaces: Iterable<CountedNamespace>,
-  pods: Iterable<CountedPod>,
+  pods: Iterable<CountedPod> | Map<string, Amounts>,
 ): { total: Amounts; namespaces: NamespaceUsage[] } {
-  const covered = new Map<string, Amounts>();
-  for (const namespace of namespaces) if (selects(quota, selectedLabels(namespace))) covered.set(namespace.name, {});
+  const byNamespace = pods instanceof Map ? pods : usageByNamespace(pods);
   const total: Amounts = {};
-  for (const pod of pods) {
-    const used = covered.get(pod.namespace);
-    if (!used || pod.finished) continue;
-    const usage = usageOf(pod);
-    addAmounts(used, usage);
-    addAmounts(total, usage);
+  const covered: NamespaceUsage[] = [];
+  for (const namespace of namespaces) {
+    if (!selects(quota, selectedLabels(namespace))) continue;
+    const used = { ...byNamespace.get(namespace.name) };
+    addAmounts(total, used);
+    covered.push({ namespace: namespace.name, used });
   }
-  return { total, namespaces: [...covered].map(([namespace, used]) => ({ namespace, used })) };
+  return { total, namespaces: covered };
 }
 
-/** Whether a stored status says what a recount says (pure): the same lists, compared as JSON of sorted keys. */
+/**
+ * Whether a recount may write its use over the stored one (pure): not when it would lower a use kapi's webhook charged
+ * a moment ago, for the pod charged may not be in kapi's watch of pods yet (counting it out would let the next pod
+ * past the limit); that recount waits.
+ */
+export function mayWrite(stored: Raw, wanted: Amounts, hard: Amounts, now: number, settleMs: number): boolean {
+  const chargedAt = Date.parse(String(stored?.chargedAt ?? ''));
+  if (Number.isNaN(chargedAt) || now - chargedAt >= settleMs) return true;
+  const used = amountsOf(stored?.total?.used);
+  return (Object.keys(hard) as (keyof Amounts)[]).every((name) => (wanted[name] ?? 0) >= (used[name] ?? 0));
+}
+
+/** Whether a stored status says what a recount says (pure): the same lists (the time of the last charge aside). */
 export function sameStatus(stored: Raw, wanted: Raw): boolean {
-  return canonical(stored ?? {}) === canonical(wanted);
+  const { chargedAt: _stored, ...storedLists } = stored ?? {};
+  const { chargedAt: _wanted, ...wantedLists } = wanted ?? {};
+  return canonical(storedLists) === canonical(wantedLists);
 }
 
 function canonical(value: unknown): string {
@@ -76,6 +104,7 @@ function canonical(value: unknown): string {
 export interface WatchedSource<T> {
   readonly synced: boolean;
   list(): readonly T[];
+  get(key: string): T | undefined;
   on(event: 'added' | 'modified' | 'deleted', handler: (obj: T, old: T | undefined) => void): () => void;
   on(event: 'synced', handler: () => void): () => void;
 }
@@ -90,6 +119,9 @@ export interface WorkspaceQuotaControllerOptions {
   resyncMs?: number;
   /** How long changes gather before a recount. */
   settleMs?: number;
+  /** How long a use just charged is not lowered by a recount (the pod reaching kapi's watch). */
+  chargeSettleMs?: number;
+  clock?: () => number;
 }
 
 /**
@@ -125,9 +157,9 @@ export class WorkspaceQuotaController {
       }),
       namespaces.on('added', all),
       namespaces.on('deleted', all),
-      pods.on('deleted', all),
+      pods.on('deleted', (pod: CountedPod) => this.markNamespace(pod.namespace)),
       pods.on('modified', (pod: CountedPod, old: CountedPod | undefined) => {
-        if (pod.finished && !old?.finished) all();
+        if (pod.finished && !old?.finished) this.markNamespace(pod.namespace);
       }),
     );
     this.resync = setInterval(all, this.options.resyncMs ?? 60_000);
@@ -143,16 +175,34 @@ export class WorkspaceQuotaController {
     await this.running;
   }
 
+  /** The quotas covering a namespace whose pod went or finished. */
+  private markNamespace(namespace: string): void {
+    const labels = selectedLabels(this.options.namespaces.get(namespace) ?? {});
+    if (Object.keys(labels).length === 0) return;
+    for (const raw of this.options.quotas.list()) {
+      const quota = workspaceQuotaOf(raw);
+      if (quota && selects(quota, labels)) this.mark(quota.name);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.running
+        .then(() => this.recount())
+        .catch((error: unknown) =>
+          this.options.logger.warn('the workspace quotas could not be recounted', { error: describeError(error) }),
+        );
+    }, delayMs);
+    this.timer.unref();
+  }
+
   private mark(name?: string): void {
     if (this.stopped) return;
     if (typeof name === 'string') this.dirty.add(name);
     else this.everything = true;
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.running.then(() => this.recount());
-    }, this.options.settleMs ?? 500);
-    this.timer.unref();
+    this.schedule(this.options.settleMs ?? 500);
   }
 
   private async recount(): Promise<void> {
@@ -164,12 +214,19 @@ export class WorkspaceQuotaController {
     const names = this.everything ? undefined : new Set(this.dirty);
     this.everything = false;
     this.dirty.clear();
+    const byNamespace = usageByNamespace(pods.list());
+    const now = (this.options.clock ?? Date.now)();
     for (const raw of quotas.list()) {
       const quota = workspaceQuotaOf(raw);
       if (!quota || (names && !names.has(quota.name))) continue;
-      const counted = countUsage(quota, namespaces.list(), pods.list());
+      const counted = countUsage(quota, namespaces.list(), byNamespace);
       const status = quotaStatus(raw, counted.total, counted.namespaces);
       if (sameStatus(raw.status, status)) continue;
+      if (!mayWrite(raw.status, counted.total, quota.hard, now, this.options.chargeSettleMs ?? 10_000)) {
+        this.dirty.add(quota.name);
+        this.retryLater();
+        continue;
+      }
       try {
         await client.request({
           method: 'PUT',
@@ -189,11 +246,6 @@ export class WorkspaceQuotaController {
   }
 
   private retryLater(): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.running.then(() => this.recount());
-    }, 2_000);
-    this.timer.unref();
+    this.schedule(2_000);
   }
 }
