@@ -3192,6 +3192,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/tenant.kapi.io/v1alpha2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the cluster’s events (the console’s Event Search)
+         * @description KubeSphere 3.4.1’s event search, answered from the cluster’s own events (watched by kapi; no search engine). A caller sees the events of the namespaces it may `list events` in (a SubjectAccessReview each, or one cluster-wide), narrowed by the workspace and namespace parameters (a namespace outside workspaces only when no workspace is asked for); an event older than its namespace (of an earlier namespace of the name) is not shown. One who may list events nowhere gets an empty answer, as from KubeSphere.
+         */
+        get: operations["searchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha2/components": {
         parameters: {
             query?: never;
@@ -4430,6 +4450,52 @@ export interface components {
             items: components["schemas"]["Event"][];
             /** @description How many objects match the filters, over all pages. */
             totalItems: number;
+        };
+        /** @description An event as the cluster stores it (core/v1 Event), without its managedFields. */
+        EventRecord: {
+            /** @enum {string} */
+            kind: "Event";
+            /** @enum {string} */
+            apiVersion: "v1";
+            metadata: {
+                name: string;
+                namespace: string;
+            } & {
+                [key: string]: unknown;
+            };
+            involvedObject: {
+                [key: string]: unknown;
+            };
+            reason?: string;
+            message?: string;
+            type?: string;
+            lastTimestamp?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Only the key of the operation asked is present (KubeSphere 3.4.1’s shapes). */
+        EventSearchResult: {
+            /** @description operation=query: the matching events and how many there are. */
+            query?: {
+                total: number;
+                records: components["schemas"]["EventRecord"][];
+            };
+            /** @description operation=statistics. */
+            statistics?: {
+                /** @description Distinct involved objects. */
+                resources: number;
+                /** @description Matching events. */
+                events: number;
+            };
+            /** @description operation=histogram: counts per interval, oldest first, from the first match to the last. */
+            histogram?: {
+                total: number;
+                buckets: {
+                    /** @description Bucket start, epoch ms. */
+                    time: number;
+                    count: number;
+                }[];
+            };
         };
         /** @description A iam.kapi.io/v1alpha2 GlobalRole as kube-apiserver serves it (`metadata.managedFields` left out). */
         GlobalRole: {
@@ -21106,6 +21172,90 @@ export interface operations {
                 };
             };
             /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    searchEvents: {
+        parameters: {
+            query?: {
+                /** @description query: one page of matching events, newest first; statistics: how many events and involved objects match; histogram: event counts per `interval`. */
+                operation?: "query" | "statistics" | "histogram";
+                /** @description Comma-separated workspaces; an event matches when its namespace belongs to any of them. */
+                workspace_filter?: string[];
+                /** @description Comma-separated texts; an event matches when its namespace’s workspace contains any of them. */
+                workspace_search?: string[];
+                /** @description Comma-separated namespaces; an event matches when its object is in any of them. */
+                involved_object_namespace_filter?: string[];
+                /** @description Comma-separated texts; an event matches when its object’s namespace contains any of them. */
+                involved_object_namespace_search?: string[];
+                /** @description Comma-separated names; an event matches when its object is named any of them. */
+                involved_object_name_filter?: string[];
+                /** @description Comma-separated texts; an event matches when its object’s name starts with any of them. */
+                involved_object_name_search?: string[];
+                /** @description Comma-separated kinds; an event matches when its object is of (any case) any of them. */
+                involved_object_kind_filter?: string[];
+                /** @description Comma-separated reasons; an event matches when its reason is (any case) any of them. */
+                reason_filter?: string[];
+                /** @description Comma-separated texts; an event matches when its reason contains any of them. */
+                reason_search?: string[];
+                /** @description Comma-separated texts; an event matches when its message contains (any case) any of them. */
+                message_search?: string[];
+                /** @description Normal or Warning (any case): the events of that type (one value, as KubeSphere). */
+                type_filter?: string;
+                /** @description Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC). */
+                interval?: string;
+                /** @description Earliest `lastTimestamp`, inclusive. Absent or 0: no lower bound, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                start_time?: string;
+                /** @description Latest `lastTimestamp`, inclusive. Absent: now, in whole Unix seconds (e.g. 1700000000). Milliseconds and fractions are a 400. */
+                end_time?: string;
+                /** @description Order of a query’s events by `lastTimestamp`. */
+                sort?: "asc" | "desc";
+                /** @description Offset of the first event a query returns. */
+                from?: number;
+                /** @description Events a query returns; from + size at most 10000. */
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer of the operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventSearchResult"];
+                };
+            };
+            /** @description A parameter’s value is not one it takes, or the time range is reversed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The events or namespaces have not been read yet, or the rights cannot be checked; try again. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -5,6 +5,7 @@ import { memberOperations } from '../apis/iam/v1alpha2/member-operations.js';
 import { departmentOperations } from '../apis/iam/v1alpha2/department-operations.js';
 import { tenantOperations } from '../apis/tenant/operations.js';
 import { workspaceQuotaOperations } from '../apis/tenant/quota-operations.js';
+import { eventOperations } from '../apis/tenant/events/event-operations.js';
 import { configOperations } from '../apis/config/v1alpha2/operations.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -46,6 +47,7 @@ export const platformOperations: readonly OperationDefinition[] = [
   ...departmentOperations,
   ...tenantOperations,
   ...workspaceQuotaOperations,
+  ...eventOperations,
   ...componentOperations,
   ...terminalOperations,
   ...monitoringOperations,

@@ -73,6 +73,11 @@ function viewRules(): RbacPolicyRule[] {
 }
 
 function editRules(): RbacPolicyRule[] {
+  return [...editOwnRules(), ...viewRules()];
+}
+
+/** What edit adds to view (kube's system:aggregate-to-edit). */
+function editOwnRules(): RbacPolicyRule[] {
   return [
     rule(READ, [''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy']),
     rule(['impersonate'], [''], ['serviceaccounts']),
@@ -104,15 +109,18 @@ function editRules(): RbacPolicyRule[] {
     rule(WRITE, ['policy'], ['poddisruptionbudgets']),
     rule(WRITE, ['networking.k8s.io'], ['ingresses', 'networkpolicies']),
     rule(WRITE, ['discovery.k8s.io'], ['endpointslices']),
-    ...viewRules(),
   ];
 }
 
 function adminRules(): RbacPolicyRule[] {
+  return [...adminOwnRules(), ...editRules()];
+}
+
+/** What admin adds to edit (kube's system:aggregate-to-admin). */
+function adminOwnRules(): RbacPolicyRule[] {
   return [
     rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']),
     rule(ALL, [RBAC_GROUP], ['rolebindings', 'roles']),
-    ...editRules(),
   ];
 }
 
@@ -168,6 +176,17 @@ export function bootstrapRbac(stamp: Stamp): BootstrapRbac {
     clusterRole('admin', adminRules(), stamp, 'admin'),
     clusterRole('edit', editRules(), stamp, 'edit', { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' }),
     clusterRole('view', viewRules(), stamp, 'view', { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' }),
+    // as kube-apiserver's bootstrap: the aggregated roles' own rules live in these, so a role aggregated in later
+    // (kapi's monitoring view) adds to view's rules instead of replacing them
+    clusterRole('system:aggregate-to-admin', adminOwnRules(), stamp, undefined, {
+      'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+    }),
+    clusterRole('system:aggregate-to-edit', editOwnRules(), stamp, undefined, {
+      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+    }),
+    clusterRole('system:aggregate-to-view', viewRules(), stamp, undefined, {
+      'rbac.authorization.k8s.io/aggregate-to-view': 'true',
+    }),
   ];
   const clusterRoleBindings: KubeObject[] = [
     {

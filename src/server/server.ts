@@ -47,6 +47,8 @@ import { WorkspaceQuotaAdmission } from '../workspace-quota/admission.js';
 import { QUOTAS_PATH } from '../workspace-quota/quota.js';
 import { quotaWebhookRoutes } from '../workspace-quota/webhook-routes.js';
 import { workspaceQuotaRoutes } from '../apis/tenant/quota-routes.js';
+import { EventIndex } from '../apis/tenant/events/event-index.js';
+import { eventRoutes } from '../apis/tenant/events/event-routes.js';
 import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
 import { GUARD_NAME } from '../tenant-guard/policy.js';
 
@@ -320,6 +322,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
   );
 
   const watched = [nodes, allocations, namespaces, globalRoles, workspaceQuotas];
+  // the console's Event Search (issue 40): the cluster's events, watched from the first search on
+  const eventIndex = new EventIndex(client, logger);
   // The platform's roles realized in RBAC (SPEC §17), by one replica at a time: the leader of a Lease.
   let rbacController: PlatformRbacController | undefined;
   // and every User's traces kept removable, its hash out of the object (SPEC §17), by the same leader
@@ -463,6 +467,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       departmentRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceQuotaRoutes({ listing, authorizer: identity.authorizer, client, logger }),
+      eventRoutes({ authorizer: identity.authorizer, namespaces, events: eventIndex }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
       monitoringRoutes({
@@ -653,6 +658,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       if (options.shutdownDelayMs) await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
       await certificateWatch?.stop();
       await webhookWatch?.stop();
+      await eventIndex.stop();
       const closing = listeners.map((listener) => listener.stop(graceMs));
       // Watches and log follows end cleanly (at an event boundary, a WebSocket close frame), so clients see an end
       // and watch again elsewhere, instead of a cut after the grace.

@@ -42,6 +42,10 @@ import { tenantRoutes } from '../../src/apis/tenant/routes.js';
 import { tenantOperations } from '../../src/apis/tenant/operations.js';
 import { workspaceQuotaOperations } from '../../src/apis/tenant/quota-operations.js';
 import { workspaceQuotaRoutes } from '../../src/apis/tenant/quota-routes.js';
+import { eventOperations } from '../../src/apis/tenant/events/event-operations.js';
+import { eventRoutes } from '../../src/apis/tenant/events/event-routes.js';
+import { EventIndex } from '../../src/apis/tenant/events/event-index.js';
+import type { WatchedNamespaces } from '../../src/kube/namespace-cache.js';
 import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
 import { componentRoutes } from '../../src/apis/resources/v1alpha2/routes.js';
 import { monitoringOperations } from '../../src/apis/monitoring/v1alpha3/operations.js';
@@ -1380,6 +1384,19 @@ describe('iam.kapi.io/v1alpha2: users administered, platform roles, login record
     expect((await form('put', `${Q}/${ws}`)).status).toBe(415);
   }, 60_000);
 
+  test('when the cluster’s events are searched, then every answer and refusal matches the document', async () => {
+    const url = '/kapis/tenant.kapi.io/v1alpha2/events';
+    for (const [query, headers, status] of [
+      ['?operation=statistics', adminHeaders, 200],
+      ['?operation=export', adminHeaders, 400],
+      ['', {}, 401],
+    ] as const)
+      expect([query, (await send(e2e.kapiUrl, { method: 'get', url: `${url}${query}`, headers })).status]).toEqual([
+        query,
+        status,
+      ]);
+  });
+
   test('when platform roles and login records are read, then every answer matches the document', async () => {
     const get = (url: string, headers: Record<string, string> = {}) =>
       send(e2e.kapiUrl, { method: 'get', url, headers });
@@ -1707,6 +1724,11 @@ describe('answers a healthy cluster does not give in a test', () => {
         departmentRoutes({ listing, authorizer: identity.authorizer, client: listingClient, logger: silentLogger }),
         tenantRoutes({ listing, authorizer: identity.authorizer }),
         workspaceQuotaRoutes({ listing, authorizer: identity.authorizer, client: listingClient, logger: silentLogger }),
+        eventRoutes({
+          authorizer: identity.authorizer,
+          namespaces: { synced: true, list: () => [], get: () => undefined } as unknown as WatchedNamespaces,
+          events: new EventIndex(listingClient, silentLogger),
+        }),
         componentRoutes({
           listing,
           authorizer: identity.authorizer,
@@ -1793,6 +1815,7 @@ describe('answers a healthy cluster does not give in a test', () => {
         ...departmentOperations,
         ...imageOperations,
         ...workspaceQuotaOperations,
+        ...eventOperations,
       ].map((operation): Call => ({
         method: operation.method,
         url: operation.path

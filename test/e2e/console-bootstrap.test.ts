@@ -48,10 +48,18 @@ describe('the console’s bootstrap routes', () => {
     });
   });
 
-  it('then configz answers without a token, every module kapi does not serve an explicit false', async () => {
+  it('then configz answers without a token: logging and events on, every module kapi does not serve an explicit false', async () => {
     const configz = await caller.get<Record<string, boolean>>(`${e2e.kapiUrl}${CONFIG}/configs/configz`);
     expect(configz.status).toBe(200);
-    expect(configz.body).toMatchObject({ kubernetes: true, multicluster: false, monitoring: false, openpitrix: false });
+    expect(configz.body).toMatchObject({
+      kubernetes: true,
+      logging: true,
+      events: true,
+      auditing: false,
+      multicluster: false,
+      monitoring: false,
+      openpitrix: false,
+    });
     expect(Object.values(configz.body).every((value) => typeof value === 'boolean')).toBe(true);
   });
 

@@ -63,11 +63,14 @@ const MODULES = [
 ] as const;
 
 /**
- * What kapi serves of them: the Kubernetes API and its own accounts, and monitoring once the ClusterConfiguration names
- * a backend. Its logging API is not announced yet: the console's log search would also call routes kapi does not serve
- * (log collections, its toolbox's other tools).
+ * What kapi serves of them: the Kubernetes API and its own accounts; logging (its logging API answers every query of
+ * the console's Log Search, from the pods' logs or a search engine, and the Log Receivers and project Log Collection
+ * pages read the cluster's own objects: Fluent Bit's outputs, absent from a cluster without the operator, list empty
+ * there); events (Event Search, from the cluster's own events); monitoring once the ClusterConfiguration names a
+ * backend. `auditing` stays off: kapi has no audit store to search. The console shows a module's tools exactly when
+ * its flag is on.
  */
-const SERVED: ReadonlySet<string> = new Set(['authentication', 'authorization', 'kubernetes']);
+const SERVED: ReadonlySet<string> = new Set(['authentication', 'authorization', 'kubernetes', 'logging', 'events']);
 
 export function configz(served: { monitoring: boolean } = { monitoring: false }): Record<string, boolean> {
   return Object.fromEntries(
