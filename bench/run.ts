@@ -26,6 +26,7 @@ import { tokenScenario } from './scenarios/token-issue.js';
 import { watchScenario } from './scenarios/watch-relay.js';
 import { accountsScenario } from './scenarios/accounts.js';
 import { usersScenario } from './scenarios/users.js';
+import { eventsScenario } from './scenarios/events.js';
 import { workspacesScenario } from './scenarios/workspaces.js';
 import { monitoringScenario } from './scenarios/monitoring.js';
 import { listingScale, listingsScenario } from './scenarios/listings.js';
@@ -62,6 +63,8 @@ const SCENARIOS: ScenarioEntry[] = [
   { key: 'watch', scenario: watchScenario, needsToken: true, real: true },
   // 10,000 Users made at the backend and deleted again: the console's Users page over them.
   { key: 'users', scenario: usersScenario, needsToken: true, real: true },
+  // 50,000 events written at the backend and deleted again: the console's Event Search over them.
+  { key: 'events', scenario: eventsScenario, needsToken: true },
   // Its own peak (VmHWM started over); after the watches have closed.
   { key: 'hostile', scenario: hostileScenario, needsToken: true },
   { key: 'tokenIssue', scenario: tokenScenario, needsToken: true, sandboxOnly: true },

@@ -1,0 +1,173 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pageLoads } from '../paired-runs.js';
+import type { BenchContext, Scenario } from '../context.js';
+import { bearer, send, sendJson } from '../http.js';
+import type { Operation } from '../jobs.js';
+import { cpuPerOperation, throughput } from '../measure.js';
+import { detail, verdict, type Row } from '../report.js';
+import { ms, rate } from '../stats.js';
+
+/**
+ * Issue 40's row: the console's Event Search (`tenant.kapi.io/v1alpha2/events`) over 50,000 events of the Events API
+ * (BENCH_EVENTS for another count), written straight at the backend in one namespace: a search as the console's
+ * detail view sends it (every event since the beginning, a message's text, newest 50 first) — p99 at c1, searches/s
+ * at c16, kapi's CPU per search, and kapi's RSS increase for holding the events (after a full GC, before and after).
+ * The events are deleted at the end.
+ */
+const COUNT = Number(process.env.BENCH_EVENTS ?? 50_000);
+const NAMESPACE = 'default';
+const EVENTS = `/api/v1/namespaces/${NAMESPACE}/events`;
+const SEARCH = '/kapis/tenant.kapi.io/v1alpha2/events?operation=query&start_time=0&size=50&message_search=restarting';
+const LABEL = 'bench.kapi.io/events-row';
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const WRITERS = 16;
+const REASONS = ['Scheduled', 'Pulled', 'Created', 'Started', 'BackOff', 'Unhealthy', 'Killing', 'FailedMount'];
+
+export const eventsMetrics = {
+  p99: { metric: `event search (${COUNT.toLocaleString('en-US')} events) p99 @c1`, target: '(info)' },
+  throughput: { metric: 'event search @c16', target: '(info)' },
+  cpu: { metric: 'kapi CPU per event search @c16', target: '(info)' },
+  rss: { metric: `kapi RSS increase for ${COUNT.toLocaleString('en-US')} events`, target: '(info)' },
+};
+
+async function writeAll(ctx: BenchContext, count: number, write: (i: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      for (let i = next++; i < count; i = next++) await write(i);
+    }),
+  );
+}
+
+/** The bench user may list events cluster-wide (a cluster's bench user reads nodes only); undone at the end. */
+async function grantEventList(ctx: BenchContext): Promise<() => Promise<void>> {
+  const name = `${ctx.env.kapiUser.name}-events-row`;
+  const headers = { ...ctx.env.adminHeaders, 'Content-Type': 'application/json' };
+  const rbac = `${ctx.env.backendUrl}${RBAC}`;
+  await send(`${rbac}/clusterroles`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ metadata: { name }, rules: [{ apiGroups: [''], resources: ['events'], verbs: ['list'] }] }),
+  });
+  await send(`${rbac}/clusterrolebindings`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ctx.env.kapiUser.name }],
+    }),
+  });
+  return async () => {
+    for (const kind of ['clusterrolebindings', 'clusterroles'])
+      await send(`${rbac}/${kind}/${name}`, { method: 'DELETE', headers: ctx.env.adminHeaders }).catch(() => undefined);
+  };
+}
+
+export const eventsScenario: Scenario = {
+  title: `Event Search: the console's search over ${COUNT.toLocaleString('en-US')} events`,
+  planned: Object.values(eventsMetrics),
+  async run(ctx: BenchContext) {
+    const revoke = await grantEventList(ctx);
+    const headers = { ...ctx.env.adminHeaders, 'Content-Type': 'application/json' };
+    try {
+      const search = (query: string) =>
+        sendJson<{ query?: { total: number } }>(`${ctx.kapi.url}${query}`, { headers: bearer(ctx.kapiToken) });
+      // the first search starts kapi's watch of the events: memory measured from there
+      await search(SEARCH);
+      await ctx.kapi.collectGarbage();
+      await sleep(1_000);
+      const before = ctx.kapi.memory();
+      const started = Date.now();
+      await writeAll(ctx, COUNT, async (i) => {
+        const time = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+        const reason = REASONS[i % REASONS.length] as string;
+        const answer = await send(`${ctx.env.backendUrl}${EVENTS}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            metadata: { name: `bench-event-${String(i).padStart(6, '0')}`, labels: { [LABEL]: 'true' } },
+            involvedObject: { kind: 'Pod', name: `web-${i % 500}`, namespace: NAMESPACE, uid: `bench-pod-${i % 500}` },
+            reason,
+            message:
+              reason === 'BackOff'
+                ? `Back-off restarting failed container app in pod web-${i % 500}`
+                : `${reason} container app of pod web-${i % 500}`,
+            type: reason === 'BackOff' || reason === 'Unhealthy' || reason === 'FailedMount' ? 'Warning' : 'Normal',
+            source: { component: 'kubelet' },
+            firstTimestamp: time,
+            lastTimestamp: time,
+            count: 1,
+          }),
+        });
+        if (answer.status >= 300) throw new Error(`POST ${EVENTS}: HTTP ${answer.status}`);
+      });
+      let total = 0;
+      for (;;) {
+        const counted = await sendJson<{ statistics?: { events: number } }>(
+          `${ctx.kapi.url}/kapis/tenant.kapi.io/v1alpha2/events?operation=statistics&start_time=0`,
+          { headers: bearer(ctx.kapiToken) },
+        );
+        total = counted.statistics?.events ?? 0;
+        if (total >= COUNT) break;
+        await sleep(200);
+      }
+      detail(
+        `${COUNT.toLocaleString('en-US')} events written and seen by kapi in ${((Date.now() - started) / 1000).toFixed(1)} s (${total} counted)`,
+      );
+      const found = (await search(SEARCH)).query?.total ?? 0;
+      detail(`the search matches ${found.toLocaleString('en-US')} events and answers the newest 50`);
+      await ctx.kapi.collectGarbage();
+      await sleep(1_000);
+      const after = ctx.kapi.memory();
+      const operation: Operation = {
+        kind: 'request',
+        url: `${ctx.kapi.url}${SEARCH}`,
+        headers: bearer(ctx.kapiToken),
+        expect: 200,
+      };
+      const { c1, c1s, c16, c16s } = await pageLoads(operation);
+      const increase = after.rssMiB - before.rssMiB;
+      const rows: Row[] = [
+        {
+          ...eventsMetrics.p99,
+          value: `${ms(c1s.p99)} (p50 ${ms(c1s.p50)})`,
+          verdict: c1.errors + c16.errors === 0 ? 'info' : verdict(false),
+        },
+        {
+          ...eventsMetrics.throughput,
+          value: `${rate(throughput(c16))}${c16.errors ? `, ${c16.errors} errors` : ''}`,
+          verdict: 'info',
+        },
+        {
+          ...eventsMetrics.cpu,
+          value: `kapi ${Math.round(cpuPerOperation(c16).kapi ?? Number.NaN)} µs (c1 ${Math.round(cpuPerOperation(c1).kapi ?? Number.NaN)} µs)`,
+          verdict: 'info',
+        },
+        {
+          ...eventsMetrics.rss,
+          value: `${increase.toFixed(1)} MiB (${before.rssMiB.toFixed(0)} → ${after.rssMiB.toFixed(0)} MiB, after a full GC)`,
+          verdict: 'info',
+        },
+      ];
+      return {
+        rows,
+        figures: {
+          count: COUNT,
+          matched: found,
+          rssBeforeMiB: before.rssMiB,
+          rssAfterMiB: after.rssMiB,
+          c1: { ...c1s, rps: throughput(c1), errors: c1.errors, cpuUsPerSearch: cpuPerOperation(c1) },
+          c16: { ...c16s, rps: throughput(c16), errors: c16.errors, cpuUsPerSearch: cpuPerOperation(c16) },
+        },
+      };
+    } finally {
+      // one deletecollection by the row's label
+      await send(`${ctx.env.backendUrl}${EVENTS}?labelSelector=${encodeURIComponent(`${LABEL}=true`)}`, {
+        method: 'DELETE',
+        headers: ctx.env.adminHeaders,
+      }).catch((error: unknown) => detail(`events left behind: ${String(error)}`));
+      await revoke();
+    }
+  },
+};
