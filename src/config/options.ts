@@ -26,6 +26,12 @@ export interface LoggingOptions {
   };
   /** An answer whose client takes none of its bytes for this long is ended (ms). */
   writeTimeoutMs: number;
+  /**
+   * Where Event Search reads: the cluster's own events (`events-api`, the default) or KubeSphere's kube-events
+   * indices in the log store (`opensearch`, with the opensearch log backend), under `eventsSearchIndex`.
+   */
+  eventsBackend?: 'events-api' | 'opensearch';
+  eventsSearchIndex?: string;
 }
 
 /** Everything the server is started with. Built once by `parseOptions`; nothing reads `process.env` later. */
@@ -240,6 +246,18 @@ const SPECS = {
     env: 'KAPI_LOG_SEARCH_URL',
     help: 'opensearch backend: URL of OpenSearch or Elasticsearch, e.g. https://opensearch-cluster-data.kubesphere-logging-system.svc:9200',
     fallback: '',
+  },
+  eventsBackend: {
+    flag: 'events-backend',
+    env: 'KAPI_EVENTS_BACKEND',
+    help: 'where Event Search reads: events-api (the cluster’s own events) | opensearch (the log store’s kube-events indices)',
+    fallback: 'events-api',
+  },
+  eventsSearchIndex: {
+    flag: 'events-search-index',
+    env: 'KAPI_EVENTS_SEARCH_INDEX',
+    help: 'opensearch events backend: index prefix; daily indices <prefix>-YYYY.MM.DD, as KubeSphere’s events exporter writes them',
+    fallback: 'ks-logstash-events',
   },
   logSearchIndex: {
     flag: 'log-search-index',
@@ -480,8 +498,18 @@ function loggingOptions(raw: (key: keyof typeof SPECS) => string): LoggingOption
     throw new OptionsError(`--log-search-index must be a lower-case index prefix, not "${index}"`);
   }
   const secret = raw('logSearchSecret');
+  const eventsBackend = raw('eventsBackend');
+  if (eventsBackend !== 'events-api' && eventsBackend !== 'opensearch')
+    throw new OptionsError(`--events-backend must be events-api or opensearch, not "${eventsBackend}"`);
+  if (eventsBackend === 'opensearch' && backend !== 'opensearch')
+    throw new OptionsError('--events-backend=opensearch reads the log store: it needs --log-backend=opensearch');
+  const eventsIndex = raw('eventsSearchIndex');
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(eventsIndex))
+    throw new OptionsError(`--events-search-index must be a lower-case index prefix, not "${eventsIndex}"`);
   return {
     backend,
+    eventsBackend,
+    eventsSearchIndex: eventsIndex,
     readConcurrency: positive(raw('logReadConcurrency'), 'log-read-concurrency'),
     maxContainers: positive(raw('logMaxContainers'), 'log-max-containers'),
     searchUrl,

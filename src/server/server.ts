@@ -48,7 +48,8 @@ import { QUOTAS_PATH } from '../workspace-quota/quota.js';
 import { quotaWebhookRoutes } from '../workspace-quota/webhook-routes.js';
 import { workspaceQuotaRoutes } from '../apis/tenant/quota-routes.js';
 import { EventIndex } from '../apis/tenant/events/event-index.js';
-import { eventRoutes } from '../apis/tenant/events/event-routes.js';
+import { eventRoutes, eventsApiSource, searchEngineSource } from '../apis/tenant/events/event-routes.js';
+import { SearchBackend } from '../apis/logging/v1alpha2/search/search-backend.js';
 import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
 import { GUARD_NAME } from '../tenant-guard/policy.js';
 
@@ -467,7 +468,14 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       departmentRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       tenantRoutes({ listing, authorizer: identity.authorizer }),
       workspaceQuotaRoutes({ listing, authorizer: identity.authorizer, client, logger }),
-      eventRoutes({ authorizer: identity.authorizer, namespaces, events: eventIndex }),
+      eventRoutes({
+        authorizer: identity.authorizer,
+        namespaces,
+        events:
+          options.logging?.eventsBackend === 'opensearch' && logging.backend instanceof SearchBackend
+            ? searchEngineSource(logging.backend, options.logging.eventsSearchIndex ?? 'ks-logstash-events')
+            : eventsApiSource(eventIndex),
+      }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),
       workspaceNamespaceRoutes({ listing, authorizer: identity.authorizer, namespaces, client, logger }),
       monitoringRoutes({

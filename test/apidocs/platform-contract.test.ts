@@ -43,7 +43,7 @@ import { tenantOperations } from '../../src/apis/tenant/operations.js';
 import { workspaceQuotaOperations } from '../../src/apis/tenant/quota-operations.js';
 import { workspaceQuotaRoutes } from '../../src/apis/tenant/quota-routes.js';
 import { eventOperations } from '../../src/apis/tenant/events/event-operations.js';
-import { eventRoutes } from '../../src/apis/tenant/events/event-routes.js';
+import { eventRoutes, eventsApiSource } from '../../src/apis/tenant/events/event-routes.js';
 import { EventIndex } from '../../src/apis/tenant/events/event-index.js';
 import type { WatchedNamespaces } from '../../src/kube/namespace-cache.js';
 import { componentOperations } from '../../src/apis/resources/v1alpha2/operations.js';
@@ -1727,7 +1727,7 @@ describe('answers a healthy cluster does not give in a test', () => {
         eventRoutes({
           authorizer: identity.authorizer,
           namespaces: { synced: true, list: () => [], get: () => undefined } as unknown as WatchedNamespaces,
-          events: new EventIndex(listingClient, silentLogger),
+          events: eventsApiSource(new EventIndex(listingClient, silentLogger)),
         }),
         componentRoutes({
           listing,

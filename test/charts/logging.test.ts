@@ -23,7 +23,23 @@ describe('chart: logging backend', () => {
     expect(await loggingFrom({})).toMatchObject({
       limits: { exports: { perProcess: 4, perUser: 2 }, queries: { perProcess: 8, perUser: 4 } },
       writeTimeoutMs: 60_000,
+      eventsBackend: 'events-api',
+      eventsSearchIndex: 'ks-logstash-events',
     });
+  });
+
+  it('when Event Search is to read the store too, then kapi gets that backend and index; without the store, no install', async () => {
+    expect(
+      await loggingFrom({
+        'logging.backend': 'opensearch',
+        'logging.opensearch.url': 'https://opensearch.logging.svc:9200',
+        'logging.events.backend': 'opensearch',
+        'logging.events.index': 'kube-events',
+      }),
+    ).toMatchObject({ eventsBackend: 'opensearch', eventsSearchIndex: 'kube-events' });
+    const refused = await helm(['template', 'kapi-apiserver', CHART_DIR, ...setValues({ 'logging.events.backend': 'opensearch' })]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/needs logging.backend opensearch/);
   });
 
   it('when the limits and the write timeout are set, then kapi gets them', async () => {
@@ -62,6 +78,8 @@ describe('chart: logging backend', () => {
       searchCaFile: undefined,
       limits: { exports: { perProcess: 4, perUser: 2 }, queries: { perProcess: 8, perUser: 4 } },
       writeTimeoutMs: 60_000,
+      eventsBackend: "events-api",
+      eventsSearchIndex: "ks-logstash-events",
     });
   });
 

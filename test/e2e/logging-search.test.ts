@@ -13,6 +13,7 @@ import { loggingRoutes } from '../../src/apis/logging/v1alpha2/routes.js';
 import { FLUENT_BIT_FIELDS } from '../../src/apis/logging/v1alpha2/search/fields.js';
 import { SearchBackend, type SearchCredentials } from '../../src/apis/logging/v1alpha2/search/search-backend.js';
 import { createApp } from '../../src/server/app.js';
+import { eventRoutes, searchEngineSource } from '../../src/apis/tenant/events/event-routes.js';
 import { silentLogger } from './harness.js';
 
 const URL_ = process.env.KAPI_LOG_SEARCH_URL;
@@ -162,6 +163,115 @@ const SUITE = 'logging API on OpenSearch (e2e)';
         signal: new AbortController().signal,
       });
       expect(scoped.result.logs).toBe(per / 2);
+    });
+  },
+);
+
+/**
+ * Event Search over KubeSphere's kube-events indices in the same store (`--events-backend=opensearch`): core/v1 Events
+ * indexed as KubeSphere's events exporter writes them, searched through the tenant route with a caller who may list
+ * events in one namespace only.
+ */
+const EVENTS_SUITE = 'Event Search on OpenSearch (e2e)';
+(URL_ ? describe : describe.skip)(
+  URL_ ? EVENTS_SUITE : `${EVENTS_SUITE} [skipped: needs an OpenSearch named by KAPI_LOG_SEARCH_URL]`,
+  () => {
+    const eventsPrefix = `${prefix}-events`;
+    let eventsApp: ReturnType<typeof createApp>;
+    let store: SearchBackend;
+    let storeClient: Client;
+    const now = Math.floor(Date.now() / 1000);
+    const event = (namespace: string, name: string, reason: string, secondsAgo: number) => ({
+      kind: 'Event',
+      apiVersion: 'v1',
+      metadata: { name: `${name}.1`, namespace },
+      involvedObject: { kind: 'Pod', name, namespace, uid: `${namespace}-${name}` },
+      reason,
+      message: `${reason} of ${name}`,
+      type: reason === 'BackOff' ? 'Warning' : 'Normal',
+      lastTimestamp: new Date((now - secondsAgo) * 1000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    });
+
+    beforeAll(async () => {
+      storeClient = new Client({
+        node: URL_!,
+        ...(credentials.username && { auth: { username: credentials.username, password: credentials.password ?? '' } }),
+        ssl: { rejectUnauthorized: true, ...(credentials.ca && { ca: credentials.ca }) },
+      });
+      const docs = [
+        event('shop', 'web-0', 'BackOff', 120),
+        event('shop', 'web-1', 'Pulled', 60),
+        event('ops', 'agent-0', 'BackOff', 30),
+      ];
+      const body = docs.flatMap((doc) => [{ index: { _index: `${eventsPrefix}-${day(now)}` } }, doc]);
+      const bulk = await storeClient.bulk({ body: body as never, refresh: true });
+      expect((bulk.body as { errors?: boolean }).errors).toBe(false);
+      store = new SearchBackend({
+        url: URL_!,
+        indexPrefix: prefix,
+        fields: FLUENT_BIT_FIELDS,
+        credentials: async () => credentials,
+      });
+      const created = now - 3600;
+      eventsApp = createApp({
+        logger: silentLogger,
+        readiness: [],
+        nodes: { list: () => [], get: () => undefined, revision: 0 },
+        allocations: {
+          allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+        },
+        authenticate: (req, _res, next) => {
+          req.user = { username: 'viewer', groups: [] };
+          next();
+        },
+        platformRoutes: [
+          eventRoutes({
+            // may list events in shop only
+            authorizer: {
+              authorize: async (_user, attributes) => ({ allowed: attributes.namespace === 'shop' }),
+            },
+            namespaces: {
+              synced: true,
+              list: () => [
+                { name: 'shop', createdAt: created },
+                { name: 'ops', createdAt: created },
+              ],
+              get: () => undefined,
+            } as never,
+            events: searchEngineSource(store, eventsPrefix),
+          }),
+        ],
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await storeClient?.indices.delete({ index: `${eventsPrefix}-*` }).catch(() => undefined);
+      await store?.close();
+      await storeClient?.close();
+    });
+
+    const EVENTS = '/kapis/tenant.kapi.io/v1alpha2/events';
+
+    it('when a caller of one namespace searches, then only its events, newest first', async () => {
+      const res = await request(eventsApp)
+        .get(`${EVENTS}?start_time=${now - 3600}`)
+        .expect(200);
+      expect(res.body.query.total).toBe(2);
+      expect(res.body.query.records.map((r: { involvedObject: { name: string } }) => r.involvedObject.name)).toEqual([
+        'web-1',
+        'web-0',
+      ]);
+    });
+
+    it('when narrowed by reason, counted and charted, then the same events', async () => {
+      const query = `start_time=${now - 3600}&reason_filter=BackOff`;
+      expect((await request(eventsApp).get(`${EVENTS}?${query}`).expect(200)).body.query.total).toBe(1);
+      expect((await request(eventsApp).get(`${EVENTS}?${query}&operation=statistics`).expect(200)).body).toEqual({
+        statistics: { resources: 1, events: 1 },
+      });
+      const histogram = (await request(eventsApp).get(`${EVENTS}?${query}&operation=histogram&interval=1m`).expect(200))
+        .body.histogram;
+      expect(histogram.total).toBe(1);
     });
   },
 );

@@ -8,13 +8,44 @@ import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3
 import { listScope } from '../../resources/v1alpha3/listing/listing-access.js';
 import type { EventIndex } from './event-index.js';
 import { searchEvents as searchEventsOperation } from './event-operations.js';
-import { parseEventQuery } from './event-query.js';
-import { scopeOf, searchEvents } from './event-search.js';
+import { parseEventQuery, type EventQuery } from './event-query.js';
+import { scopeOf, searchEvents, type EventAnswer } from './event-search.js';
+import { eventAnswerOf, eventSearchBody } from './search-body.js';
+import type { SearchBackend } from '../../logging/v1alpha2/search/search-backend.js';
+
+/** Where the events are searched: the cluster's own (watched), or a search engine's kube-events indices. */
+export interface EventSource {
+  search(query: EventQuery, scope: ReadonlyMap<string, number>, signal: AbortSignal): Promise<EventAnswer>;
+}
+
+/** The cluster's own events, watched by kapi. */
+export function eventsApiSource(index: EventIndex): EventSource {
+  return { search: async (query, scope) => searchEvents(await index.records(), query, scope) };
+}
+
+/** KubeSphere's kube-events indices (`<prefix>-YYYY.MM.DD`) in the log store kapi's logging reads. */
+export function searchEngineSource(store: SearchBackend, indexPrefix: string): EventSource {
+  return {
+    search: async (query, scope, signal) =>
+      eventAnswerOf(
+        query,
+        await store.searchIndices(
+          indexPrefix,
+          {
+            startTime: query.startMs === undefined ? undefined : Math.floor(query.startMs / 1000),
+            endTime: Math.floor(query.endMs / 1000),
+          },
+          eventSearchBody(query, scope),
+          signal,
+        ),
+      ),
+  };
+}
 
 export interface EventRouteDeps {
   authorizer: Authorizer;
   namespaces: WatchedNamespaces;
-  events: EventIndex;
+  events: EventSource;
 }
 
 const eventsKind = KINDS_BY_RESOURCE.get('events') as KindDefinition;
@@ -55,7 +86,9 @@ export function eventRoutes(deps: EventRouteDeps): Router {
         createdMs: ns.createdAt * 1000,
       }));
       const scope = scopeOf(query, namespaces, (name) => allowed === 'all' || allowed.has(name), allowed === 'all');
-      res.json(searchEvents(await deps.events.records(), query, scope));
+      const aborted = new AbortController();
+      res.on('close', () => aborted.abort());
+      res.json(await deps.events.search(query, scope, aborted.signal));
     }),
   );
   return router;

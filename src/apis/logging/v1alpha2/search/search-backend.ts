@@ -25,14 +25,15 @@ export interface SearchCredentials {
   ca?: string;
 }
 
-interface Hit {
+export interface Hit {
   _source?: unknown;
 }
-interface SearchResponse {
+export interface SearchResponse {
   _scroll_id?: string;
   hits?: { total?: number | { value?: number }; hits?: Hit[] };
   aggregations?: {
     containers?: { value?: number };
+    resources?: { value?: number };
     histogram?: { buckets?: { key?: number; doc_count?: number }[] };
   };
 }
@@ -100,6 +101,22 @@ export class SearchBackend implements LogBackend {
           .catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * One search in the same store under another index prefix (the events' daily indices beside the logs'): the body
+   * as given, the answer as the store gives it.
+   */
+  searchIndices(
+    indexPrefix: string,
+    range: { startTime: number | undefined; endTime: number },
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<SearchResponse> {
+    const index = indexNames(indexPrefix, range.startTime, range.endTime).join(',');
+    return this.call<SearchResponse>(signal, (client) =>
+      client.search({ index, body, ignore_unavailable: true, allow_no_indices: true }),
+    );
   }
 
   async close(): Promise<void> {
@@ -188,7 +205,7 @@ export class SearchBackend implements LogBackend {
   }
 }
 
-function totalOf(answer: SearchResponse): number {
+export function totalOf(answer: SearchResponse): number {
   const total = answer.hits?.total;
   return typeof total === 'number' ? total : (total?.value ?? 0);
 }
