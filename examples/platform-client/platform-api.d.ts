@@ -3201,7 +3201,7 @@ export interface paths {
         };
         /**
          * Search the cluster’s events (the console’s Event Search)
-         * @description KubeSphere 3.4.1’s event search, answered from the cluster’s own events (watched by kapi; no search engine). A caller sees the events of the namespaces it may `list events` in (a SubjectAccessReview each, or one cluster-wide), narrowed by the workspace and namespace parameters (a namespace outside workspaces only when no workspace is asked for); an event older than its namespace (of an earlier namespace of the name) is not shown. One who may list events nowhere gets an empty answer, as from KubeSphere.
+         * @description KubeSphere 3.4.1’s event search, answered from the cluster’s own events (watched by kapi; no search engine). A caller sees the events of the namespaces it may `list events` in (a SubjectAccessReview each, or one cluster-wide), narrowed by the workspace and namespace parameters (a namespace outside workspaces only when no workspace is asked for); an event older than its namespace (of an earlier namespace of the name) is not shown. One who may list events nowhere gets an empty answer, as from KubeSphere. One who may not list events cluster-wide searches at most 500 namespaces at once (their reviews), else a 400 asking to name them.
          */
         get: operations["searchEvents"];
         put?: never;
@@ -21237,7 +21237,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventSearchResult"];
                 };
             };
-            /** @description A parameter’s value is not one it takes, or the time range is reversed. */
+            /** @description A parameter’s value is not one it takes, the time range is reversed, or (for one who may not list events cluster-wide) the query covers more than 500 namespaces. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -6,7 +6,11 @@ import {
   searchEvents,
   type EventRecord,
 } from '../../../src/apis/tenant/events/event-search.js';
+import request from 'supertest';
 import { InvalidParameterError } from '../../../src/server/errors.js';
+import { createApp } from '../../../src/server/app.js';
+import { eventRoutes } from '../../../src/apis/tenant/events/event-routes.js';
+import { silentLogger } from '../../e2e/harness.js';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z') / 1000;
 const at = (minutesAgo: number) => new Date((NOW - minutesAgo * 60) * 1000).toISOString().replace('.000', '');
@@ -134,5 +138,67 @@ describe('the event search, pure', () => {
     }
     expect(error).toBeInstanceOf(InvalidParameterError);
     expect((error as InvalidParameterError).message).toContain(parameter);
+  });
+});
+
+describe('the event search route', () => {
+  const appWith = (namespaceCount: number, clusterWide: boolean, reviewed: string[]) =>
+    createApp({
+      logger: silentLogger,
+      readiness: [],
+      nodes: { list: () => [], get: () => undefined, revision: 0 },
+      allocations: {
+        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
+      },
+      authenticate: (req, _res, next) => {
+        req.user = { username: 'viewer', groups: [] };
+        next();
+      },
+      platformRoutes: [
+        eventRoutes({
+          authorizer: {
+            authorize: async (_user, attributes) => {
+              if (attributes.namespace) reviewed.push(attributes.namespace);
+              return { allowed: attributes.namespace === undefined ? clusterWide : attributes.namespace === 'ns-7' };
+            },
+          },
+          namespaces: {
+            synced: true,
+            list: () => Array.from({ length: namespaceCount }, (_, i) => ({ name: `ns-${i}`, createdAt: 0 })),
+            get: () => undefined,
+          } as never,
+          events: { search: async (_query, scope) => ({ query: { total: scope.size, records: [...scope.keys()] } }) },
+        }),
+      ],
+    });
+
+  it('when a caller who may not list events cluster-wide searches, then each namespace the filters leave is reviewed', async () => {
+    const reviewed: string[] = [];
+    const res = await request(appWith(20, false, reviewed))
+      .get('/kapis/tenant.kapi.io/v1alpha2/events')
+      .expect(200);
+    expect(res.body.query.records).toEqual(['ns-7']);
+    expect(reviewed).toHaveLength(20);
+    const narrowed: string[] = [];
+    await request(appWith(20, false, narrowed))
+      .get('/kapis/tenant.kapi.io/v1alpha2/events?involved_object_namespace_filter=ns-3,ns-7')
+      .expect(200);
+    expect(narrowed.sort()).toEqual(['ns-3', 'ns-7']);
+  });
+
+  it('when such a caller’s query covers more than 500 namespaces, then a 400 asks to name them; cluster-wide, no review', async () => {
+    const res = await request(appWith(501, false, []))
+      .get('/kapis/tenant.kapi.io/v1alpha2/events')
+      .expect(400);
+    expect(res.body).toMatchObject({
+      kind: 'Status',
+      details: { causes: [{ field: 'involved_object_namespace_filter' }] },
+    });
+    const reviewed: string[] = [];
+    const all = await request(appWith(501, true, reviewed))
+      .get('/kapis/tenant.kapi.io/v1alpha2/events')
+      .expect(200);
+    expect(all.body.query.total).toBe(502); // every namespace, and events of none
+    expect(reviewed).toEqual([]);
   });
 });

@@ -57,12 +57,18 @@ export const searchEvents = defineOperation({
     'A caller sees the events of the namespaces it may `list events` in (a SubjectAccessReview each, or one ' +
     'cluster-wide), narrowed by the workspace and namespace parameters (a namespace outside workspaces only when ' +
     'no workspace is asked for); an event older than its namespace (of an earlier namespace of the name) is not ' +
-    'shown. One who may list events nowhere gets an empty answer, as from KubeSphere.',
+    'shown. One who may list events nowhere gets an empty answer, as from KubeSphere. One who may not list events ' +
+    'cluster-wide searches at most 500 namespaces at once (their reviews), else a 400 asking to name them.',
   security: 'bearer',
   query: EventQuerySchema,
   responses: {
     200: { description: 'The answer of the operation.', body: EventSearchResultSchema },
-    400: { description: 'A parameter’s value is not one it takes, or the time range is reversed.', body: StatusSchema },
+    400: {
+      description:
+        'A parameter’s value is not one it takes, the time range is reversed, or (for one who may not list events ' +
+        'cluster-wide) the query covers more than 500 namespaces.',
+      body: StatusSchema,
+    },
     401: statusResponses[401],
     503: {
       description: 'The events or namespaces have not been read yet, or the rights cannot be checked; try again.',

@@ -2,10 +2,9 @@ import { Router } from 'express';
 import type { Authorizer } from '../../../auth/identity.js';
 import type { WatchedNamespaces } from '../../../kube/namespace-cache.js';
 import { mountOperation } from '../../../openapi/operation.js';
-import { ApiError, ServiceUnavailableError } from '../../../server/errors.js';
+import { InvalidParameterError, ServiceUnavailableError } from '../../../server/errors.js';
 import { withCaller } from '../../caller.js';
-import { KINDS_BY_RESOURCE, type KindDefinition } from '../../resources/v1alpha3/kinds/kind-table.js';
-import { listScope } from '../../resources/v1alpha3/listing/listing-access.js';
+import { MAX_REVIEWED_NAMESPACES } from '../../resources/v1alpha3/listing/listing-access.js';
 import type { EventIndex } from './event-index.js';
 import { searchEvents as searchEventsOperation } from './event-operations.js';
 import { parseEventQuery, type EventQuery } from './event-query.js';
@@ -48,7 +47,8 @@ export interface EventRouteDeps {
   events: EventSource;
 }
 
-const eventsKind = KINDS_BY_RESOURCE.get('events') as KindDefinition;
+/** Reviews in flight at once for one search. */
+const REVIEW_CONCURRENCY = 16;
 
 /**
  * The console's Event Search (`tenant.kapi.io/v1alpha2/events`): the query parsed first (a 400 before any review),
@@ -65,27 +65,37 @@ export function eventRoutes(deps: EventRouteDeps): Router {
       const query = parseEventQuery(req.query as Record<string, unknown>, Math.floor(Date.now() / 1000));
       if (!deps.namespaces.synced)
         throw new ServiceUnavailableError('the namespaces are not known yet (the cache has not synced); try again', 1);
-      let allowed: ReadonlySet<string> | 'all';
-      try {
-        const scope = await listScope(
-          deps.authorizer,
-          caller,
-          eventsKind,
-          { routeNamespace: undefined, namespaceFilter: undefined },
-          deps.namespaces,
-        );
-        allowed = scope.kind === 'all' ? 'all' : scope.namespaces;
-      } catch (error) {
-        // no namespace whose events the caller may list: nothing, as KubeSphere answers
-        if (error instanceof ApiError && error.code === 403) allowed = new Set();
-        else throw error;
-      }
       const namespaces = deps.namespaces.list().map((ns) => ({
         name: ns.name,
         workspace: ns.workspace,
         createdMs: ns.createdAt * 1000,
       }));
-      const scope = scopeOf(query, namespaces, (name) => allowed === 'all' || allowed.has(name), allowed === 'all');
+      const list = { verb: 'list', resource: 'events' };
+      const clusterWide = (await deps.authorizer.authorize(caller, list)).allowed;
+      let allowed: (namespace: string) => boolean = () => true;
+      if (!clusterWide) {
+        // one review per namespace the filters leave (as the listings review a caller's namespaces)
+        const candidates = [...scopeOf(query, namespaces, () => true, false).keys()];
+        if (candidates.length > MAX_REVIEWED_NAMESPACES)
+          throw new InvalidParameterError(
+            'involved_object_namespace_filter',
+            `the caller may not list events at the cluster scope, and the ${candidates.length} projects the query ` +
+              `covers are more than ${MAX_REVIEWED_NAMESPACES} to review one by one: name them`,
+          );
+        const readable = new Set<string>();
+        for (let at = 0; at < candidates.length; at += REVIEW_CONCURRENCY) {
+          const batch = candidates.slice(at, at + REVIEW_CONCURRENCY);
+          const decisions = await Promise.all(
+            batch.map((namespace) => deps.authorizer.authorize(caller, { ...list, namespace })),
+          );
+          decisions.forEach((decision, i) => {
+            if (decision.allowed) readable.add(batch[i] as string);
+          });
+        }
+        allowed = (namespace) => readable.has(namespace);
+      }
+      // nothing readable: an empty answer, as KubeSphere gives
+      const scope = scopeOf(query, namespaces, allowed, clusterWide);
       const aborted = new AbortController();
       res.on('close', () => aborted.abort());
       res.json(await deps.events.search(query, scope, aborted.signal));
