@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
+import { grantBenchUser } from '../grants.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
 import { cpuPerOperation, throughput } from '../measure.js';
@@ -19,7 +20,6 @@ const NAMESPACE = 'default';
 const EVENTS = `/api/v1/namespaces/${NAMESPACE}/events`;
 const SEARCH = '/kapis/tenant.kapi.io/v1alpha2/events?operation=query&start_time=0&size=50&message_search=restarting';
 const LABEL = 'bench.kapi.io/events-row';
-const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const WRITERS = 16;
 const REASONS = ['Scheduled', 'Pulled', 'Created', 'Started', 'BackOff', 'Unhealthy', 'Killing', 'FailedMount'];
 
@@ -39,36 +39,13 @@ async function writeAll(ctx: BenchContext, count: number, write: (i: number) => 
   );
 }
 
-/** The bench user may list events cluster-wide (a cluster's bench user reads nodes only); undone at the end. */
-async function grantEventList(ctx: BenchContext): Promise<() => Promise<void>> {
-  const name = `${ctx.env.kapiUser.name}-events-row`;
-  const headers = { ...ctx.env.adminHeaders, 'Content-Type': 'application/json' };
-  const rbac = `${ctx.env.backendUrl}${RBAC}`;
-  await send(`${rbac}/clusterroles`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ metadata: { name }, rules: [{ apiGroups: [''], resources: ['events'], verbs: ['list'] }] }),
-  });
-  await send(`${rbac}/clusterrolebindings`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ctx.env.kapiUser.name }],
-    }),
-  });
-  return async () => {
-    for (const kind of ['clusterrolebindings', 'clusterroles'])
-      await send(`${rbac}/${kind}/${name}`, { method: 'DELETE', headers: ctx.env.adminHeaders }).catch(() => undefined);
-  };
-}
-
 export const eventsScenario: Scenario = {
   title: `Event Search: the console's search over ${COUNT.toLocaleString('en-US')} events`,
   planned: Object.values(eventsMetrics),
   async run(ctx: BenchContext) {
-    const revoke = await grantEventList(ctx);
+    const revoke = await grantBenchUser(ctx, 'events-row', [
+      { apiGroups: [''], resources: ['events'], verbs: ['list'] },
+    ]);
     const headers = { ...ctx.env.adminHeaders, 'Content-Type': 'application/json' };
     try {
       const search = (query: string) =>

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
 import { pageLoads } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
+import { grantBenchUser } from '../grants.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
 import { cpuPerOperation, throughput } from '../measure.js';
@@ -21,7 +22,6 @@ const COUNT = Number(process.env.BENCH_USERS ?? 10_000);
 const USERS = '/apis/iam.kapi.io/v1beta1/users';
 const PAGE = '/kapis/iam.kapi.io/v1alpha2/users?sortBy=createTime&limit=10';
 const LABEL = 'bench.kapi.io/users-row';
-const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const WRITERS = 16;
 
 export const usersMetrics = {
@@ -49,40 +49,14 @@ async function writeAll(ctx: BenchContext, paths: string[], method: 'POST' | 'DE
   );
 }
 
-/** The bench user may list users (a cluster's bench user reads nodes only); undone at the end. */
-async function grantUserList(ctx: BenchContext): Promise<() => Promise<void>> {
-  const name = `${ctx.env.kapiUser.name}-users-row`;
-  const headers = { ...ctx.env.adminHeaders, 'Content-Type': 'application/json' };
-  const rbac = `${ctx.env.backendUrl}${RBAC}`;
-  await send(`${rbac}/clusterroles`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      metadata: { name },
-      rules: [{ apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] }],
-    }),
-  });
-  await send(`${rbac}/clusterrolebindings`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ctx.env.kapiUser.name }],
-    }),
-  });
-  return async () => {
-    for (const kind of ['clusterrolebindings', 'clusterroles'])
-      await send(`${rbac}/${kind}/${name}`, { method: 'DELETE', headers: ctx.env.adminHeaders }).catch(() => undefined);
-  };
-}
-
 export const usersScenario: Scenario = {
   title: `Users list: the console's Users page over ${COUNT.toLocaleString('en-US')} users`,
   planned: Object.values(usersMetrics),
   async run(ctx: BenchContext) {
     const names = Array.from({ length: COUNT }, (_, i) => `bench-user-${String(i).padStart(5, '0')}`);
-    const revoke = await grantUserList(ctx);
+    const revoke = await grantBenchUser(ctx, 'users-row', [
+      { apiGroups: ['iam.kapi.io'], resources: ['users'], verbs: ['list'] },
+    ]);
     try {
       const page = (token: string) =>
         sendJson<{ items: unknown[]; totalItems: number }>(`${ctx.kapi.url}${PAGE}`, { headers: bearer(token) });

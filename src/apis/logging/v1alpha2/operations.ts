@@ -42,6 +42,16 @@ const keywords = (what: string, example: string) =>
         `Example: \`${example}\`.`,
     );
 
+/** A histogram's `interval` parameter (the logging API's and the event search's). */
+export const IntervalSchema = z
+  .string()
+  .regex(INTERVAL_PATTERN, {
+    error: (issue) =>
+      `"${String(issue.input)}" is not an interval: a whole number and a unit s, m, h, d or w (e.g. 15m), or 1M, 1q, 1y`,
+  })
+  .default(DEFAULT_INTERVAL)
+  .describe('Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC).');
+
 export const LogQuerySchema = z.object({
   operation: z
     .enum(OPERATIONS)
@@ -64,14 +74,7 @@ export const LogQuerySchema = z.object({
   containers: exact('containers', 'app,sidecar'),
   container_query: keywords('container name', 'app'),
   log_query: keywords('text', 'error,timeout'),
-  interval: z
-    .string()
-    .regex(INTERVAL_PATTERN, {
-      error: (issue) =>
-        `"${String(issue.input)}" is not an interval: a whole number and a unit s, m, h, d or w (e.g. 15m), or 1M, 1q, 1y`,
-    })
-    .default(DEFAULT_INTERVAL)
-    .describe('Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC).'),
+  interval: IntervalSchema,
   start_time: unixSeconds('Earliest record time, inclusive. Absent: no lower bound (every kept log)'),
   end_time: unixSeconds('Latest record time, inclusive. Absent: now'),
   sort: z.enum(SORT_ORDERS).default('desc').describe('Record order by time, for query and export.'),

@@ -3,13 +3,7 @@ import { parseQuery } from '../../../openapi/query-parameters.js';
 import { unixSeconds } from '../../../openapi/unix-seconds.js';
 import { InvalidParameterError } from '../../../server/errors.js';
 import { parseInterval, type Interval } from '../../logging/v1alpha2/interval.js';
-import {
-  DEFAULT_INTERVAL,
-  INTERVAL_PATTERN,
-  MAX_RESULT_WINDOW,
-  SORT_ORDERS,
-  type SortOrder,
-} from '../../logging/v1alpha2/operations.js';
+import { IntervalSchema, MAX_RESULT_WINDOW, SORT_ORDERS, type SortOrder } from '../../logging/v1alpha2/operations.js';
 
 /**
  * The event search's query (KubeSphere 3.4.1's `tenant.kubesphere.io/v1alpha2/events`, pkg/api/events/v1alpha1):
@@ -45,14 +39,7 @@ export const EventQuerySchema = z.object({
     .string()
     .optional()
     .describe('Normal or Warning (any case): the events of that type (one value, as KubeSphere).'),
-  interval: z
-    .string()
-    .regex(INTERVAL_PATTERN, {
-      error: (issue) =>
-        `"${String(issue.input)}" is not an interval: a whole number and a unit s, m, h, d or w (e.g. 15m), or 1M, 1q, 1y`,
-    })
-    .default(DEFAULT_INTERVAL)
-    .describe('Histogram bucket width: a whole number and s, m, h, d or w (15m), or 1M, 1q, 1y (calendar, UTC).'),
+  interval: IntervalSchema,
   start_time: unixSeconds('Earliest `lastTimestamp`, inclusive. Absent or 0: no lower bound'),
   end_time: unixSeconds('Latest `lastTimestamp`, inclusive. Absent: now'),
   sort: z.enum(SORT_ORDERS).default('desc').describe('Order of a query’s events by `lastTimestamp`.'),
