@@ -8,29 +8,31 @@ import { eventRecordOf, type EventRecord } from './event-search.js';
 const FIRST_READ_MS = 20_000;
 
 /**
- * The cluster's events, watched (core/v1, every namespace) and kept as search records: started by the first search,
- * so a kapi nobody asks for events holds none; outside readiness (a search before the first read waits for it, then
- * answers 503).
+ * The cluster's events, watched (core/v1, every namespace) and kept as search records: made and started by the
+ * first search (and only then among kapi's reported caches), so a kapi nobody asks for events holds none; outside
+ * readiness (a search before the first read waits for it, then answers 503).
  */
 export class EventIndex {
-  private readonly events: Reflector<EventRecord>;
-  private started = false;
+  private events: Reflector<EventRecord> | undefined;
+  private stopped = false;
 
-  constructor(client: KubeClient, logger: Logger) {
-    this.events = new Reflector<EventRecord>({
-      client,
-      logger,
-      name: 'event-search',
-      listPath: '/api/v1/events',
-      transform: eventRecordOf,
-      same: (a, b) => a.json === b.json,
-    });
-  }
+  constructor(
+    private readonly client: KubeClient,
+    private readonly logger: Logger,
+  ) {}
 
   /** Every event kept, once the first read is done. */
   async records(): Promise<readonly EventRecord[]> {
-    if (!this.started) {
-      this.started = true;
+    if (this.stopped) throw new ServiceUnavailableError('kapi is shutting down', 1);
+    if (!this.events) {
+      this.events = new Reflector<EventRecord>({
+        client: this.client,
+        logger: this.logger,
+        name: 'event-search',
+        listPath: '/api/v1/events',
+        transform: eventRecordOf,
+        same: (a, b) => a.json === b.json,
+      });
       this.events.start();
     }
     if (!this.events.synced) {
@@ -42,10 +44,11 @@ export class EventIndex {
   }
 
   get size(): number {
-    return this.events.size;
+    return this.events?.size ?? 0;
   }
 
   async stop(): Promise<void> {
-    await this.events.stop();
+    this.stopped = true;
+    await this.events?.stop();
   }
 }
