@@ -933,6 +933,25 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await waitOn(alice, people.bob, `${wsA}-viewer`);
     }, 90_000);
 
+    it('then alice turns on a-dev’s Log Collection, and the namespace carries the console’s label', async () => {
+      const alice = pages.alice as Page;
+      await alice.goto(`${consoleUrl}/${wsA}/clusters/default/projects/${aDev}/log-collections`);
+      await waitOn(alice, 'Disabled');
+      await alice
+        .locator('button', { has: alice.locator('label') })
+        .filter({ hasText: 'Disabled' })
+        .first()
+        .click();
+      // the console's PATCH through kapi's project route, as alice (its admin)
+      await waitFor(async () => {
+        const namespace = await e2e.admin.request<{ metadata: { labels?: Record<string, string> } }>({
+          path: `/api/v1/namespaces/${aDev}`,
+        });
+        return namespace.metadata.labels?.['logging.kapi.io/logsidecar-injection'] === 'enabled';
+      });
+      await waitOn(alice, 'Enabled');
+    }, 90_000);
+
     it('then the administrator sets ws-a’s quota in Edit Quotas, and alice’s Workspace Quotas page shows it', async () => {
       await open(`/workspaces/${wsA}/quota`, 'Workspace Quotas', 'Edit Quotas', 'No limit');
       await page.getByRole('button', { name: 'Edit Quotas', exact: true }).click();
