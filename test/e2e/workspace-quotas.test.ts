@@ -30,6 +30,7 @@ let second: string;
 let outside: string;
 let webhookName: string;
 let aliceToken: string;
+let aliceName: string;
 let bobToken: string;
 let carolToken: string;
 const caller = new KapiCaller();
@@ -86,6 +87,7 @@ beforeAll(async () => {
   e2e = await startE2E();
   assertTarget(e2e.target);
   const alice = await e2e.createUser('quota-alice', PASSWORD);
+  aliceName = alice;
   const bob = await e2e.createUser('quota-bob', PASSWORD);
   const carol = await e2e.createUser('quota-carol', PASSWORD);
   workspace = e2e.name('quota-ws');
@@ -220,6 +222,42 @@ describe('a workspace quota', () => {
     );
     const used = await usedOf();
     expect(used).toMatchObject({ pods: '2', 'limits.cpu': '800m', 'limits.memory': '512Mi' });
+  });
+
+  it('when the workspace’s admin tries the same pod through kapi’s forwarding, or lifts the quota through /apis or straight at kube-apiserver, then each is refused', async () => {
+    const pod = {
+      metadata: { name: 'through-kapi', labels: { [RUN_LABEL]: e2e.runId } },
+      spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { cpu: '400m', memory: '256Mi' } } }] },
+    };
+    // through kapi's /api forwarding, as alice (her workspace's admin role reaches the project once realized)
+    let answer = { status: 0, body: undefined as Raw };
+    await waitFor(async () => {
+      answer = await send('POST', `/api/v1/namespaces/${first}/pods`, aliceToken, pod);
+      return answer.status === 403 && String(answer.body?.message).includes('exceeded quota');
+    });
+    expect(answer.body).toMatchObject({ kind: 'Status', code: 403 });
+    // the quota itself: kapi's forwarding as alice, and kube-apiserver as alice (impersonated), both RBAC's refusal
+    const raise = { metadata: { name: workspace }, spec: { quota: { hard: { pods: '99', 'limits.cpu': '99' } } } };
+    const forwarded = await fetch(`${e2e.kapiUrl}${QUOTAS}/${workspace}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${aliceToken}`, 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify(raise),
+    });
+    expect(forwarded.status).toBe(403);
+    const direct = await e2e.admin
+      .request({
+        method: 'PATCH',
+        path: `${QUOTAS}/${workspace}`,
+        contentType: 'application/merge-patch+json',
+        headers: { 'Impersonate-User': aliceName, 'Impersonate-Group': 'system:authenticated' },
+        body: raise,
+      })
+      .then(
+        () => 200,
+        (err: unknown) => (err instanceof KubeApiError ? err.code : 0),
+      );
+    expect(direct).toBe(403);
+    expect(await usedOf()).toMatchObject({ pods: '2', 'limits.cpu': '800m' });
   });
 
   it('when a pod states no limit the quota limits, then it is refused naming what to state', async () => {
