@@ -107,6 +107,12 @@ async function open(path: string, ...texts: string[]): Promise<string> {
   return waitForText(...texts);
 }
 
+/** The step a long case is at (logged by afterEach when the case did not finish). */
+let unfinishedStep: string | undefined;
+function step(name: string | undefined): void {
+  unfinishedStep = name;
+}
+
 async function waitForText(...texts: string[]): Promise<string> {
   let body = '';
   await waitFor(async () => {
@@ -218,6 +224,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
 
   // what the page looked like at each case's end, for whoever reads a failure (.cache/screenshots)
   afterEach(async () => {
+    // a case that ran out of time says where it was (jest's timeout names only the case)
+    if (unfinishedStep) console.log(`console: the case stopped at: ${unfinishedStep}`);
+    unfinishedStep = undefined;
     await screenshotCase(page, `console-${e2e?.target}`);
   });
 
@@ -510,8 +519,23 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await box.fill(text);
       await box.press('Enter');
     };
+    /** The search typed into `where`, and the pods of kapi's answer to the console's query. */
+    const podsFound = async (where: Page, text: string) => {
+      const answered = where.waitForResponse(
+        (response) => response.url().includes('/logs?') && response.url().includes('operation=query'),
+      );
+      await searchFor(where, text);
+      const response = await answered;
+      const body = (await response.json()) as { query?: { total?: number; records?: { pod?: string }[] } };
+      // what kapi was asked and answered, should the line not be among them
+      const pods = (body.query?.records ?? []).map((record) => record.pod);
+      return { pods, asked: new URL(response.url()).search, status: response.status() };
+    };
     // the administrator: every project's lines
-    await searchFor(page, line);
+    step(`the administrator's search for ${JSON.stringify(line)}`);
+    const found = await podsFound(page, line);
+    expect({ ...found, pods: found.pods.includes(logPod.name) }).toEqual({ ...found, pods: true });
+    step('the administrator’s results shown');
     await waitFor(async () => (await page.locator(`text=${logPod.name}`).count()) > 0);
     await waitForText(word);
     await collectNotices();
@@ -520,19 +544,17 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     const viewers = await projectViewers(adminToken);
     for (const who of ['own', 'other'] as const) {
       // a browser of the viewer's own (its own cookies), its kapi answers recorded as the administrator's are
+      step(`the ${who} project's viewer signs in`);
       const browser = await startChromium();
       const viewerPage = await browser.context.newPage();
       recordFailures(viewerPage, failures);
       try {
         await signIn(viewerPage, consoleUrl, viewers[who], PASSWORD);
-        const answered = viewerPage.waitForResponse(
-          (response) => response.url().includes('/logs?') && response.url().includes('operation=query'),
-        );
-        await searchFor(viewerPage, line);
-        const body = (await (await answered).json()) as { query?: { total?: number; records?: { pod?: string }[] } };
-        const pods = (body.query?.records ?? []).map((record) => record.pod);
+        step(`the ${who} project's viewer searches`);
+        const { pods } = await podsFound(viewerPage, line);
         if (who === 'own') {
           expect(pods).toContain(logPod.name);
+          step(`the ${who} project's viewer's results shown`);
           await viewerPage.locator(`text=${logPod.name}`).first().waitFor();
         } else {
           // the other project's viewer: none of the run's pod's lines
@@ -542,6 +564,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
         await browser.close();
       }
     }
+    step(undefined);
     expect(causedByKapi()).toEqual([]);
   }, 120_000);
 
