@@ -3272,6 +3272,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kapis/resources.kapi.io/v1alpha2/users/{user}/kubectl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user’s kubectl pod (the console’s Toolbox → kubectl)
+         * @description KubeSphere’s answer (`namespace`, `pod`, `container`), made safe: the user’s own pod in kapi’s namespace, made on the first call (owned by the User, so deleting the user deletes it) and waited for until it runs. It holds no credential and runs unprivileged: when the console opens its terminal, kapi hands the user’s own token to the shell on stdin (never echoed), and kubectl reaches the cluster through kapi as the user. Only the user themself, with `get users/kubectl` (their name) in API group `resources.kapi.io` (platform admins have it, as the console shows the tool to them). 404 when kapi serves no toolbox (`--kubectl-image`).
+         */
+        get: operations["readUserKubectl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kapis/resources.kapi.io/v1alpha2/quotas": {
         parameters: {
             query?: never;
@@ -4698,6 +4718,14 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        KubectlPod: {
+            /** @description kapi’s namespace. */
+            namespace: string;
+            /** @description The user’s kubectl pod. */
+            pod: string;
+            /** @description `kubectl`. */
+            container: string;
         };
         /** @description The login page’s form. */
         LoginForm: {
@@ -21428,6 +21456,65 @@ export interface operations {
                 };
             };
             /** @description No such user, or kapi serves no HTTPS (kubectl sends no token over HTTP). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    readUserKubectl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user’s name: the caller’s. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pod, running. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KubectlPod"];
+                };
+            };
+            /** @description No bearer token, or one that is invalid, expired or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Another user’s, or the caller may not use the toolbox. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description No such user, or kapi serves no kubectl toolbox. */
             404: {
                 headers: {
                     [name: string]: unknown;

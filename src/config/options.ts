@@ -68,6 +68,12 @@ export interface Options {
   trustedProxies: string[];
   /** The `iss` of tokens and the OpenID discovery issuer: an https URL clients reach kapi at. */
   issuerUrl: string | undefined;
+  /**
+   * The console's kubectl toolbox: the image of each user's kubectl pod, and the https URL kubectl in it reaches kapi
+   * at (the Service's name), and this pod's address (POD_IP): with a self-signed certificate kubectl reaches this
+   * very replica, whose CA it trusts. Undefined: the toolbox is not served.
+   */
+  kubectlToolbox: { image: string; kapiUrl: string; podIp?: string } | undefined;
   /** The largest body of an ordinary forwarded request (kube-apiserver's --max-resource-write-bytes). */
   maxRequestBodyBytes: number;
   logging: LoggingOptions;
@@ -185,6 +191,18 @@ const SPECS = {
     flag: 'issuer-url',
     env: 'KAPI_ISSUER_URL',
     help: 'https URL kapi is reached at, used as the tokens\' iss and for OpenID discovery (empty: iss "kapi")',
+    fallback: '',
+  },
+  kubectlImage: {
+    flag: 'kubectl-image',
+    env: 'KAPI_KUBECTL_IMAGE',
+    help: "image of the users' kubectl pods (the console's kubectl toolbox; needs a shell); empty: no toolbox",
+    fallback: '',
+  },
+  kubectlToolboxUrl: {
+    flag: 'kubectl-toolbox-url',
+    env: 'KAPI_KUBECTL_TOOLBOX_URL',
+    help: "https URL kubectl in a user's kubectl pod reaches kapi at (default: --issuer-url)",
     fallback: '',
   },
   maxRequestBodyBytes: {
@@ -454,6 +472,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 
     sandboxMonitoring: onOff(raw('sandboxMonitoring'), 'sandbox-monitoring'),
     trustedProxies: addressList(raw('trustedProxies'), 'trusted-proxies'),
     issuerUrl: issuerUrl(raw('issuerUrl'), 'issuer-url'),
+    kubectlToolbox: kubectlToolbox(raw('kubectlImage'), raw('kubectlToolboxUrl') || raw('issuerUrl'), env.POD_IP),
     maxRequestBodyBytes: positive(raw('maxRequestBodyBytes'), 'max-request-body-bytes'),
     readHeaderTimeoutMs,
     readTimeoutMs,
@@ -663,6 +682,19 @@ function issuerUrl(text: string, flag: string): string | undefined {
     throw new OptionsError(`--${flag} must be an https URL without query, fragment or trailing slash, not "${text}"`);
   }
   return text;
+}
+
+function kubectlToolbox(
+  image: string,
+  url: string,
+  podIp: string | undefined,
+): { image: string; kapiUrl: string; podIp?: string } | undefined {
+  if (image === '') return undefined;
+  if (/\s/.test(image)) throw new OptionsError(`--kubectl-image must be an image reference, not "${image}"`);
+  const kapiUrl = issuerUrl(url, 'kubectl-toolbox-url');
+  if (!kapiUrl)
+    throw new OptionsError('--kubectl-image needs --kubectl-toolbox-url (or --issuer-url): kubectl reaches kapi there');
+  return { image, kapiUrl, ...(podIp && isIP(podIp) && { podIp }) };
 }
 
 function namespacedName(text: string, flag: string): { namespace: string; name: string } {

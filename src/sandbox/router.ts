@@ -14,7 +14,7 @@ import { chosenContainer, containerLog, parseLogOptions, type LogHistory } from 
 import type { OpenApiDocuments } from './openapi.js';
 import type { RegistryStore } from './registry-store.js';
 import { serveResource } from './resource-handler.js';
-import type { KubeObject, ResourceRegistry } from './resource-types.js';
+import type { KubeObject, ResourceRegistry, ResourceType } from './resource-types.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import {
   selfSubjectAccessReview,
@@ -25,7 +25,9 @@ import {
 } from './reviews.js';
 import {
   badRequest,
+  conflict,
   internalError,
+  invalid,
   methodNotAllowed,
   notFound,
   pageNotFound,
@@ -155,11 +157,46 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
     serveLog(x, log, options, Date.now, deps.logs.follows);
     return;
   }
+  if (type.group === '' && type.resource === 'pods' && info.subresource === 'binding') {
+    await bindPod(deps, x, info, type, namespace);
+    return;
+  }
   if (UPGRADE_KINDS.has(info.subresource) && type.group === '' && type.resource === 'pods') {
     streamTarget(deps, parseStored(type, deps.objects.get(type, namespace, info.name)), info.subresource, x.url);
     throw badRequest('Upgrade request required');
   }
   await serveResource(x, deps, type, info, namespace, user);
+}
+
+/**
+ * `pods/{name}/binding`, a scheduler's write: the pod's node set once (kube's BindingREST: a 409 when it already has
+ * one), answered with a Success Status.
+ */
+async function bindPod(deps: RouterDeps, x: Exchange, info: RequestInfo, type: ResourceType, namespace: string) {
+  if (info.verb !== 'create') throw methodNotAllowed();
+  const body = (await readObjectBody(x, 'Binding')) as {
+    metadata?: { name?: string };
+    target?: { kind?: string; name?: string };
+  };
+  const node = body?.target?.name;
+  if (body?.metadata?.name !== undefined && body.metadata.name !== info.name)
+    throw badRequest(
+      `the name of the object (${body.metadata.name}) does not match the name on the URL (${info.name})`,
+    );
+  if ((body?.target?.kind ?? 'Node') !== 'Node' || !node)
+    throw invalid({ group: '', kind: 'Binding' }, info.name, [
+      { type: 'Invalid', field: 'target.kind', value: body?.target?.kind ?? '', detail: "must be empty or 'Node'" },
+    ]);
+  const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
+  const assigned = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+  if (assigned)
+    throw conflict(
+      { group: '', resource: 'pods/binding' },
+      info.name,
+      `pod ${info.name} is already assigned to node "${assigned}"`,
+    );
+  deps.objects.patch(type, namespace, info.name, 'application/merge-patch+json', { spec: { nodeName: node } }, '', {});
+  x.sendObject(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 
 function serveNonResource(deps: RouterDeps, x: Exchange, info: RequestInfo): void {

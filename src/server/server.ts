@@ -37,6 +37,8 @@ import { imageRoutes } from '../apis/resources/v1alpha3/image-routes.js';
 import { RegistryClient } from '../registry/registry-client.js';
 import { PodTerminals } from '../apis/terminal/terminal.js';
 import { terminalRoutes } from '../apis/terminal/routes.js';
+import { KubectlToolboxes } from '../apis/terminal/kubectl-toolboxes.js';
+import { KINDS_BY_RESOURCE, type KindDefinition } from '../apis/resources/v1alpha3/kinds/kind-table.js';
 import { ProjectWatches } from '../apis/tenant/project-watch.js';
 import { placeSystemNamespaces } from '../apis/tenant/system-workspace.js';
 import { LeaderElector } from '../controllers/leader-election.js';
@@ -98,6 +100,7 @@ export type ServerOptions = Pick<
       | 'shutdownDelayMs'
       | 'webhookPort'
       | 'webhookTlsSecret'
+      | 'kubectlToolbox'
     >
   > & {
     tlsPort: number | undefined;
@@ -425,6 +428,35 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     kubernetesVersion: () => kubernetesVersion.get(),
     settings: () => configuration.current(),
   };
+  /** kapi's HTTPS listener as users' kubeconfigs name it: its port and generated CA, once it listens. */
+  const kubectlListener: { httpsPort?: number; caPem?: string } = {};
+  const toolbox = options.kubectlToolbox;
+  const usersKind = KINDS_BY_RESOURCE.get('users') as KindDefinition;
+  const toolboxes =
+    toolbox &&
+    new KubectlToolboxes(
+      client,
+      () => {
+        const { caPem, httpsPort } = kubectlListener;
+        // a self-signed certificate is this replica's alone: kubectl then reaches this very pod, by its address
+        const direct = caPem && toolbox.podIp && httpsPort;
+        const host = toolbox.podIp?.includes(':') ? `[${toolbox.podIp}]` : toolbox.podIp;
+        return {
+          namespace: options.configuration.namespace,
+          image: toolbox.image,
+          kapiUrl: direct ? `https://${host}:${httpsPort}` : toolbox.kapiUrl,
+          ...(caPem && { caPem }),
+          ...(direct && { tlsServerName: new URL(toolbox.kapiUrl).hostname }),
+        };
+      },
+      async (username) => {
+        const stored = await listing.readCached(usersKind, undefined, username);
+        return stored
+          ? (JSON.parse(stored.toString('utf8')) as { metadata?: { uid?: string } }).metadata?.uid
+          : undefined;
+      },
+      logger,
+    );
   const terminals = new PodTerminals({
     authenticate: identity.authenticateRequest,
     authorizer: identity.authorizer,
@@ -432,9 +464,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     connection,
     logger,
     registry: streamRegistry,
+    ...(toolboxes && { toolboxes }),
   });
-  /** kapi's HTTPS listener as users' kubeconfigs name it: its port and generated CA, once it listens. */
-  const kubectlListener: { httpsPort?: number; caPem?: string } = {};
   const app = createApp({
     logger,
     readiness,
@@ -495,6 +526,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
           ...(options.issuerUrl && { issuerUrl: options.issuerUrl }),
           listener: () => kubectlListener,
         },
+        ...(toolboxes && { toolboxes }),
       }),
     ],
     account: identity.accountRouter,
@@ -573,7 +605,8 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
       secret: options.tlsSecret,
       client,
       caOut: options.tlsCaOut,
-      hosts: [hostname()],
+      // the name users' kubectl pods check it by (a Service in a namespace other than kapi-system)
+      hosts: [hostname(), ...(toolbox ? [new URL(toolbox.kapiUrl).hostname] : [])],
       keepIn: options.tlsKeepGeneratedIn,
     };
     const certificate = await loadServingCertificate(certificateOptions);

@@ -96,7 +96,7 @@ beforeAll(async () => {
       resources: ['users/globalroles', 'clustermembers', 'clustermembers/clusterroles', 'clusterroles'],
       verbs: ['get', 'list'],
     },
-    { apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig'], verbs: ['get'] },
+    { apiGroups: ['resources.kapi.io'], resources: ['users/kubeconfig', 'users/kubectl'], verbs: ['get'] },
     { apiGroups: ['resources.kapi.io'], resources: ['imageconfig', 'repositorytags'], verbs: ['get'] },
     { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
   ]);
@@ -660,6 +660,22 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(kubeconfig(reader), theirs)).status).toBe(403);
     expect((await get(kubeconfig('ghost-user'), mine)).status).toBe(404);
     expect((await get(kubeconfig(reader))).status).toBe(401);
+    // the user's kubectl pod (Toolbox → kubectl): one's own once it runs (the harness plays its kubelet), never
+    // another's, not without the right; none on a kapi serving no toolbox
+    const kubectl = (user: string) => `/kapis/resources.kapi.io/v1alpha2/users/${user}/kubectl`;
+    const own = get(kubectl(reader), mine);
+    await e2e.runPodWhenMade(e2e.configuration.namespace, `kubectl-${reader}`);
+    expect((await own).status).toBe(200);
+    expect((await get(kubectl(stranger), mine)).status).toBe(403);
+    expect((await get(kubectl(stranger), theirs)).status).toBe(403);
+    expect((await get(kubectl(reader))).status).toBe(401);
+    const noToolbox = await e2e.startReplica({ withoutToolbox: true });
+    const plain = await send(`http://127.0.0.1:${noToolbox.httpPort}`, {
+      method: 'get',
+      url: kubectl(reader),
+      headers: mine,
+    });
+    expect(plain.status).toBe(404);
     // a project's overview and the cluster's: usage and abnormal workloads (READ_EVERY_KIND), a stranger not
     for (const path of [
       `namespaces/${e2e.runId}/quotas`,

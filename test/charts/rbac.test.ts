@@ -1,4 +1,11 @@
-import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1Deployment,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+} from '@kubernetes/client-node';
 import { findObject, objectsOfKind, renderChart, type KubeObject } from './helm.js';
 
 interface Request {
@@ -171,6 +178,31 @@ describe('chart RBAC', () => {
     { apiGroup: '', resource: 'secrets', verb: 'delete' },
   ])('when the server needs to $verb $resource in its namespace, then the namespaced Role allows it', (request) => {
     expect(allows(namespaceRules, request)).toBe(true);
+  });
+
+  test('when the kubectl toolbox is on (the default), then kapi makes, replaces and opens pods in its namespace only, and is told where kubectl reaches it', async () => {
+    for (const verb of ['get', 'create', 'delete'])
+      expect(allows(namespaceRules, { apiGroup: '', resource: 'pods', verb })).toBe(true);
+    expect(allows(namespaceRules, { apiGroup: '', resource: 'pods/exec', verb: 'create' })).toBe(true);
+    expect(allows(namespaceRules, { apiGroup: '', resource: 'pods', verb: 'update' })).toBe(false);
+    expect(allows(clusterRules, { apiGroup: '', resource: 'pods/exec', verb: 'create' })).toBe(false);
+    expect(allows(clusterRules, { apiGroup: '', resource: 'pods', verb: 'create' })).toBe(false);
+    const env = (rendered: KubeObject[]) =>
+      Object.fromEntries(
+        (
+          findObject<V1Deployment>(rendered, 'Deployment', 'kapi-apiserver').spec!.template.spec!.containers[0]!.env ??
+          []
+        ).map((variable) => [variable.name, variable.value ?? variable.valueFrom?.fieldRef?.fieldPath]),
+      );
+    expect(env(objects)).toMatchObject({
+      KAPI_KUBECTL_IMAGE: expect.stringMatching(/\S+:\S+/),
+      KAPI_KUBECTL_TOOLBOX_URL: 'https://kapi-apiserver.kapi-system.svc:443',
+      POD_IP: 'status.podIP',
+    });
+    const off = await renderChart(['--set', 'kubectlToolbox.enabled=false']);
+    const offRules = findObject<V1Role>(off, 'Role', 'kapi-apiserver').rules ?? [];
+    expect(offRules.some((rule) => rule.resources?.some((resource) => resource.startsWith('pods')))).toBe(false);
+    expect(env(off)).not.toHaveProperty('KAPI_KUBECTL_IMAGE');
   });
 
   test.each<Request>([

@@ -116,6 +116,34 @@ describe('parseOptions', () => {
     }
   });
 
+  test('when a kubectl image is given, then the toolbox needs kapi’s https URL for it, and keeps the pod’s address', () => {
+    expect(parseOptions([], {})).toMatchObject({ kubectlToolbox: undefined });
+    expect(
+      parseOptions(['--kubectl-image', 'alpine/k8s:1.32.3'], {
+        KAPI_KUBECTL_TOOLBOX_URL: 'https://kapi-apiserver.kapi.svc:443',
+        POD_IP: '10.1.2.3',
+      }),
+    ).toMatchObject({
+      kubectlToolbox: { image: 'alpine/k8s:1.32.3', kapiUrl: 'https://kapi-apiserver.kapi.svc:443', podIp: '10.1.2.3' },
+    });
+    // the issuer URL serves when none is given; a POD_IP that is no address is ignored
+    expect(parseOptions(['--kubectl-image=k', '--issuer-url=https://kapi.example.com'], { POD_IP: 'x' })).toMatchObject(
+      {
+        kubectlToolbox: { image: 'k', kapiUrl: 'https://kapi.example.com' },
+      },
+    );
+    expect(parseOptions(['--kubectl-image=k', '--issuer-url=https://k'], { POD_IP: 'x' })).not.toMatchObject({
+      kubectlToolbox: { podIp: expect.anything() },
+    });
+    expect(() => parseOptions(['--kubectl-image=k'], {})).toThrow(/--kubectl-image needs --kubectl-toolbox-url/);
+    expect(() => parseOptions(['--kubectl-image=k', '--kubectl-toolbox-url=http://kapi'], {})).toThrow(
+      /--kubectl-toolbox-url must be an https URL/,
+    );
+    expect(() => parseOptions(['--kubectl-image=a b', '--issuer-url=https://k'], {})).toThrow(
+      /--kubectl-image must be/,
+    );
+  });
+
   test('when nothing about logging is given, then the pod-log backend is used with its bounds', () => {
     expect(parseOptions([], {})).toMatchObject({
       logging: { backend: 'pod-log', readConcurrency: 16, maxContainers: 1000, searchIndex: 'ks-logstash-log' },

@@ -600,6 +600,43 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     }
   }, 60_000);
 
+  it('then Toolbox → kubectl opens the administrator’s own kubectl pod through kapi, and kubectl there acts as them', async () => {
+    const frames: string[] = [];
+    const framed = (socket: import('playwright-core').WebSocket) => {
+      if (!socket.url().includes('/kapis/terminal.kapi.io/')) return;
+      socket.on('framereceived', (frame) => frames.push(String(frame.payload)));
+    };
+    await consoleWebSocketOnce(page);
+    page.on('websocket', framed);
+    try {
+      step('the kubectl page asks for the pod, which the harness runs');
+      const asked = page.waitForResponse((response) => response.url().includes(`/users/${admin}/kubectl`));
+      await page.goto(`${consoleUrl}/terminal/kubectl`);
+      await e2e.runPodWhenMade(e2e.configuration.namespace, `kubectl-${admin}`);
+      expect((await asked).status()).toBe(200);
+      const shown = () => frames.map((frame) => (JSON.parse(frame) as { Data: string }).Data).join('');
+      if (e2e.target === 'sandbox') {
+        // the sandbox's exec plays a shell that never asks for the token: kapi sends none and says why
+        step('the sandbox’s shell is refused the token');
+        await waitFor(async () => shown().includes('the kubectl pod’s shell did not start'));
+      } else {
+        // the kubelet stand-in runs the shell and the real kubectl: it reaches the cluster through kapi as admin
+        step('kubectl runs in the pod');
+        await waitFor(async () => frames.length > 0);
+        await page.locator('.xterm-helper-textarea').first().focus();
+        await page.keyboard.type("kubectl auth whoami -o jsonpath='{.status.userInfo.username}'; echo ' <whoami'");
+        await page.keyboard.press('Enter');
+        await waitFor(async () => shown().includes(`${admin} <whoami`));
+      }
+      await screenshotCase(page, 'kubectl-toolbox');
+      await collectNotices();
+      step(undefined);
+      expect(causedByKapi()).toEqual([]);
+    } finally {
+      page.off('websocket', framed);
+    }
+  }, 90_000);
+
   it('then the Create Deployment form looks the typed image up in its registry and offers the image’s ports', async () => {
     // a public registry (no pull secret): the form asks kapi's imageconfig, kapi asks the registry
     const registry = await startRegistry({ auth: 'none' });

@@ -112,6 +112,11 @@ export interface E2E {
    */
   kubelet(): Promise<RunKubelet>;
   /**
+   * Plays the scheduler and kubelet for a pod someone else makes (kapi's kubectl pods): once it exists, it is bound
+   * to the stand-in's node and its containers' status written as running, so its exec reaches the stand-in.
+   */
+  runPodWhenMade(namespace: string, name: string): Promise<void>;
+  /**
    * Starts one more kapi replica on the same cluster (for cross-replica cases); `connection`: it reaches the cluster
    * with other credentials than the first replica's.
    */
@@ -120,6 +125,8 @@ export interface E2E {
     shutdownDelayMs?: number;
     /** Where this replica's role changes stop between their two writes (a crash's test). */
     memberWriteHooks?: MemberWriteHooks;
+    /** Serves no kubectl toolbox (no --kubectl-image). */
+    withoutToolbox?: boolean;
   }): Promise<KapiServer>;
   stop(): Promise<void>;
 }
@@ -186,6 +193,9 @@ export async function startE2E(
         { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
         // the Lease its replicas elect the controllers' leader by, as the chart's Role allows in kapi's namespace
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        // the users' kubectl pods (the toolbox), as the chart's Role allows there
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'create', 'delete'] },
+        { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
       ],
     },
   });
@@ -238,7 +248,12 @@ export async function startE2E(
   const caDir = mkdtempSync(join(tmpdir(), 'kapi-e2e-'));
   const replicas: KapiServer[] = [];
   const startReplica = async (
-    replicaOptions: { connection?: KubeConnection; shutdownDelayMs?: number; memberWriteHooks?: MemberWriteHooks } = {},
+    replicaOptions: {
+      connection?: KubeConnection;
+      shutdownDelayMs?: number;
+      memberWriteHooks?: MemberWriteHooks;
+      withoutToolbox?: boolean;
+    } = {},
   ): Promise<KapiServer> => {
     const server = await startKapiServer({
       options: {
@@ -255,6 +270,10 @@ export async function startE2E(
         tlsSecret: undefined,
         tlsCaOut: join(caDir, `ca-${replicas.length}.crt`),
         trustedProxies: [],
+        // users' kubectl pods reach this replica by its address (its certificate names localhost)
+        ...(!replicaOptions.withoutToolbox && {
+          kubectlToolbox: { image: 'registry.invalid/kapi-kubectl', kapiUrl: 'https://localhost', podIp: '127.0.0.1' },
+        }),
       },
       connection: replicaOptions.connection ?? kapiConnection,
       logger: silentLogger,
@@ -362,6 +381,30 @@ export async function startE2E(
       });
     },
     kubelet: () => (kubelet ??= startKubelet()),
+    async runPodWhenMade(podNamespace, name) {
+      const { standIn, nodeName } = await (kubelet ??= startKubelet());
+      const path = `/api/v1/namespaces/${podNamespace}/pods/${name}`;
+      let made: { spec?: { containers?: { name: string; image: string }[] } } | undefined;
+      await waitFor(async () => {
+        made = await admin.request<typeof made>({ path }).catch(() => undefined);
+        return made !== undefined;
+      });
+      const containers = made?.spec?.containers ?? [];
+      // the stand-in serves the containers it knows
+      for (const container of containers)
+        standIn.write(podNamespace, name, container.name, [{ ms: Date.now(), nano: 0, text: 'started' }]);
+      await admin.request({
+        method: 'POST',
+        path: `${path}/binding`,
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: nodeName } },
+      });
+      await admin.request({
+        method: 'PATCH',
+        path: `${path}/status`,
+        contentType: 'application/merge-patch+json',
+        body: { status: runningPodStatus(containers, new Date()) },
+      });
+    },
     startReplica,
     async stop() {
       await Promise.all(replicas.map((replica) => replica.stop(1_000)));

@@ -6,11 +6,20 @@
  * in a cluster (authorizes, validates PodLogOptions, finds the node, calls the kubelet with its client certificate
  * and streams the answer back), and only the container runtime is played.
  *
+ * Exec: a bare shell (the console's container terminal) is played by the sandbox's small shell; a script with
+ * arguments (`/bin/sh -c <script> <name> …`, what kapi's kubectl toolbox runs) is run for real in a pseudo-terminal
+ * (util-linux `script`), with only PATH (the tools' kubectl first), HOME (a fresh directory) and TERM set: the
+ * container's image is played by this machine.
+ *
  * kube-apiserver must reach it by address: start it with `--kubelet-preferred-address-types=InternalIP` (make
  * e2e-real does). It does not verify the kubelet's serving certificate unless given `--kubelet-certificate-authority`,
  * so a self-signed one serves.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { generate } from 'selfsigned';
 import { WebSocketServer, type RawData } from 'ws';
@@ -78,6 +87,49 @@ async function selfSignedLoopback(): Promise<{ key: string; cert: string }> {
     ],
   });
   return { key: pems.private, cert: pems.cert };
+}
+
+/** A command as one `sh` word list, each quoted. */
+const shellQuoted = (words: readonly string[]) => words.map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+
+/** The kubectl `make tools` fetched, for the toolbox's commands. */
+const TOOLS_KUBECTL = join(process.cwd(), '.cache', 'tools', 'kubectl');
+
+/** Runs `command` in a pseudo-terminal, its output and exit sent on the exec's channels. */
+function runForReal(
+  command: readonly string[],
+  send: (channel: number, text: string) => void,
+  ws: import('ws').WebSocket,
+) {
+  const home = mkdtempSync(join(tmpdir(), 'kapi-kubectl-home-'));
+  const child = spawn('script', ['-qfec', shellQuoted(command), '/dev/null'], {
+    env: { PATH: [TOOLS_KUBECTL, '/usr/local/bin', '/usr/bin', '/bin'].join(delimiter), HOME: home, TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (chunk: Buffer) => send(1, chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => send(2, chunk.toString('utf8')));
+  child.on('exit', (code) => {
+    send(
+      3,
+      JSON.stringify(
+        code === 0
+          ? { metadata: {}, status: 'Success' }
+          : {
+              metadata: {},
+              status: 'Failure',
+              message: `command terminated with non-zero exit code: ${code}`,
+              reason: 'NonZeroExitCode',
+            },
+      ),
+    );
+    ws.close(1000);
+    rmSync(home, { recursive: true, force: true });
+  });
+  child.stdin.on('error', () => undefined);
+  return {
+    input: (data: Buffer) => child.stdin.write(data),
+    end: () => child.kill('SIGHUP'),
+  };
 }
 
 export async function startKubeletStandIn(now: () => number = Date.now): Promise<KubeletStandIn> {
@@ -157,9 +209,23 @@ export async function startKubeletStandIn(now: () => number = Date.now): Promise
         resizes: [],
       };
       execs.push(session);
-      const shell = new TtyShell();
       const send = (channel: number, text: string) =>
         ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(text)]));
+      if (session.command.length > 3 && session.command[1] === '-c') {
+        const process = runForReal(session.command, send, ws);
+        ws.on('message', (raw: RawData) => {
+          const frame = Buffer.isBuffer(raw) ? raw : Buffer.concat(raw as Buffer[]);
+          if (frame[0] === 0) process.input(frame.subarray(1));
+          else if (frame[0] === 4) {
+            const size = terminalSize(frame.subarray(1));
+            if (size) session.resizes.push(size);
+          }
+        });
+        ws.on('close', () => process.end());
+        ws.on('error', () => ws.terminate());
+        return;
+      }
+      const shell = new TtyShell();
       send(1, shell.start());
       ws.on('message', (raw: RawData) => {
         const frame = Buffer.isBuffer(raw) ? raw : Buffer.concat(raw as Buffer[]);

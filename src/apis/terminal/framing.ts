@@ -73,10 +73,15 @@ export function execFrame(frame: Buffer): ExecFrame {
  * (`bash`, `sh`), else bash where the container has it and sh otherwise; stdin, stdout, stderr and a tty.
  */
 export function execTarget(namespace: string, pod: string, container: string | undefined, shell: string | undefined) {
-  const query = new URLSearchParams();
-  if (container) query.set('container', container);
   const command =
     shell && SHELLS.has(shell) ? [shell] : ['sh', '-c', 'command -v bash >/dev/null 2>&1 && exec bash || exec sh'];
+  return commandTarget(namespace, pod, container, command);
+}
+
+/** The exec of `command` with a tty (the kubectl toolbox's own command). */
+export function commandTarget(namespace: string, pod: string, container: string | undefined, command: string[]) {
+  const query = new URLSearchParams();
+  if (container) query.set('container', container);
   for (const word of command) query.append('command', word);
   for (const stream of ['stdin', 'stdout', 'stderr', 'tty']) query.set(stream, 'true');
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/exec?${query}`;

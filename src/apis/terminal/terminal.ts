@@ -15,9 +15,14 @@ import { ApiError, BadRequestError, ForbiddenError, NotFoundError, statusBody } 
 import { callerHeaders, requireRight } from '../caller.js';
 import { KINDS_BY_RESOURCE, type KindDefinition } from '../resources/v1alpha3/kinds/kind-table.js';
 import type { ResourceListing } from '../resources/v1alpha3/listing/resource-listing.js';
+import { presentedToken } from '../../auth/tokens/bearer-token.js';
+import { ToolboxHandshake, TOOLBOX_CONTAINER, toolboxCommand, toolboxPodName } from './kubectl-toolbox.js';
+import type { KubectlToolboxes } from './kubectl-toolboxes.js';
 import {
   EXEC_PROTOCOL,
+  RESIZE,
   closeReason,
+  commandTarget,
   consoleMessage,
   consoleOutput,
   execFrame,
@@ -35,6 +40,8 @@ const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** Keystrokes sent before kube-apiserver's exec is open are held, up to this many. */
 const MAX_EARLY_MESSAGES = 256;
+/** A kubectl pod's shell says it reads the token within this long, or it is not kapi's toolbox shell. */
+const TOOLBOX_HANDSHAKE_MS = 20_000;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
 
@@ -48,7 +55,12 @@ export interface TerminalDeps {
   logger: Logger;
   /** Where an open terminal is registered, so a revoked session or a deleted user cuts it. */
   registry?: StreamRegistry;
+  /** The users' kubectl pods (the console's kubectl toolbox), when kapi serves them. */
+  toolboxes?: KubectlToolboxes;
 }
+
+/** How a checked terminal is opened: as the caller, or (their own kubectl pod) as kapi with the caller's token. */
+type TerminalMode = { kind: 'caller' } | { kind: 'toolbox' };
 
 export interface TerminalRequest {
   namespace: string;
@@ -106,10 +118,19 @@ export class PodTerminals {
   }
 
   /** What a terminal needs before it opens: the right, the pod, the container (each refusal an `ApiError`). */
-  async check(user: UserInfo, request: TerminalRequest): Promise<void> {
+  async check(user: UserInfo, request: TerminalRequest): Promise<TerminalMode> {
     const { namespace, pod, container } = request;
     const details = { name: pod, group: '', kind: 'pods' };
     if (!isLabelName(namespace) || !isObjectName(pod)) throw new NotFoundError(`pods "${pod}" not found`, details);
+    const toolboxes = this.deps.toolboxes;
+    if (toolboxes && namespace === toolboxes.namespace && pod === toolboxPodName(user.username)) {
+      // the caller's own kubectl pod: kapi opens it (the caller has no rights in kapi's namespace)
+      if (await toolboxes.isRunningFor(user.username)) {
+        if (container && container !== TOOLBOX_CONTAINER)
+          throw new BadRequestError(`container ${container} is not valid for pod ${pod}`, details);
+        return { kind: 'toolbox' };
+      }
+    }
     await requireRight(this.deps.authorizer, user, {
       verb: 'create',
       group: '',
@@ -131,6 +152,7 @@ export class PodTerminals {
     const phase = object?.status?.phase;
     if (phase === 'Succeeded' || phase === 'Failed')
       throw new BadRequestError(`cannot exec into a container in a completed pod; current phase is ${phase}`, details);
+    return { kind: 'caller' };
   }
 
   /** A terminal's upgrade: checked, then the console's WebSocket accepted and kube-apiserver's exec opened. */
@@ -150,15 +172,37 @@ export class PodTerminals {
       });
     (async () => {
       user = await this.deps.authenticate(req);
-      await this.check(user, request);
-      const impersonation = callerHeaders(user);
-      if (!impersonation) throw new ForbiddenError(`user "${user.username}" cannot be impersonated in headers`);
+      const mode = await this.check(user, request);
       if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
         throw new BadRequestError('a terminal is a WebSocket');
       const caller = user;
+      let session: Session;
+      if (mode.kind === 'toolbox') {
+        // the token the caller presented (authenticated just now) is the one its kubectl acts with
+        const presented = presentedToken(req.headers);
+        if (!presented || !('token' in presented)) throw new BadRequestError('the terminal’s request carries no token');
+        const settings = (this.deps.toolboxes as KubectlToolboxes).current();
+        session = {
+          target: commandTarget(
+            request.namespace,
+            request.pod,
+            TOOLBOX_CONTAINER,
+            toolboxCommand(settings, caller.username),
+          ),
+          headers: {},
+          token: presented.token,
+        };
+      } else {
+        const impersonation = callerHeaders(user);
+        if (!impersonation) throw new ForbiddenError(`user "${user.username}" cannot be impersonated in headers`);
+        session = {
+          target: execTarget(request.namespace, request.pod, request.container, request.shell),
+          headers: impersonation,
+        };
+      }
       this.server.handleUpgrade(req, socket, head, (client) => {
         audit(101);
-        void this.open(client, caller, request, impersonation);
+        void this.open(client, caller, session);
       });
     })().catch((error: unknown) => {
       const status =
@@ -174,19 +218,18 @@ export class PodTerminals {
   }
 
   /** The session: kube-apiserver's exec opened as the caller, the two framings translated until either side ends. */
-  private async open(
-    client: WebSocket,
-    user: UserInfo,
-    request: TerminalRequest,
-    impersonation: Record<string, string | string[]>,
-  ): Promise<void> {
+  private async open(client: WebSocket, user: UserInfo, session: Session): Promise<void> {
     const early: Buffer[] = [];
+    /** A kubectl pod's shell: keystrokes wait until the token was sent, output until the shell reads it. */
+    const handshake = session.token === undefined ? undefined : new ToolboxHandshake();
+    let handshakeTimer: NodeJS.Timeout | undefined;
     /** kube-apiserver's side, once asked for. */
     const link: { upstream?: WebSocket } = {};
     let ended = false;
     const end = (code: number, reason: string, shown?: string) => {
       if (ended) return;
       ended = true;
+      clearTimeout(handshakeTimer);
       unregister?.();
       if (shown && client.readyState === WebSocket.OPEN) client.send(consoleOutput(`\r\n${shown}\r\n`, 'toast'));
       if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
@@ -202,7 +245,8 @@ export class PodTerminals {
       const message = consoleMessage(isBinary ? '' : toBuffer(raw).toString('utf8'));
       if (message.op === 'invalid') return end(1003, message.reason, message.reason);
       const frame = message.op === 'stdin' ? stdinFrame(message.data) : resizeFrame(message.rows, message.cols);
-      if (link.upstream?.readyState === WebSocket.OPEN) link.upstream.send(frame);
+      const held = message.op === 'stdin' && handshake !== undefined && !handshake.ready;
+      if (link.upstream?.readyState === WebSocket.OPEN && !held) link.upstream.send(frame);
       else if (early.length < MAX_EARLY_MESSAGES) early.push(frame);
       else end(1008, 'kube-apiserver has not opened the terminal yet');
     });
@@ -216,10 +260,9 @@ export class PodTerminals {
     if (ended) return;
     const server = new URL(this.deps.connection.server.href);
     server.protocol = server.protocol === 'https:' ? 'wss:' : 'ws:';
-    const target = execTarget(request.namespace, request.pod, request.container, request.shell);
-    const upstream = new WebSocket(`${server.href.replace(/\/$/, '')}${target}`, [EXEC_PROTOCOL], {
+    const upstream = new WebSocket(`${server.href.replace(/\/$/, '')}${session.target}`, [EXEC_PROTOCOL], {
       agent: this.agent,
-      headers: { ...credentials, ...impersonation },
+      headers: { ...credentials, ...session.headers },
       perMessageDeflate: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       followRedirects: false,
@@ -228,6 +271,16 @@ export class PodTerminals {
     link.upstream = upstream;
     const output = new StringDecoder('utf8');
     upstream.on('open', () => {
+      if (handshake) {
+        // window sizes go now; keystrokes after the token
+        for (const frame of early) if (frame[0] === RESIZE) upstream.send(frame);
+        early.splice(0, early.length, ...early.filter((frame) => frame[0] !== RESIZE));
+        handshakeTimer = setTimeout(
+          () => end(1011, 'the kubectl pod’s shell did not start', 'the kubectl pod’s shell did not start'),
+          TOOLBOX_HANDSHAKE_MS,
+        );
+        return;
+      }
       for (const frame of early.splice(0)) upstream.send(frame);
     });
     upstream.on('unexpected-response', (_req, res: IncomingMessage) => {
@@ -256,7 +309,17 @@ export class PodTerminals {
     upstream.on('message', (raw: RawData) => {
       const frame = execFrame(toBuffer(raw));
       if (frame.kind === 'output') {
-        const text = output.write(frame.data);
+        let text = output.write(frame.data);
+        if (handshake) {
+          const taken = handshake.take(text);
+          text = taken.shown;
+          if (taken.nowReady) {
+            clearTimeout(handshakeTimer);
+            // the shell reads it with echo off; then what the user typed meanwhile
+            upstream.send(stdinFrame(`${session.token}\n`));
+            for (const held of early.splice(0)) upstream.send(held);
+          }
+        }
         if (text) client.send(consoleOutput(text));
         if (client.bufferedAmount > MAX_BUFFERED_BYTES) end(1008, 'the terminal’s output is not being read');
       } else if (frame.kind === 'outcome') {
@@ -271,6 +334,13 @@ export class PodTerminals {
   closeAll(): void {
     for (const client of this.server.clients) client.close(1001, 'kapi is shutting down');
   }
+}
+
+/** An exec to open: where at kube-apiserver, as whom, and for a kubectl pod the token its shell reads first. */
+interface Session {
+  target: string;
+  headers: Record<string, string | string[]>;
+  token?: string;
 }
 
 function toBuffer(raw: RawData): Buffer {

@@ -200,10 +200,44 @@ export const readUserKubeconfig = defineOperation({
   },
 });
 
+export const readUserKubectl = defineOperation({
+  operationId: 'readUserKubectl',
+  method: 'get',
+  path: `${RESOURCES_V1ALPHA2_BASE}/users/{user}/kubectl`,
+  tags: ['resources.kapi.io/v1alpha2'],
+  summary: 'The signed-in user’s kubectl pod (the console’s Toolbox → kubectl)',
+  description:
+    'KubeSphere’s answer (`namespace`, `pod`, `container`), made safe: the user’s own pod in kapi’s namespace, made ' +
+    'on the first call (owned by the User, so deleting the user deletes it) and waited for until it runs. It holds ' +
+    'no credential and runs unprivileged: when the console opens its terminal, kapi hands the user’s own token to ' +
+    'the shell on stdin (never echoed), and kubectl reaches the cluster through kapi as the user. Only the user ' +
+    'themself, with `get users/kubectl` (their name) in API group `resources.kapi.io` (platform admins have it, as ' +
+    'the console shows the tool to them). 404 when kapi serves no toolbox (`--kubectl-image`).',
+  security: 'bearer',
+  pathParameters: z.object({ user: z.string().describe('The user’s name: the caller’s.') }),
+  responses: {
+    200: {
+      description: 'The pod, running.',
+      body: apiComponent(
+        'KubectlPod',
+        z.object({
+          namespace: z.string().describe('kapi’s namespace.'),
+          pod: z.string().describe('The user’s kubectl pod.'),
+          container: z.string().describe('`kubectl`.'),
+        }),
+      ),
+    },
+    403: { description: 'Another user’s, or the caller may not use the toolbox.', body: StatusSchema },
+    404: { description: 'No such user, or kapi serves no kubectl toolbox.', body: StatusSchema },
+    ...statusResponses,
+  },
+});
+
 export const componentOperations = [
   listComponents,
   readComponent,
   readUserKubeconfig,
+  readUserKubectl,
   readClusterQuotas,
   readNamespaceQuotas,
   readClusterAbnormalWorkloads,

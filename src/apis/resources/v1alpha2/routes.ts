@@ -11,10 +11,12 @@ import type { ResourceListing } from '../v1alpha3/listing/resource-listing.js';
 import { componentNamespaces, componentStatuses } from './components.js';
 import { kubectlServer, userKubeconfig } from './kubeconfig.js';
 import { IDENTITY_PROVIDER_LABEL } from '../../../auth/users/user-record.js';
+import type { KubectlToolboxes } from '../../terminal/kubectl-toolboxes.js';
 import {
   listComponents,
   readComponent,
   readUserKubeconfig,
+  readUserKubectl,
   readClusterAbnormalWorkloads,
   readClusterQuotas,
   readNamespaceAbnormalWorkloads,
@@ -31,6 +33,8 @@ export interface ComponentRouteDeps {
   kapiNamespace: string;
   /** Where kubectl reaches kapi, for users' kubeconfigs: the published address, and the HTTPS listener once up. */
   kubectlEndpoint?: { issuerUrl?: string; listener(): { httpsPort?: number; caPem?: string } };
+  /** The users' kubectl pods; undefined: kapi serves no toolbox. */
+  toolboxes?: KubectlToolboxes;
 }
 
 const LIST_COMPONENTS: ResourceAttributes = { verb: 'list', group: 'resources.kapi.io', resource: 'components' };
@@ -126,6 +130,34 @@ export function componentRoutes(deps: ComponentRouteDeps): Router {
         signIn: labels?.[IDENTITY_PROVIDER_LABEL] ? 'browser' : 'password',
       });
       res.type('text/plain').send(kubeconfig);
+    }),
+  );
+
+  mountOperation(
+    router,
+    '',
+    readUserKubectl,
+    withCaller(async (caller, req, res) => {
+      const name = String(req.params.user);
+      const right: ResourceAttributes = {
+        verb: 'get',
+        group: 'resources.kapi.io',
+        resource: 'users',
+        subresource: 'kubectl',
+        name,
+      };
+      // the pod acts with its user's token: nobody else's session may run in it
+      if (name !== caller.username) throw forbidden(caller.username, right, 'a kubectl pod is its own user’s only');
+      await requireRight(deps.authorizer, caller, right);
+      if (!deps.toolboxes)
+        throw new NotFoundError('kapi serves no kubectl toolbox (--kubectl-image)', {
+          name,
+          group: 'resources.kapi.io',
+          kind: 'users',
+        });
+      const aborted = new AbortController();
+      res.on('close', () => aborted.abort());
+      res.json(await deps.toolboxes.ensure(name, aborted.signal));
     }),
   );
 
