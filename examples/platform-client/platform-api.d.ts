@@ -21523,6 +21523,15 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
+            /** @description A pod of the pod’s name that kapi did not make is in kapi’s namespace: kapi leaves it alone. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
             /** @description The token or the caller’s rights cannot be checked right now (signing key not loaded, cluster down). */
             503: {
                 headers: {

@@ -669,6 +669,20 @@ describe('the console’s reads: iam.kapi.io/v1alpha2 users, role templates, mem
     expect((await get(kubectl(stranger), mine)).status).toBe(403);
     expect((await get(kubectl(stranger), theirs)).status).toBe(403);
     expect((await get(kubectl(reader))).status).toBe(401);
+    // a pod of that name kapi did not make (here: one made in its place) is left alone: 409
+    const podPath = `/api/v1/namespaces/${e2e.configuration.namespace}/pods/kubectl-${reader}`;
+    await e2e.admin.request({ method: 'DELETE', path: podPath, query: { gracePeriodSeconds: 0 } });
+    await waitFor(async () => (await e2e.admin.request({ path: podPath }).catch(() => undefined)) === undefined);
+    await e2e.admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${e2e.configuration.namespace}/pods`,
+      body: {
+        metadata: { name: `kubectl-${reader}` },
+        spec: { containers: [{ name: 'c', image: 'registry.invalid/x' }] },
+      },
+    });
+    cleanup.push(podPath);
+    expect((await get(kubectl(reader), mine)).status).toBe(409);
     const noToolbox = await e2e.startReplica({ withoutToolbox: true });
     const plain = await send(`http://127.0.0.1:${noToolbox.httpPort}`, {
       method: 'get',

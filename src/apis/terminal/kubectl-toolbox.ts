@@ -13,6 +13,9 @@ export const TOOLBOX_CONTAINER = 'kubectl';
 /** The user a toolbox pod is for (annotation: any user name; the label is its hash, for selection). */
 export const TOOLBOX_USER_ANNOTATION = 'kapi.io/kubectl-user';
 export const TOOLBOX_USER_LABEL = 'kapi.io/kubectl-user-hash';
+/** What marks a pod as kapi's kubectl pod: kapi replaces only these. */
+const TOOLBOX_APP_LABEL = 'app.kubernetes.io/name';
+const TOOLBOX_APP = 'kapi-kubectl';
 /** What the pod was made from: a pod made for an older image or kapi address is replaced. */
 export const TOOLBOX_SPEC_ANNOTATION = 'kapi.io/kubectl-toolbox-spec';
 /** The shell's signal that echo is off and it reads the token: kapi sends it only then, and shows nothing before. */
@@ -62,7 +65,7 @@ export function toolboxPod(settings: ToolboxSettings, user: ToolboxUser): Record
     metadata: {
       name: toolboxPodName(user.username),
       namespace: settings.namespace,
-      labels: { 'app.kubernetes.io/name': 'kapi-kubectl', [TOOLBOX_USER_LABEL]: userHash(user.username) },
+      labels: { [TOOLBOX_APP_LABEL]: TOOLBOX_APP, [TOOLBOX_USER_LABEL]: userHash(user.username) },
       annotations: { [TOOLBOX_USER_ANNOTATION]: user.username, [TOOLBOX_SPEC_ANNOTATION]: specDigest(settings) },
       ownerReferences: [
         {
@@ -140,10 +143,13 @@ export type ToolboxState =
   | { state: 'running' }
   | { state: 'starting'; reason: string }
   /** Not this user's, made for other settings, finished or going: deleted and made again. */
-  | { state: 'replace' };
+  | { state: 'replace' }
+  /** A pod of that name kapi did not make: left alone. */
+  | { state: 'foreign' };
 
 export function toolboxState(pod: unknown, settings: ToolboxSettings, user: ToolboxUser): ToolboxState {
   const raw = (pod ?? {}) as Raw;
+  if (raw.metadata?.labels?.[TOOLBOX_APP_LABEL] !== TOOLBOX_APP) return { state: 'foreign' };
   if (!isToolboxOf(pod, user) || raw.metadata?.deletionTimestamp) return { state: 'replace' };
   if (raw.metadata?.annotations?.[TOOLBOX_SPEC_ANNOTATION] !== specDigest(settings)) return { state: 'replace' };
   const phase = raw.status?.phase;

@@ -1,6 +1,6 @@
 import { KubeApiError, type KubeClient } from '../../kube/client.js';
 import type { Logger } from '../../observability/logger.js';
-import { NotFoundError, ServiceUnavailableError } from '../../server/errors.js';
+import { ApiError, NotFoundError, ServiceUnavailableError } from '../../server/errors.js';
 import {
   TOOLBOX_CONTAINER,
   toolboxPod,
@@ -69,6 +69,12 @@ export class KubectlToolboxes {
       const pod = await this.read(`${path}/${name}`);
       const state = pod === undefined ? undefined : toolboxState(pod, settings, user);
       if (state?.state === 'running') return { namespace: settings.namespace, pod: name, container: TOOLBOX_CONTAINER };
+      if (state?.state === 'foreign')
+        throw new ApiError(409, 'AlreadyExists', `pods "${name}" already exists and was not made by kapi`, {
+          name,
+          group: '',
+          kind: 'pods',
+        });
       if (state?.state === 'starting') reason = state.reason;
       else if (state?.state === 'replace') {
         await this.call(

@@ -88,6 +88,12 @@ describe('a user’s kubectl pod', () => {
     expect(toolboxState(pod, settings, alice)).toEqual(expected);
   });
 
+  test('when a pod of that name was not made by kapi, then it is left alone', () => {
+    expect(toolboxState({ metadata: { name: 'kubectl-alice' }, status: running }, settings, alice)).toEqual({
+      state: 'foreign',
+    });
+  });
+
   test('when kapi’s address is the session’s (a replica’s own), then the pod stays the same', () => {
     expect(
       toolboxState(made(running), { ...settings, kapiUrl: 'https://10.0.0.7:9443', tlsServerName: 'kapi' }, alice),

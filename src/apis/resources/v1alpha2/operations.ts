@@ -229,6 +229,10 @@ export const readUserKubectl = defineOperation({
     },
     403: { description: 'Another user’s, or the caller may not use the toolbox.', body: StatusSchema },
     404: { description: 'No such user, or kapi serves no kubectl toolbox.', body: StatusSchema },
+    409: {
+      description: 'A pod of the pod’s name that kapi did not make is in kapi’s namespace: kapi leaves it alone.',
+      body: StatusSchema,
+    },
     ...statusResponses,
   },
 });
