@@ -230,6 +230,25 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     await screenshotCase(page, `console-${e2e?.target}`);
   });
 
+  /**
+   * What the console's own terminal client receives on its WebSocket (xterm draws on a canvas), from the next terminal
+   * the page opens. The console's server sends its first WebSocket without the token (its README): one goes first, as
+   * on any page with a live list.
+   */
+  async function terminalOutput(): Promise<{ shown: () => string; stop: () => void }> {
+    const frames: string[] = [];
+    const framed = (socket: import('playwright-core').WebSocket) => {
+      if (!socket.url().includes('/kapis/terminal.kapi.io/')) return;
+      socket.on('framereceived', (frame) => frames.push(String(frame.payload)));
+    };
+    await consoleWebSocketOnce(page);
+    page.on('websocket', framed);
+    return {
+      shown: () => frames.map((frame) => (JSON.parse(frame) as { Data: string }).Data).join(''),
+      stop: () => page.off('websocket', framed),
+    };
+  }
+
   /** Collects the notices of the page now open. */
   async function collectNotices(): Promise<void> {
     notices.push(...(await noticesOf(page)));
@@ -569,19 +588,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
   }, 120_000);
 
   it('then the container’s Terminal opens a shell through kapi: `echo ok` round-trips and the window’s size arrives', async () => {
-    // what the console's own terminal client sends and receives on its WebSocket (xterm draws on a canvas)
-    const frames: string[] = [];
-    const framed = (socket: import('playwright-core').WebSocket) => {
-      if (!socket.url().includes('/kapis/terminal.kapi.io/')) return;
-      socket.on('framereceived', (frame) => frames.push(String(frame.payload)));
-    };
-    // the console's server sends its first WebSocket without the token (its README): one goes first, as on any
-    // page with a live list
-    await consoleWebSocketOnce(page);
-    page.on('websocket', framed);
+    const { shown, stop } = await terminalOutput();
     try {
       await open(`/terminal/cluster/default/projects/${e2e.runId}/pods/${logPod.name}/containers/${logPod.container}`);
-      const shown = () => frames.map((frame) => (JSON.parse(frame) as { Data: string }).Data).join('');
       await waitFor(async () => shown().includes('$ '));
       // the console sends the window's size on the first output: the shell answers with it
       await page.keyboard.type('echo ok');
@@ -596,25 +605,18 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await collectNotices();
       expect(causedByKapi()).toEqual([]);
     } finally {
-      page.off('websocket', framed);
+      stop();
     }
   }, 60_000);
 
   it('then Toolbox → kubectl opens the administrator’s own kubectl pod through kapi, and kubectl there acts as them', async () => {
-    const frames: string[] = [];
-    const framed = (socket: import('playwright-core').WebSocket) => {
-      if (!socket.url().includes('/kapis/terminal.kapi.io/')) return;
-      socket.on('framereceived', (frame) => frames.push(String(frame.payload)));
-    };
-    await consoleWebSocketOnce(page);
-    page.on('websocket', framed);
+    const { shown, stop } = await terminalOutput();
     try {
       step('the kubectl page asks for the pod, which the harness runs');
       const asked = page.waitForResponse((response) => response.url().includes(`/users/${admin}/kubectl`));
       await page.goto(`${consoleUrl}/terminal/kubectl`);
       await e2e.runPodWhenMade(e2e.configuration.namespace, `kubectl-${admin}`);
       expect((await asked).status()).toBe(200);
-      const shown = () => frames.map((frame) => (JSON.parse(frame) as { Data: string }).Data).join('');
       if (e2e.target === 'sandbox') {
         // the sandbox's exec plays a shell that never asks for the token: kapi sends none and says why
         step('the sandbox’s shell is refused the token');
@@ -622,7 +624,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       } else {
         // the kubelet stand-in runs the shell and the real kubectl: it reaches the cluster through kapi as admin
         step('kubectl runs in the pod');
-        await waitFor(async () => frames.length > 0);
+        await waitFor(async () => shown() !== '');
         await page.locator('.xterm-helper-textarea').first().focus();
         await page.keyboard.type("kubectl auth whoami -o jsonpath='{.status.userInfo.username}'; echo ' <whoami'");
         await page.keyboard.press('Enter');
@@ -633,7 +635,7 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       step(undefined);
       expect(causedByKapi()).toEqual([]);
     } finally {
-      page.off('websocket', framed);
+      stop();
     }
   }, 90_000);
 
