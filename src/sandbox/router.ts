@@ -33,6 +33,7 @@ import {
   pageNotFound,
   pathNotFound,
   StatusError,
+  type FieldError,
 } from './status.js';
 import { readObjectBody } from './request-body.js';
 import type { ObjectStore } from './store.js';
@@ -169,8 +170,9 @@ async function route(deps: RouterDeps, x: Exchange, info: RequestInfo, user: San
 }
 
 /**
- * `pods/{name}/binding`, a scheduler's write: the pod's node set once (kube's BindingREST: a 409 when it already has
- * one), answered with a Success Status.
+ * `pods/{name}/binding`, a scheduler's write, as kube's BindingREST: the Binding's name is the URL's, its target a Node
+ * by name; the pod's node is set once (409 when it has one or is being deleted), with its PodScheduled condition;
+ * a dry run changes nothing. Answered with a Success Status.
  */
 async function bindPod(deps: RouterDeps, x: Exchange, info: RequestInfo, type: ResourceType, namespace: string) {
   if (info.verb !== 'create') throw methodNotAllowed();
@@ -178,24 +180,54 @@ async function bindPod(deps: RouterDeps, x: Exchange, info: RequestInfo, type: R
     metadata?: { name?: string };
     target?: { kind?: string; name?: string };
   };
-  const node = body?.target?.name;
-  if (body?.metadata?.name !== undefined && body.metadata.name !== info.name)
-    throw badRequest(
-      `the name of the object (${body.metadata.name}) does not match the name on the URL (${info.name})`,
-    );
-  if ((body?.target?.kind ?? 'Node') !== 'Node' || !node)
-    throw invalid({ group: '', kind: 'Binding' }, info.name, [
-      { type: 'Invalid', field: 'target.kind', value: body?.target?.kind ?? '', detail: "must be empty or 'Node'" },
-    ]);
+  if (body?.metadata?.name !== info.name) throw badRequest('name in URL does not match name in Binding object');
+  const errors: FieldError[] = [];
+  const kind = body?.target?.kind ?? '';
+  if (kind !== '' && kind !== 'Node')
+    errors.push({
+      type: 'NotSupported',
+      field: 'target.kind',
+      value: kind,
+      detail: 'supported values: "Node", "<empty>"',
+    });
+  const node = body?.target?.name ?? '';
+  if (!node) errors.push({ type: 'Required', field: 'target.name', detail: '' });
+  if (errors.length) throw invalid({ group: '', kind: 'Binding' }, info.name, errors);
   const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
+  const why = (message: string) => conflict({ group: '', resource: 'pods/binding' }, info.name, message);
+  if ((pod.metadata as { deletionTimestamp?: string }).deletionTimestamp)
+    throw why(`pod ${info.name} is being deleted, cannot be assigned to a host`);
   const assigned = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
-  if (assigned)
-    throw conflict(
-      { group: '', resource: 'pods/binding' },
-      info.name,
-      `pod ${info.name} is already assigned to node "${assigned}"`,
+  if (assigned) throw why(`pod ${info.name} is already assigned to node "${assigned}"`);
+  if (x.url.searchParams.get('dryRun') !== 'All') {
+    const conditions = ((pod.status as { conditions?: { type?: string }[] } | undefined)?.conditions ?? []).filter(
+      (condition) => condition.type !== 'PodScheduled',
     );
-  deps.objects.patch(type, namespace, info.name, 'application/merge-patch+json', { spec: { nodeName: node } }, '', {});
+    const scheduled = {
+      type: 'PodScheduled',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    deps.objects.patch(
+      type,
+      namespace,
+      info.name,
+      'application/merge-patch+json',
+      { spec: { nodeName: node } },
+      '',
+      {},
+    );
+    deps.objects.patch(
+      type,
+      namespace,
+      info.name,
+      'application/merge-patch+json',
+      { status: { conditions: [...conditions, scheduled] } },
+      'status',
+      {},
+    );
+  }
   x.sendObject(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 

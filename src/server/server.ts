@@ -429,7 +429,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     settings: () => configuration.current(),
   };
   /** kapi's HTTPS listener as users' kubeconfigs name it: its port and generated CA, once it listens. */
-  const kubectlListener: { httpsPort?: number; caPem?: string } = {};
+  const kubectlListener: { httpsPort?: number; caPem?: string; selfSigned?: boolean } = {};
   const toolbox = options.kubectlToolbox;
   const usersKind = KINDS_BY_RESOURCE.get('users') as KindDefinition;
   const toolboxes =
@@ -437,9 +437,9 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     new KubectlToolboxes(
       client,
       () => {
-        const { caPem, httpsPort } = kubectlListener;
+        const { caPem, httpsPort, selfSigned } = kubectlListener;
         // a self-signed certificate is this replica's alone: kubectl then reaches this very pod, by its address
-        const direct = caPem && toolbox.podIp && httpsPort;
+        const direct = selfSigned && toolbox.podIp && httpsPort;
         const host = toolbox.podIp?.includes(':') ? `[${toolbox.podIp}]` : toolbox.podIp;
         return {
           namespace: options.configuration.namespace,
@@ -622,6 +622,7 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
     listeners.push(served);
     kubectlListener.httpsPort = served.port;
     if (certificate.ca) kubectlListener.caPem = certificate.ca;
+    kubectlListener.selfSigned = certificate.source === 'self-signed';
     // A renewed certificate (files or Secret) is served to new connections; open ones keep theirs.
     certificateWatch = watchServingCertificate({ ...certificateOptions, logger }, certificate, (pair) =>
       (served.server as HttpsServer).setSecureContext({ minVersion: 'TLSv1.2', ...pair }),

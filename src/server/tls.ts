@@ -13,7 +13,7 @@ import type { Logger } from '../observability/logger.js';
 export interface ServingCertificate {
   key: string;
   cert: string;
-  /** The CA certificate of a generated certificate (clients trust this one). */
+  /** The CA certificate of a generated certificate, or a Secret's `ca.crt` (clients trust this one). */
   ca?: string;
   source: 'files' | 'secret' | 'self-signed';
   /** Where the generated CA was written. */
@@ -75,8 +75,8 @@ export async function loadServingCertificate(options: ServingCertificateOptions)
   }
   if (options.secret) {
     if (!options.client) throw new Error('reading the TLS Secret needs a Kubernetes client');
-    const { key, cert } = await readTlsSecret(options.client, options.secret);
-    return { key, cert, source: 'secret' };
+    const { key, cert, ca } = await readTlsSecret(options.client, options.secret);
+    return { key, cert, ...(ca && { ca }), source: 'secret' };
   }
   return generateServingCertificate(options);
 }
@@ -84,7 +84,7 @@ export async function loadServingCertificate(options: ServingCertificateOptions)
 async function readTlsSecret(
   client: KubeClient,
   ref: { namespace: string; name: string },
-): Promise<{ key: string; cert: string }> {
+): Promise<{ key: string; cert: string; ca?: string }> {
   const where = `Secret ${ref.namespace}/${ref.name}`;
   const secret = await client.request<V1Secret>({
     path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`,
@@ -95,7 +95,9 @@ async function readTlsSecret(
   if (!crt || !key) throw new Error(`${where} has no tls.crt and tls.key (a kubernetes.io/tls Secret is expected)`);
   const pair = { cert: Buffer.from(crt, 'base64').toString('utf8'), key: Buffer.from(key, 'base64').toString('utf8') };
   checkPair(pair.cert, pair.key, where);
-  return pair;
+  // the issuer's CA, as cert-manager writes it: users' kubeconfigs and kubectl pods trust it
+  const ca = secret.data?.['ca.crt'];
+  return ca ? { ...pair, ca: Buffer.from(ca, 'base64').toString('utf8') } : pair;
 }
 
 async function generateServingCertificate(options: ServingCertificateOptions): Promise<ServingCertificate> {

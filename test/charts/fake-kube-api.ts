@@ -25,6 +25,7 @@ const KINDS: readonly Kind[] = [
   { groupVersion: 'apps/v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
   { groupVersion: 'admissionregistration.k8s.io/v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false },
   { groupVersion: 'policy/v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true },
+  { groupVersion: 'networking.k8s.io/v1', plural: 'networkpolicies', kind: 'NetworkPolicy', namespaced: true },
   { groupVersion: 'rbac.authorization.k8s.io/v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
   { groupVersion: 'rbac.authorization.k8s.io/v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
   { groupVersion: 'rbac.authorization.k8s.io/v1', plural: 'roles', kind: 'Role', namespaced: true },

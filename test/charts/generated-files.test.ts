@@ -52,7 +52,7 @@ describe('generated copies stay in sync with their source', () => {
       expect(objects[0]!.metadata.name).toBe('kapi-system');
       expect(kinds.slice(1, 4)).toEqual(['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
       const builtIn =
-        /^(v1|apps\/v1|policy\/v1|rbac\.authorization\.k8s\.io\/v1|apiextensions\.k8s\.io\/v1|admissionregistration\.k8s\.io\/v1)$/;
+        /^(v1|apps\/v1|policy\/v1|networking\.k8s\.io\/v1|rbac\.authorization\.k8s\.io\/v1|apiextensions\.k8s\.io\/v1|admissionregistration\.k8s\.io\/v1)$/;
       expect(objects.filter((object) => !builtIn.test(object.apiVersion)).map((object) => object.kind)).toEqual([]);
       expect(kinds).toEqual(
         expect.arrayContaining([

@@ -2,6 +2,7 @@ import type {
   V1ClusterRole,
   V1ClusterRoleBinding,
   V1Deployment,
+  V1NetworkPolicy,
   V1PolicyRule,
   V1Role,
   V1RoleBinding,
@@ -184,6 +185,8 @@ describe('chart RBAC', () => {
     for (const verb of ['get', 'create', 'delete'])
       expect(allows(namespaceRules, { apiGroup: '', resource: 'pods', verb })).toBe(true);
     expect(allows(namespaceRules, { apiGroup: '', resource: 'pods/exec', verb: 'create' })).toBe(true);
+    // a WebSocket exec is a get before Kubernetes 1.30
+    expect(allows(namespaceRules, { apiGroup: '', resource: 'pods/exec', verb: 'get' })).toBe(true);
     expect(allows(namespaceRules, { apiGroup: '', resource: 'pods', verb: 'update' })).toBe(false);
     expect(allows(clusterRules, { apiGroup: '', resource: 'pods/exec', verb: 'create' })).toBe(false);
     expect(allows(clusterRules, { apiGroup: '', resource: 'pods', verb: 'create' })).toBe(false);
@@ -203,6 +206,27 @@ describe('chart RBAC', () => {
     const offRules = findObject<V1Role>(off, 'Role', 'kapi-apiserver').rules ?? [];
     expect(offRules.some((rule) => rule.resources?.some((resource) => resource.startsWith('pods')))).toBe(false);
     expect(env(off)).not.toHaveProperty('KAPI_KUBECTL_IMAGE');
+    // the users' shells reach kapi's HTTPS port and DNS only, and nothing reaches them
+    const policy = findObject<V1NetworkPolicy>(objects, 'NetworkPolicy', 'kapi-kubectl-toolbox');
+    expect(policy.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kapi-kubectl' } },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [],
+      egress: [
+        {
+          to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kapi-apiserver', 'app.kubernetes.io/instance': expect.any(String) } } }],
+          ports: [{ protocol: 'TCP', port: 9443 }],
+        },
+        {
+          to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
+        },
+      ],
+    });
+    expect(objectsOfKind(off, 'NetworkPolicy')).toEqual([]);
   });
 
   test.each<Request>([

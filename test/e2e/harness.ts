@@ -195,7 +195,7 @@ export async function startE2E(
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
         // the users' kubectl pods (the toolbox), as the chart's Role allows there
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'create', 'delete'] },
-        { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+        { apiGroups: [''], resources: ['pods/exec'], verbs: ['get', 'create'] },
       ],
     },
   });

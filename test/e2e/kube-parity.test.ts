@@ -295,6 +295,52 @@ describe('when pods are created', () => {
     );
   });
 
+  it('then a scheduler’s binding sets the node once, as kube’s BindingREST: its name the URL’s, a Node target, then 409', async () => {
+    expect((await createPod('to-bind', {})).status).toBe(201);
+    const bind = (body: Record<string, unknown>, query = '') =>
+      backend({
+        method: 'POST',
+        path: `/api/v1/namespaces/${ns}/pods/to-bind/binding${query}`,
+        body: JSON.stringify(body),
+      });
+    const node = e2e.name('bound-node');
+    expect(statusOf(await bind({ metadata: { name: 'other' }, target: { name: node } })).message).toBe(
+      'name in URL does not match name in Binding object',
+    );
+    const invalid = statusOf(await bind({ metadata: { name: 'to-bind' }, target: { kind: 'Pod' } }));
+    expect([invalid.code, invalid.message]).toEqual([
+      422,
+      'Binding "to-bind" is invalid: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]',
+    ]);
+    // a dry run changes nothing
+    expect((await bind({ metadata: { name: 'to-bind' }, target: { name: node } }, '?dryRun=All')).status).toBe(201);
+    const unbound = JSON.parse((await backend({ path: `/api/v1/namespaces/${ns}/pods/to-bind` })).body) as {
+      spec: { nodeName?: string };
+    };
+    expect(unbound.spec.nodeName).toBeUndefined();
+    const bound = await bind({ metadata: { name: 'to-bind' }, target: { kind: 'Node', name: node } });
+    expect([bound.status, JSON.parse(bound.body)]).toEqual([
+      201,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+    ]);
+    const pod = JSON.parse((await backend({ path: `/api/v1/namespaces/${ns}/pods/to-bind` })).body) as {
+      spec: { nodeName?: string };
+      status: { conditions?: { type: string; status: string }[] };
+    };
+    expect(pod.spec.nodeName).toBe(node);
+    expect(pod.status.conditions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'PodScheduled', status: 'True' })]),
+    );
+    expect(statusOf(await bind({ metadata: { name: 'to-bind' }, target: { name: 'another' } }))).toEqual(
+      failure(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on pods/binding "to-bind": pod to-bind is already assigned to node "${node}"`,
+        { name: 'to-bind', kind: 'pods/binding' },
+      ),
+    );
+  });
+
   it('then bad log options are refused as kube words them', async () => {
     const path = `/api/v1/namespaces/${ns}/pods/unscheduled/log`;
     expect(statusOf(await backend({ path: `${path}?sinceTime=yesterday` }))).toEqual(

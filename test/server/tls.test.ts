@@ -174,6 +174,25 @@ describe('a configured certificate', () => {
     expect(paths).toEqual(['/api/v1/namespaces/kapi-system/secrets/kapi-tls']);
   });
 
+  it('when the Secret carries its issuer’s ca.crt (cert-manager’s), then it is kept for the kubeconfigs kapi hands out', async () => {
+    const client = {
+      request: async () => ({
+        data: {
+          'tls.crt': Buffer.from(generated.cert).toString('base64'),
+          'tls.key': Buffer.from(generated.key).toString('base64'),
+          'ca.crt': Buffer.from(generated.ca ?? '').toString('base64'),
+        },
+      }),
+    } as unknown as KubeClient;
+    const loaded = await loadServingCertificate({
+      ...noFiles,
+      secret: { namespace: 'kapi-system', name: 'kapi-tls' },
+      client,
+    });
+    expect(loaded).toEqual({ key: generated.key, cert: generated.cert, ca: generated.ca, source: 'secret' });
+    expect(generated.ca).toContain('BEGIN CERTIFICATE');
+  });
+
   it('when the Secret lacks tls.key, then start-up fails naming the Secret', async () => {
     const client = { request: async () => ({ data: { 'tls.crt': 'eA==' } }) } as unknown as KubeClient;
     await expect(

@@ -41,13 +41,19 @@ export interface ToolboxUser {
 
 const userHash = (username: string) => createHash('sha256').update(username).digest('hex').slice(0, 32);
 
-/** The pod's name: `kubectl-<user>` when the user's name makes a valid one, else one from its hash. */
+/**
+ * The pod's name: `kubectl-<user>` when the user's name is a DNS label, else `kubectl.<hash>`: a dot no label has, so
+ * no user's plain name can make another's hashed one.
+ */
 export function toolboxPodName(username: string): string {
   const plain = `kubectl-${username}`;
   return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(username) && plain.length <= 63
     ? plain
-    : `kubectl-${userHash(username).slice(0, 20)}`;
+    : `kubectl.${userHash(username)}`;
 }
+
+/** The pod's main process says what it is: a session's shell ends what an earlier one left only where it sees it. */
+const POD_MARK = 'kapi-kubectl-pod';
 
 /** What decides the pod's content, so that a changed setting replaces it (kapi's address is the session's). */
 function specDigest(settings: ToolboxSettings): string {
@@ -94,7 +100,7 @@ export function toolboxPod(settings: ToolboxSettings, user: ToolboxUser): Record
           name: TOOLBOX_CONTAINER,
           image: settings.image,
           // the shell waits; kapi's exec is the user's session
-          command: ['/bin/sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'],
+          command: ['/bin/sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done', POD_MARK],
           env: [{ name: 'HOME', value: HOME }],
           securityContext: {
             allowPrivilegeEscalation: false,
@@ -197,15 +203,21 @@ export function toolboxKubeconfig(settings: ToolboxSettings, username: string): 
 }
 
 /**
- * The exec's command: writes the kubeconfig (its argument: nothing secret), turns the tty's echo off, says so, reads
- * the token kapi sends, turns echo back on and becomes the user's shell (bash where the image has it).
+ * The exec's command. In kapi's pod (its PID 1 carries the mark) a session starts alone and clean: every process an
+ * earlier session left (one could wait on the next session's tty for its token) is killed, and HOME and /tmp (a
+ * planted shell profile) emptied. Then it writes the kubeconfig (its argument: nothing secret), turns the tty's echo
+ * off (or fails: no token is sent to a tty that echoes), says so, reads the token kapi sends, turns echo back on and
+ * becomes the user's shell (bash where the image has it).
  */
 export function toolboxCommand(settings: ToolboxSettings, username: string): string[] {
   const script = [
     'umask 077',
+    `if grep -q ${POD_MARK} /proc/1/cmdline 2>/dev/null; then kill -9 -1 2>/dev/null; ` +
+      'rm -rf "${HOME:?}"/* "$HOME"/.[!.]* "$HOME"/..?* /tmp/* /tmp/.[!.]* /tmp/..?* 2>/dev/null; fi',
+    'export KUBECONFIG="$HOME/.kube/config"',
     'mkdir -p "$HOME/.kube"',
-    'printf "%s\\n" "$1" > "$HOME/.kube/config"',
-    'stty -echo 2>/dev/null',
+    'printf "%s\\n" "$1" > "$KUBECONFIG"',
+    'stty -echo || exit 1',
     `printf '${TOOLBOX_READY.replace('\x1b', '\\033').replace('\x07', '\\007')}'`,
     'IFS= read -r KAPI_TOKEN',
     'stty echo 2>/dev/null',

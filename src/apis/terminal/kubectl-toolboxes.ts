@@ -42,15 +42,19 @@ export class KubectlToolboxes {
     return this.settings();
   }
 
-  /** Whether the user's own pod runs now (read from kube-apiserver: it may be seconds old). */
-  async isRunningFor(username: string): Promise<boolean> {
+  /**
+   * The uid of the user's own pod when it runs now (read from kube-apiserver: it may be seconds old), else undefined.
+   * The terminal asks again before it sends the token: the pod it opened must still be that one.
+   */
+  async runningPodUid(username: string): Promise<string | undefined> {
     const uid = await this.uidOf(username);
-    if (!uid) return false;
+    if (!uid) return undefined;
     const settings = this.settings();
-    const pod = await this.read(
-      `/api/v1/namespaces/${encodeURIComponent(settings.namespace)}/pods/${toolboxPodName(username)}`,
-    );
-    return pod !== undefined && toolboxState(pod, settings, { username, uid }).state === 'running';
+    const pod = (await this.read(
+      `/api/v1/namespaces/${encodeURIComponent(settings.namespace)}/pods/${encodeURIComponent(toolboxPodName(username))}`,
+    )) as { metadata?: { uid?: string } } | undefined;
+    if (pod === undefined || toolboxState(pod, settings, { username, uid }).state !== 'running') return undefined;
+    return pod.metadata?.uid;
   }
 
   /** The user's running pod: made or replaced as needed; a 503 when it does not run by the deadline. */
@@ -66,7 +70,7 @@ export class KubectlToolboxes {
     let reason = 'Pending';
     let made = false;
     while (Date.now() < deadline && !signal?.aborted) {
-      const pod = await this.read(`${path}/${name}`);
+      const pod = (await this.read(`${path}/${name}`)) as { metadata?: { uid?: string } } | undefined;
       const state = pod === undefined ? undefined : toolboxState(pod, settings, user);
       if (state?.state === 'running') return { namespace: settings.namespace, pod: name, container: TOOLBOX_CONTAINER };
       if (state?.state === 'foreign')
@@ -77,8 +81,15 @@ export class KubectlToolboxes {
         });
       if (state?.state === 'starting') reason = state.reason;
       else if (state?.state === 'replace') {
+        // that very pod only (another replica may have made the new one meanwhile)
+        const preconditions = { uid: pod?.metadata?.uid };
         await this.call(
-          () => this.client.request({ method: 'DELETE', path: `${path}/${name}`, query: { gracePeriodSeconds: 0 } }),
+          () =>
+            this.client.request({
+              method: 'DELETE',
+              path: `${path}/${name}`,
+              body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions },
+            }),
           true,
         );
       } else {

@@ -60,7 +60,7 @@ export interface TerminalDeps {
 }
 
 /** How a checked terminal is opened: as the caller, or (their own kubectl pod) as kapi with the caller's token. */
-type TerminalMode = { kind: 'caller' } | { kind: 'toolbox' };
+type TerminalMode = { kind: 'caller' } | { kind: 'toolbox'; podUid: string };
 
 export interface TerminalRequest {
   namespace: string;
@@ -124,11 +124,20 @@ export class PodTerminals {
     if (!isLabelName(namespace) || !isObjectName(pod)) throw new NotFoundError(`pods "${pod}" not found`, details);
     const toolboxes = this.deps.toolboxes;
     if (toolboxes && namespace === toolboxes.namespace && pod === toolboxPodName(user.username)) {
-      // the caller's own kubectl pod: kapi opens it (the caller has no rights in kapi's namespace)
-      if (await toolboxes.isRunningFor(user.username)) {
+      // the caller's own kubectl pod: kapi opens it (the caller has no rights in kapi's namespace), for one who may
+      // still use the toolbox
+      const podUid = await toolboxes.runningPodUid(user.username);
+      if (podUid) {
+        await requireRight(this.deps.authorizer, user, {
+          verb: 'get',
+          group: 'resources.kapi.io',
+          resource: 'users',
+          subresource: 'kubectl',
+          name: user.username,
+        });
         if (container && container !== TOOLBOX_CONTAINER)
           throw new BadRequestError(`container ${container} is not valid for pod ${pod}`, details);
-        return { kind: 'toolbox' };
+        return { kind: 'toolbox', podUid };
       }
     }
     await requireRight(this.deps.authorizer, user, {
@@ -170,6 +179,8 @@ export class PodTerminals {
         status,
         upgrade: 'websocket',
       });
+    // the token as presented: authenticating takes a subprotocol's token out of the request
+    const presented = presentedToken(req.headers);
     (async () => {
       user = await this.deps.authenticate(req);
       const mode = await this.check(user, request);
@@ -179,9 +190,10 @@ export class PodTerminals {
       let session: Session;
       if (mode.kind === 'toolbox') {
         // the token the caller presented (authenticated just now) is the one its kubectl acts with
-        const presented = presentedToken(req.headers);
         if (!presented || !('token' in presented)) throw new BadRequestError('the terminal’s request carries no token');
-        const settings = (this.deps.toolboxes as KubectlToolboxes).current();
+        const toolboxes = this.deps.toolboxes as KubectlToolboxes;
+        const settings = toolboxes.current();
+        const { podUid } = mode;
         session = {
           target: commandTarget(
             request.namespace,
@@ -191,6 +203,8 @@ export class PodTerminals {
           ),
           headers: {},
           token: presented.token,
+          // the pod checked is still the one the exec reached (not one made again meanwhile)
+          stillOwn: async () => (await toolboxes.runningPodUid(caller.username)) === podUid,
         };
       } else {
         const impersonation = callerHeaders(user);
@@ -222,6 +236,7 @@ export class PodTerminals {
     const early: Buffer[] = [];
     /** A kubectl pod's shell: keystrokes wait until the token was sent, output until the shell reads it. */
     const handshake = session.token === undefined ? undefined : new ToolboxHandshake();
+    let tokenSent = false;
     let handshakeTimer: NodeJS.Timeout | undefined;
     /** kube-apiserver's side, once asked for. */
     const link: { upstream?: WebSocket } = {};
@@ -245,10 +260,14 @@ export class PodTerminals {
       const message = consoleMessage(isBinary ? '' : toBuffer(raw).toString('utf8'));
       if (message.op === 'invalid') return end(1003, message.reason, message.reason);
       const frame = message.op === 'stdin' ? stdinFrame(message.data) : resizeFrame(message.rows, message.cols);
-      const held = message.op === 'stdin' && handshake !== undefined && !handshake.ready;
+      const held = message.op === 'stdin' && handshake !== undefined && !tokenSent;
       if (link.upstream?.readyState === WebSocket.OPEN && !held) link.upstream.send(frame);
       else if (early.length < MAX_EARLY_MESSAGES) early.push(frame);
-      else end(1008, 'kube-apiserver has not opened the terminal yet');
+      else
+        end(
+          1008,
+          held ? 'the kubectl pod’s shell has not started yet' : 'kube-apiserver has not opened the terminal yet',
+        );
     });
 
     let credentials: Record<string, string>;
@@ -316,8 +335,16 @@ export class PodTerminals {
           if (taken.nowReady) {
             clearTimeout(handshakeTimer);
             // the shell reads it with echo off; then what the user typed meanwhile
-            upstream.send(stdinFrame(`${session.token}\n`));
-            for (const held of early.splice(0)) upstream.send(held);
+            void (session.stillOwn?.() ?? Promise.resolve(true))
+              .catch(() => false)
+              .then((own) => {
+                if (ended) return;
+                if (!own)
+                  return end(1011, 'the kubectl pod changed', 'the kubectl pod changed: open the terminal again');
+                upstream.send(stdinFrame(`${session.token}\n`));
+                tokenSent = true;
+                for (const held of early.splice(0)) upstream.send(held);
+              });
           }
         }
         if (text) client.send(consoleOutput(text));
@@ -341,6 +368,7 @@ interface Session {
   target: string;
   headers: Record<string, string | string[]>;
   token?: string;
+  stillOwn?: () => Promise<boolean>;
 }
 
 function toBuffer(raw: RawData): Buffer {

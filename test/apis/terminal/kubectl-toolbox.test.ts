@@ -25,13 +25,15 @@ function made(status: Record<string, unknown>, overrides: { settings?: ToolboxSe
 const running = { phase: 'Running', containerStatuses: [{ name: 'kubectl', state: { running: {} } }] };
 
 describe('a user’s kubectl pod', () => {
-  test('when named, then a DNS-label user keeps the name; any other gets a hash (valid, distinct, stable)', () => {
+  test('when named, then a DNS-label user keeps the name; any other gets a hash no plain name can make', () => {
     expect(toolboxPodName('alice')).toBe('kubectl-alice');
     const odd = toolboxPodName('Alice@example.com');
-    expect(odd).toMatch(/^kubectl-[0-9a-f]{20}$/);
+    expect(odd).toMatch(/^kubectl\.[0-9a-f]{32}$/);
+    // a user named as the hash gets a name of its own
+    expect(toolboxPodName(odd.slice('kubectl.'.length))).toBe(`kubectl-${odd.slice('kubectl.'.length)}`);
     expect(toolboxPodName('Alice@example.com')).toBe(odd);
     expect(toolboxPodName('bob@example.com')).not.toBe(odd);
-    expect(toolboxPodName('a'.repeat(60))).toMatch(/^kubectl-[0-9a-f]{20}$/);
+    expect(toolboxPodName('a'.repeat(60))).toMatch(/^kubectl\.[0-9a-f]{32}$/);
   });
 
   test('when made, then it holds no credential, no privilege, and is owned by the User', () => {
@@ -44,6 +46,7 @@ describe('a user’s kubectl pod', () => {
       { apiVersion: 'iam.kapi.io/v1beta1', kind: 'User', name: 'alice', uid: 'uid-a', blockOwnerDeletion: false },
     ]);
     expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect((pod.spec.containers[0]?.command as string[]).at(-1)).toBe('kapi-kubectl-pod');
     expect(pod.spec.serviceAccountName).toBeUndefined();
     expect(pod.spec.volumes.every((volume) => 'emptyDir' in volume)).toBe(true);
     expect(pod.spec.containers[0]).toMatchObject({
@@ -119,7 +122,12 @@ describe('the toolbox’s shell', () => {
     );
     expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
     const script = command[2] as string;
-    // echo off, then the signal, then the read: the token is never echoed
+    // in kapi's pod only (its PID 1's mark), what an earlier session left is ended and its files gone
+    expect(script).toMatch(
+      /^umask 077; if grep -q kapi-kubectl-pod \/proc\/1\/cmdline .*; then kill -9 -1 .*rm -rf "\$\{HOME:\?\}"\/\* /,
+    );
+    // echo off or nothing, then the signal, then the read: the token is never echoed
+    expect(script).toContain('stty -echo || exit 1');
     expect(script.indexOf('stty -echo')).toBeLessThan(script.indexOf('kapi-toolbox-ready'));
     expect(script.indexOf('kapi-toolbox-ready')).toBeLessThan(script.indexOf('read -r KAPI_TOKEN'));
     const kubeconfig = parse(command[4] as string) as {
