@@ -26,8 +26,8 @@ import {
 import {
   badRequest,
   conflict,
+  fieldErrorsMessage,
   internalError,
-  invalid,
   methodNotAllowed,
   notFound,
   pageNotFound,
@@ -192,7 +192,8 @@ async function bindPod(deps: RouterDeps, x: Exchange, info: RequestInfo, type: R
     });
   const node = body?.target?.name ?? '';
   if (!node) errors.push({ type: 'Required', field: 'target.name', detail: '' });
-  if (errors.length) throw invalid({ group: '', kind: 'Binding' }, info.name, errors);
+  // kube's BindingREST returns the aggregate as it is: a 500 with no reason
+  if (errors.length) throw new StatusError(500, '', fieldErrorsMessage(errors));
   const pod = parseStored(type, deps.objects.get(type, namespace, info.name));
   const why = (message: string) => conflict({ group: '', resource: 'pods/binding' }, info.name, message);
   if ((pod.metadata as { deletionTimestamp?: string }).deletionTimestamp)

@@ -232,6 +232,14 @@ function fieldErrorBody(error: FieldError): string {
   }
 }
 
+const fieldOf = (e: FieldError) => e.field || '[]';
+
+/** Field errors as kube's ErrorList.ToAggregate() prints them: one alone, several in brackets. */
+export function fieldErrorsMessage(errors: readonly FieldError[]): string {
+  const rendered = errors.map((e) => `${fieldOf(e)}: ${fieldErrorBody(e)}`);
+  return rendered.length === 1 ? (rendered[0] as string) : `[${rendered.join(', ')}]`;
+}
+
 /**
  * 422 `Invalid`: `ConfigMap "Bad" is invalid: metadata.name: Invalid value: "Bad": ...`. An empty kind is kube's own
  * (its review endpoints name none): `.authorization.k8s.io "" is invalid: …`, details without a kind. An error on no
@@ -243,9 +251,7 @@ export function invalid(
   errors: readonly FieldError[],
 ): StatusError {
   const qualifiedKind = kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
-  const fieldOf = (e: FieldError) => e.field || '[]';
-  const rendered = errors.map((e) => `${fieldOf(e)}: ${fieldErrorBody(e)}`);
-  const summary = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
+  const summary = fieldErrorsMessage(errors);
   const details: StatusDetails = {};
   if (name) details.name = name;
   if (kind.group) details.group = kind.group;

@@ -307,11 +307,14 @@ describe('when pods are created', () => {
     expect(statusOf(await bind({ metadata: { name: 'other' }, target: { name: node } })).message).toBe(
       'name in URL does not match name in Binding object',
     );
-    const invalid = statusOf(await bind({ metadata: { name: 'to-bind' }, target: { kind: 'Pod' } }));
-    expect([invalid.code, invalid.message]).toEqual([
-      422,
-      'Binding "to-bind" is invalid: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]',
-    ]);
+    // kube-apiserver answers its validation's aggregate as it is: a 500 without a reason
+    expect(statusOf(await bind({ metadata: { name: 'to-bind' }, target: { kind: 'Pod' } }))).toEqual(
+      failure(
+        500,
+        undefined,
+        '[target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]',
+      ),
+    );
     // a dry run changes nothing
     expect((await bind({ metadata: { name: 'to-bind' }, target: { name: node } }, '?dryRun=All')).status).toBe(201);
     const unbound = JSON.parse((await backend({ path: `/api/v1/namespaces/${ns}/pods/to-bind` })).body) as {

@@ -55,7 +55,10 @@ function openTerminal(path: string, token: string, carried: 'header' | 'subproto
         ]);
   const state = { shown: '', closed: undefined as { code: number; reason: string } | undefined };
   const refused = new Promise<number>((resolve) =>
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    ws.on('unexpected-response', (req, res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    }),
   );
   ws.on('message', (raw) => (state.shown += (JSON.parse(raw.toString()) as { Data: string }).Data));
   ws.on('close', (code, reason) => (state.closed = { code, reason: reason.toString() }));
