@@ -1,7 +1,7 @@
 import type { LoadResult, Operation } from './jobs.js';
 import { cpuNote, cpuPerOperation, errorNote, intervalOf, load, throughput } from './measure.js';
 import { detail } from './report.js';
-import { formatSummary, rate, summarize } from './stats.js';
+import { formatSummary, ms, rate, summarize } from './stats.js';
 
 /**
  * Each comparison runs this many times (direct, then through kapi, alternating) and the pair with kapi's median CPU
@@ -119,4 +119,29 @@ export async function pageLoads(operation: Operation, unit = 'page') {
   const c16s = summarize(c16.latenciesNs);
   detail(`kapi c16: ${rate(throughput(c16))}, ${formatSummary(c16s)}${cpuNote(c16, unit)}${errorNote(c16)}`);
   return { c1, c1s, c16, c16s };
+}
+
+type PageLoads = Awaited<ReturnType<typeof pageLoads>>;
+
+/** A page load's summary cells: p99 at c1 (with p50), the c16 rate (with its errors), kapi's CPU per operation. */
+export function loadCells({ c1, c1s, c16 }: PageLoads): { p99: string; throughput: string; cpu: string } {
+  const cpu = (result: LoadResult) => Math.round(cpuPerOperation(result).kapi ?? Number.NaN);
+  return {
+    p99: `${ms(c1s.p99)} (p50 ${ms(c1s.p50)})`,
+    throughput: `${rate(throughput(c16))}${c16.errors ? `, ${c16.errors} errors` : ''}`,
+    cpu: `kapi ${cpu(c16)} µs (c1 ${cpu(c1)} µs)`,
+  };
+}
+
+/** A page load's figures for the report file: each concurrency's summary, rate, errors and CPU (under `cpuKey`). */
+export function loadFigures({ c1, c1s, c16, c16s }: PageLoads, cpuKey: string) {
+  return {
+    c1: { ...c1s, rps: throughput(c1), errors: c1.errors, [cpuKey]: cpuPerOperation(c1) },
+    c16: { ...c16s, rps: throughput(c16), errors: c16.errors, [cpuKey]: cpuPerOperation(c16) },
+  };
+}
+
+/** An RSS increase as the rows print it. */
+export function rssIncreaseCell(beforeMiB: number, afterMiB: number): string {
+  return `${(afterMiB - beforeMiB).toFixed(1)} MiB (${beforeMiB.toFixed(0)} → ${afterMiB.toFixed(0)} MiB, after a full GC)`;
 }

@@ -1,12 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pageLoads } from '../paired-runs.js';
+import { loadCells, loadFigures, pageLoads, rssIncreaseCell } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { grantBenchUser } from '../grants.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
-import { cpuPerOperation, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
-import { ms, rate } from '../stats.js';
 
 /**
  * Issue 40's row: the console's Event Search (`tenant.kapi.io/v1alpha2/events`) over 50,000 events of the Events API
@@ -103,29 +101,14 @@ export const eventsScenario: Scenario = {
         headers: bearer(ctx.kapiToken),
         expect: 200,
       };
-      const { c1, c1s, c16, c16s } = await pageLoads(operation);
-      const increase = after.rssMiB - before.rssMiB;
+      const loads = await pageLoads(operation);
+      const { c1, c16 } = loads;
+      const cells = loadCells(loads);
       const rows: Row[] = [
-        {
-          ...eventsMetrics.p99,
-          value: `${ms(c1s.p99)} (p50 ${ms(c1s.p50)})`,
-          verdict: c1.errors + c16.errors === 0 ? 'info' : verdict(false),
-        },
-        {
-          ...eventsMetrics.throughput,
-          value: `${rate(throughput(c16))}${c16.errors ? `, ${c16.errors} errors` : ''}`,
-          verdict: 'info',
-        },
-        {
-          ...eventsMetrics.cpu,
-          value: `kapi ${Math.round(cpuPerOperation(c16).kapi ?? Number.NaN)} µs (c1 ${Math.round(cpuPerOperation(c1).kapi ?? Number.NaN)} µs)`,
-          verdict: 'info',
-        },
-        {
-          ...eventsMetrics.rss,
-          value: `${increase.toFixed(1)} MiB (${before.rssMiB.toFixed(0)} → ${after.rssMiB.toFixed(0)} MiB, after a full GC)`,
-          verdict: 'info',
-        },
+        { ...eventsMetrics.p99, value: cells.p99, verdict: c1.errors + c16.errors === 0 ? 'info' : verdict(false) },
+        { ...eventsMetrics.throughput, value: cells.throughput, verdict: 'info' },
+        { ...eventsMetrics.cpu, value: cells.cpu, verdict: 'info' },
+        { ...eventsMetrics.rss, value: rssIncreaseCell(before.rssMiB, after.rssMiB), verdict: 'info' },
       ];
       return {
         rows,
@@ -134,8 +117,7 @@ export const eventsScenario: Scenario = {
           matched: found,
           rssBeforeMiB: before.rssMiB,
           rssAfterMiB: after.rssMiB,
-          c1: { ...c1s, rps: throughput(c1), errors: c1.errors, cpuUsPerSearch: cpuPerOperation(c1) },
-          c16: { ...c16s, rps: throughput(c16), errors: c16.errors, cpuUsPerSearch: cpuPerOperation(c16) },
+          ...loadFigures(loads, 'cpuUsPerSearch'),
         },
       };
     } finally {

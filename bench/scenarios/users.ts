@@ -1,14 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcrypt';
-import { pageLoads } from '../paired-runs.js';
+import { loadCells, loadFigures, pageLoads, rssIncreaseCell } from '../paired-runs.js';
 import type { BenchContext, Scenario } from '../context.js';
 import { grantBenchUser } from '../grants.js';
 import { bearer, send, sendJson } from '../http.js';
 import type { Operation } from '../jobs.js';
-import { cpuPerOperation, throughput } from '../measure.js';
 import { detail, verdict, type Row } from '../report.js';
-import { ms, rate } from '../stats.js';
 
 /**
  * SPEC §17's users list (issue 25's row): the console's Users page (`iam.kapi.io/v1alpha2/users?sortBy=createTime
@@ -96,29 +94,14 @@ export const usersScenario: Scenario = {
         headers: bearer(ctx.kapiToken),
         expect: 200,
       };
-      const { c1, c1s, c16, c16s } = await pageLoads(operation);
-      const increase = after.rssMiB - before.rssMiB;
+      const loads = await pageLoads(operation);
+      const { c1, c1s, c16 } = loads;
+      const cells = loadCells(loads);
       const rows: Row[] = [
-        {
-          ...usersMetrics.p99,
-          value: `${ms(c1s.p99)} (p50 ${ms(c1s.p50)})`,
-          verdict: verdict(c1.errors + c16.errors === 0 && c1s.p99 <= 10),
-        },
-        {
-          ...usersMetrics.throughput,
-          value: `${rate(throughput(c16))}${c16.errors ? `, ${c16.errors} errors` : ''}`,
-          verdict: 'info',
-        },
-        {
-          ...usersMetrics.cpu,
-          value: `kapi ${Math.round(cpuPerOperation(c16).kapi ?? Number.NaN)} µs (c1 ${Math.round(cpuPerOperation(c1).kapi ?? Number.NaN)} µs)`,
-          verdict: 'info',
-        },
-        {
-          ...usersMetrics.rss,
-          value: `${increase.toFixed(1)} MiB (${before.rssMiB.toFixed(0)} → ${after.rssMiB.toFixed(0)} MiB, after a full GC)`,
-          verdict: 'info',
-        },
+        { ...usersMetrics.p99, value: cells.p99, verdict: verdict(c1.errors + c16.errors === 0 && c1s.p99 <= 10) },
+        { ...usersMetrics.throughput, value: cells.throughput, verdict: 'info' },
+        { ...usersMetrics.cpu, value: cells.cpu, verdict: 'info' },
+        { ...usersMetrics.rss, value: rssIncreaseCell(before.rssMiB, after.rssMiB), verdict: 'info' },
       ];
       return {
         rows,
@@ -126,8 +109,7 @@ export const usersScenario: Scenario = {
           count: COUNT,
           rssBeforeMiB: before.rssMiB,
           rssAfterMiB: after.rssMiB,
-          c1: { ...c1s, rps: throughput(c1), errors: c1.errors, cpuUsPerPage: cpuPerOperation(c1) },
-          c16: { ...c16s, rps: throughput(c16), errors: c16.errors, cpuUsPerPage: cpuPerOperation(c16) },
+          ...loadFigures(loads, 'cpuUsPerPage'),
         },
       };
     } finally {
