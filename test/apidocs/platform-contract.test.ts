@@ -4,9 +4,9 @@
  * KUBECONFIG cluster); the answers a healthy cluster cannot give (signing key not loaded, a login lockout within a
  * test's time) come from the same request pipeline (createApp) over in-memory identity stores.
  */
+import { appWithoutCluster } from '../support/app-without-cluster.js';
 import request from 'supertest';
 import type { RequestListener } from 'node:http';
-import { createApp } from '../../src/server/app.js';
 import { PLATFORM_DOCUMENT_FILE } from '../../src/apidocs/documents.js';
 import { bindGlobalRole, deleteIgnoringMissing, startE2E, silentLogger, waitFor, type E2E } from '../e2e/harness.js';
 import { READ_EVERY_KIND, createKindSamples, kindSamples, type KindSample } from '../e2e/kind-samples.js';
@@ -1731,13 +1731,7 @@ describe('answers a healthy cluster does not give in a test', () => {
     const { identity } = testIdentity(options);
     const listing = unreachableListing();
     const listingClient = new KubeClient(connectionFor(tokenAccess('http://127.0.0.1:9', 'x'), 'sandbox'));
-    return createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
+    return appWithoutCluster({
       publicRoutes: [identity.oauthRouter],
       authenticate: identity.authenticate,
       guard: identity.guard,
@@ -1879,13 +1873,7 @@ describe('answers a healthy cluster does not give in a test', () => {
   });
 
   test('when a kind’s cache has not read its first list in time, then 503 with Retry-After as documented', async () => {
-    const app = createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
+    const app = appWithoutCluster({
       listing: unreachableListing(),
     });
     const res = await send(app, { method: 'get', url: '/kapis/resources.kapi.io/v1alpha3/configmaps' });
@@ -2046,17 +2034,8 @@ describe('answers a server under load gives', () => {
       logger: silentLogger,
       limits,
     });
-    const app = createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
-      authenticate: (req, _res, next) => {
-        req.user = { username: 'alice', groups: ['system:authenticated'] };
-        next();
-      },
+    const app = appWithoutCluster({
+      user: { username: 'alice', groups: ['system:authenticated'] },
       logging,
     });
     for (const url of LOGS) {
@@ -2072,17 +2051,8 @@ describe('answers a server under load gives, monitoring', () => {
     const limits = new MonitoringRequestLimits(1);
     // alice's one place is taken (another chart of hers is still being answered)
     limits.admit('alice');
-    const app = createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
-      authenticate: (req, _res, next) => {
-        req.user = { username: 'alice', groups: ['system:authenticated'] };
-        next();
-      },
+    const app = appWithoutCluster({
+      user: { username: 'alice', groups: ['system:authenticated'] },
       platformRoutes: [
         monitoringRoutes({
           authorizer: { authorize: async () => ({ allowed: true }) },

@@ -4,6 +4,7 @@
  * logging API answers over them. Optional: KAPI_LOG_SEARCH_USERNAME, KAPI_LOG_SEARCH_PASSWORD, KAPI_LOG_SEARCH_CA_FILE.
  * Without KAPI_LOG_SEARCH_URL the suite is skipped (and says so).
  */
+import { appWithoutCluster } from '../support/app-without-cluster.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -78,13 +79,7 @@ const SUITE = 'logging API on OpenSearch (e2e)';
         fields: FLUENT_BIT_FIELDS,
         credentials: async () => credentials,
       });
-      app = createApp({
-        logger: silentLogger,
-        readiness: [],
-        nodes: { list: () => [], get: () => undefined, revision: 0 },
-        allocations: {
-          allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-        },
+      app = appWithoutCluster({
         logging: loggingRoutes({
           backend,
           authorizer: undefined,
@@ -213,17 +208,8 @@ const EVENTS_SUITE = 'Event Search on OpenSearch (e2e)';
         credentials: async () => credentials,
       });
       const created = now - 3600;
-      eventsApp = createApp({
-        logger: silentLogger,
-        readiness: [],
-        nodes: { list: () => [], get: () => undefined, revision: 0 },
-        allocations: {
-          allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-        },
-        authenticate: (req, _res, next) => {
-          req.user = { username: 'viewer', groups: [] };
-          next();
-        },
+      eventsApp = appWithoutCluster({
+        user: { username: 'viewer', groups: [] },
         platformRoutes: [
           eventRoutes({
             // may list events in shop only

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { appWithoutCluster } from '../../support/app-without-cluster.js';
 import { parseEventQuery } from '../../../src/apis/tenant/events/event-query.js';
 import {
   eventRecordOf,
@@ -8,9 +9,7 @@ import {
 } from '../../../src/apis/tenant/events/event-search.js';
 import request from 'supertest';
 import { InvalidParameterError } from '../../../src/server/errors.js';
-import { createApp } from '../../../src/server/app.js';
 import { eventRoutes } from '../../../src/apis/tenant/events/event-routes.js';
-import { silentLogger } from '../../e2e/harness.js';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z') / 1000;
 const at = (minutesAgo: number) => new Date((NOW - minutesAgo * 60) * 1000).toISOString().replace('.000', '');
@@ -143,17 +142,8 @@ describe('the event search, pure', () => {
 
 describe('the event search route', () => {
   const appWith = (namespaceCount: number, clusterWide: boolean, reviewed: string[]) =>
-    createApp({
-      logger: silentLogger,
-      readiness: [],
-      nodes: { list: () => [], get: () => undefined, revision: 0 },
-      allocations: {
-        allocatedOn: () => ({ cpuRequestsMilli: 0, cpuLimitsMilli: 0, memoryRequestsBytes: 0, memoryLimitsBytes: 0 }),
-      },
-      authenticate: (req, _res, next) => {
-        req.user = { username: 'viewer', groups: [] };
-        next();
-      },
+    appWithoutCluster({
+      user: { username: 'viewer', groups: [] },
       platformRoutes: [
         eventRoutes({
           authorizer: {
