@@ -83,19 +83,17 @@ export class KubectlToolboxes {
       else if (state?.state === 'replace') {
         // that very pod only (another replica may have made the new one meanwhile)
         const preconditions = { uid: pod?.metadata?.uid };
-        await this.call(
-          () =>
-            this.client.request({
-              method: 'DELETE',
-              path: `${path}/${name}`,
-              body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions },
-            }),
-          true,
+        await this.call(() =>
+          this.client.request({
+            method: 'DELETE',
+            path: `${path}/${name}`,
+            body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions },
+          }),
         );
       } else {
         if (!made) this.logger.info('kubectl toolbox pod made', { user: user.username, pod: name });
         made = true;
-        await this.call(() => this.client.request({ method: 'POST', path, body: toolboxPod(settings, user) }), true);
+        await this.call(() => this.client.request({ method: 'POST', path, body: toolboxPod(settings, user) }));
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -115,11 +113,11 @@ export class KubectlToolboxes {
   }
 
   /** A write whose 404 or 409 (the pod went or came meanwhile) is left to the next look. */
-  private async call(write: () => Promise<unknown>, tolerateRace: boolean): Promise<void> {
+  private async call(write: () => Promise<unknown>): Promise<void> {
     try {
       await write();
     } catch (error) {
-      if (tolerateRace && error instanceof KubeApiError && (error.code === 404 || error.code === 409)) return;
+      if (error instanceof KubeApiError && (error.code === 404 || error.code === 409)) return;
       throw unavailable(error);
     }
   }
