@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { login } from './client.js';
+import { KubeApiError } from '../../src/kube/client.js';
 import { startE2E, waitFor, type E2E } from './harness.js';
 import { assertTarget } from './target.js';
 
@@ -139,6 +140,39 @@ describe('when anyone else reaches for that toolbox', () => {
       strangerToken,
     );
     expect(await terminal.refused).toBe(403);
+  });
+
+  it('then neither the user nor another reaches the pod past kapi’s terminal: through kapi’s /api forwarding and straight at kube-apiserver, exec and delete are RBAC’s 403', async () => {
+    const pod = `/api/v1/namespaces/${e2e.configuration.namespace}/pods/kubectl-${operator}`;
+    const exec = `${pod}/exec?container=kubectl&command=sh&stdin=true&stdout=true`;
+    for (const [who, token] of [
+      [operator, operatorToken],
+      [stranger, strangerToken],
+    ] as const) {
+      for (const [method, path] of [
+        ['POST', exec],
+        ['DELETE', pod],
+      ] as const) {
+        const forwarded = await fetch(`${e2e.kapiUrl}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${token}` },
+        });
+        expect([who, method, forwarded.status]).toEqual([who, method, 403]);
+        const direct = await e2e.admin
+          .request({
+            method,
+            path,
+            headers: { 'Impersonate-User': who, 'Impersonate-Group': 'system:authenticated' },
+          })
+          .then(
+            () => 200,
+            (err: unknown) => (err instanceof KubeApiError ? err.code : 0),
+          );
+        expect([who, method, direct]).toEqual([who, method, 403]);
+      }
+    }
+    // the pod is still there, and still the operator's
+    expect((await get(kubectlPath(operator), operatorToken)).status).toBe(200);
   });
 
   it('then a name not the caller’s is a 403 Status, even one of no user (nothing is said about it)', async () => {
