@@ -20,7 +20,7 @@ import {
   startConsole,
 } from './console-session.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Page } from 'playwright-core';
+import type { Page, Response as PageResponse } from 'playwright-core';
 import WebSocket from 'ws';
 import { startChromium, type Chromium } from './chromium.js';
 import {
@@ -329,6 +329,8 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       `/clusters/default/projects/${e2e.runId}/volume-snapshots`,
       `/clusters/default/projects/${e2e.runId}/applications/composing`,
       '/clusters/default/log-collections/logging',
+      // the events receivers' tab, shown as configz says events
+      '/clusters/default/log-collections/events',
       `/clusters/default/projects/${e2e.runId}/log-collections`,
     ]) {
       await open(path);
@@ -404,17 +406,32 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
         count: 1,
       },
     });
-    const searchFor = async (where: Page) => {
+    const searchFor = async (where: Page, text: string) => {
       await where.goto(`${consoleUrl}/eventsearch`);
       const box = where.locator('input[placeholder="Search"]').first();
       await box.waitFor();
-      await box.fill(`Reason:${reason}`);
+      await box.fill(text);
       await box.press('Enter');
     };
-    await searchFor(page);
+    /** The involved objects' names of the events kapi answered the console's query with. */
+    const recordedObjects = async (answer: PageResponse) => {
+      expect(answer.status()).toBe(200);
+      const body = (await answer.json()) as { query?: { records?: { involvedObject?: { name?: string } }[] } };
+      return (body.query?.records ?? []).map((record) => record.involvedObject?.name);
+    };
+    await searchFor(page, `Reason:${reason}`);
     await waitForText(object, reason);
     await collectNotices();
     await screenshotCase(page, 'event-search');
+    // by the object's name: the console asks involved_object_name_filter (its exact mode; _search when fuzzy)
+    const byName = page.waitForResponse(
+      (response) =>
+        response.url().includes('/events?') && /[?&]involved_object_name_(filter|search)=/.test(response.url()),
+    );
+    await searchFor(page, `Resource Name:${object}`);
+    expect(await recordedObjects(await byName)).toContain(object);
+    await waitForText(object, reason);
+    await collectNotices();
 
     const caller = new KapiCaller();
     const adminToken = (await caller.login(e2e.kapiUrl, admin, PASSWORD)).access_token;
@@ -431,11 +448,8 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
             response.url().includes('operation=query') &&
             response.url().includes('reason_filter='),
         );
-        await searchFor(viewerPage);
-        const body = (await (await answered).json()) as {
-          query?: { records?: { involvedObject?: { name?: string } }[] };
-        };
-        const objects = (body.query?.records ?? []).map((record) => record.involvedObject?.name);
+        await searchFor(viewerPage, `Reason:${reason}`);
+        const objects = await recordedObjects(await answered);
         if (who === 'own') expect(objects).toContain(object);
         else expect(objects).not.toContain(object);
       } finally {
@@ -511,6 +525,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       });
       await open('/clusters/default/log-collections/logging', 'es.example.test');
       await collectNotices();
+      // and the receiver's own page
+      await open(`/clusters/default/log-collections/logging/${output}`, 'es.example.test');
+      await collectNotices();
     } finally {
       await deleteIgnoringMissing(e2e.admin, `${outputs}/${output}`).catch(() => undefined);
       await deleteIgnoringMissing(e2e.admin, `${CRDS}/${crd}`).catch(() => undefined);
@@ -542,10 +559,21 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await box.fill(text);
       await box.press('Enter');
     };
-    /** The search typed into `where`, and the pods of kapi's answer to the console's query. */
-    const podsFound = async (where: Page, text: string) => {
+    // every logging call of the administrator's console: the day's statistics, the histograms, the queries
+    const loggingCalls: { operation: string | null; status: number }[] = [];
+    const recordLoggingCall = (response: PageResponse) => {
+      const url = new URL(response.url());
+      // the console's tenant route (tenant.kapi.io/v1alpha2/logs)
+      if (/^\/kapis\/[^/]+\/v1alpha2\/logs$/.test(url.pathname)) {
+        loggingCalls.push({ operation: url.searchParams.get('operation'), status: response.status() });
+      }
+    };
+    page.on('response', recordLoggingCall);
+    /** The search typed into `where`, and the pods of kapi's answer to the console's query (which asked `asks`). */
+    const podsFound = async (where: Page, text: string, asks = /[?&]log_query=/) => {
       const answered = where.waitForResponse(
-        (response) => response.url().includes('/logs?') && response.url().includes('operation=query'),
+        (response) =>
+          response.url().includes('/logs?') && response.url().includes('operation=query') && asks.test(response.url()),
       );
       await searchFor(where, text);
       const response = await answered;
@@ -563,6 +591,24 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     await waitForText(word);
     await collectNotices();
     await screenshotCase(page, 'log-search');
+    // the console's other search keys, each its own parameter (exact, its default mode: namespaces, pods, …; fuzzy:
+    // namespace_query, …): the project's, the pod's and the container's find the line's pod; a workload's does not
+    // (the pod is no workload's)
+    for (const [text, asks, finds] of [
+      [`Project:${e2e.runId}`, /[?&]namespace(s|_query)=/, true],
+      [`Pod:${logPod.name}`, /[?&]pod(s|_query)=/, true],
+      [`Container:${logPod.container}`, /[?&]container(s|_query)=/, true],
+      [`Workload:${logPod.name}`, /[?&]workload(s|_query)=/, false],
+    ] as const) {
+      step(`the administrator's search ${text}`);
+      const { pods, status } = await podsFound(page, text, asks);
+      expect({ text, status, found: pods.includes(logPod.name) }).toEqual({ text, status: 200, found: finds });
+    }
+    page.off('response', recordLoggingCall);
+    // each answered, and the home page's statistics and histogram among them
+    expect(loggingCalls.filter((call) => call.status !== 200)).toEqual([]);
+    expect(new Set(loggingCalls.map((call) => call.operation))).toEqual(new Set(['statistics', 'histogram', 'query']));
+    await collectNotices();
 
     const viewers = await projectViewers(adminToken);
     for (const who of ['own', 'other'] as const) {
