@@ -128,7 +128,9 @@ function runForReal(
   child.stdin.on('error', () => undefined);
   return {
     input: (data: Buffer) => child.stdin.write(data),
-    end: () => child.kill('SIGHUP'),
+    // util-linux `script` outlives a SIGHUP (a kit run's jest then never exited): killed, it closes the terminal,
+    // which hangs up the shell in it
+    end: () => child.kill('SIGKILL'),
   };
 }
 
@@ -221,7 +223,12 @@ export async function startKubeletStandIn(now: () => number = Date.now): Promise
             if (size) session.resizes.push(size);
           }
         });
-        ws.on('close', () => process.end());
+        const end = () => {
+          ends.delete(end);
+          process.end();
+        };
+        ends.add(end);
+        ws.on('close', end);
         ws.on('error', () => ws.terminate());
         return;
       }
