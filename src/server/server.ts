@@ -51,7 +51,7 @@ import { quotaWebhookRoutes } from '../workspace-quota/webhook-routes.js';
 import { workspaceQuotaRoutes } from '../apis/tenant/quota-routes.js';
 import { EventIndex } from '../apis/tenant/events/event-index.js';
 import { eventRoutes, eventsApiSource, searchEngineSource } from '../apis/tenant/events/event-routes.js';
-import { SearchBackend } from '../apis/logging/v1alpha2/search/search-backend.js';
+import type { SearchBackend } from '../apis/logging/v1alpha2/search/search-backend.js';
 import { TenantGuardKeeper } from '../tenant-guard/guard-keeper.js';
 import { GUARD_NAME } from '../tenant-guard/policy.js';
 
@@ -503,8 +503,12 @@ export async function startKapiServer(config: KapiServerConfig): Promise<KapiSer
         authorizer: identity.authorizer,
         namespaces,
         events:
-          options.logging?.eventsBackend === 'opensearch' && logging.backend instanceof SearchBackend
-            ? searchEngineSource(logging.backend, options.logging.eventsSearchIndex ?? 'ks-logstash-events')
+          // the backend's name, not instanceof: the OpenSearch client is loaded only where a log store is named
+          options.logging?.eventsBackend === 'opensearch' && logging.backend.name === 'search'
+            ? searchEngineSource(
+                logging.backend as SearchBackend,
+                options.logging.eventsSearchIndex ?? 'ks-logstash-events',
+              )
             : eventsApiSource(eventIndex),
       }),
       workspaceAdminRoutes({ listing, authorizer: identity.authorizer, client, logger }),

@@ -1,5 +1,5 @@
 import { childrenOf, selectorsOf, type Expr, type VectorSelector } from './ast.js';
-import { PromQLError } from './parse.js';
+import { PromQLError } from './promql-error.js';
 
 /**
  * What an ad-hoc query may cost and whose series it may read (SPEC §19): limits on the tree kapi read, and the

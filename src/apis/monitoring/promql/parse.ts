@@ -14,6 +14,7 @@ import type {
 } from './ast.js';
 import { FUNCTIONS } from './functions.js';
 import { durationOf, numberOf, unquote } from './lexical.js';
+import { PromQLError } from './promql-error.js';
 
 /**
  * A strict reading of a PromQL query (SPEC §19, ad-hoc queries): Prometheus's own grammar
@@ -23,15 +24,7 @@ import { durationOf, numberOf, unquote } from './lexical.js';
  * FUNCTIONS, a type Prometheus would refuse. Pure.
  */
 
-export class PromQLError extends Error {
-  constructor(
-    message: string,
-    /** Where in the query (a character offset), when known. */
-    readonly position?: number,
-  ) {
-    super(message);
-  }
-}
+export { PromQLError };
 
 const AGGREGATES = new Set<string>([
   'sum',

@@ -17,14 +17,7 @@ import { queryOf } from './expand.js';
 import * as op from './operations.js';
 import { GRAFANA_BODY_LIMIT_BYTES } from './operations.js';
 import { quote } from '../promql/lexical.js';
-import {
-  adhocAnswerOf,
-  adhocQueryOf,
-  labelSetQueryOf,
-  labelSetsOf,
-  metadataOf,
-  type AdhocParameters,
-} from './adhoc.js';
+import type { AdhocParameters } from './adhoc.js';
 import { MonitoringRequestLimits } from './request-limits.js';
 import {
   DEFAULTS as PROMETHEUS_DEFAULTS,
@@ -222,7 +215,13 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
       }),
     );
 
+  // the ad-hoc queries' module (Prometheus's PromQL grammar with it) is loaded by the first such query: a kapi whose
+  // console never asks one does not hold it
+  let adhocModule: Promise<typeof import('./adhoc.js')> | undefined;
+  const adhocOperations = () => (adhocModule ??= import('./adhoc.js'));
+
   const adhocQuery = async (namespace: string | undefined, raw: Record<string, unknown>) => {
+    const { adhocQueryOf, adhocAnswerOf } = await adhocOperations();
     const { promql, timing } = adhocQueryOf(raw as AdhocParameters, namespace, Math.floor(now() / 1000));
     const asked = namespace === undefined ? timing : clamped(timing, createdAt(namespace));
     const settings = deps.backend();
@@ -233,6 +232,7 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
   adhoc(op.queryNamespaceMetrics, adhocQuery);
 
   const labelSets = async (namespace: string | undefined, raw: Record<string, unknown>) => {
+    const { labelSetQueryOf, labelSetsOf } = await adhocOperations();
     const asked = labelSetQueryOf(raw, namespace);
     // a namespace's series from before it was made are another's of the same name (KubeSphere's clamp)
     const start = namespace === undefined ? asked.start : Math.max(asked.start, createdAt(namespace));
@@ -246,6 +246,7 @@ export function monitoringRoutes(deps: MonitoringRouteDeps): Router {
   adhoc(op.listNamespaceMetricLabelSets, labelSets);
 
   const metadata = async (namespace: string | undefined) => {
+    const { metadataOf } = await adhocOperations();
     const settings = deps.backend();
     if (!settings) return { data: null };
     // a namespace's targets are those labelled with it (Prometheus's match_target, as KubeSphere asks)

@@ -1,5 +1,5 @@
 import { intervalParameter } from '../../logging/v1alpha2/search/query-body.js';
-import { totalOf, type SearchResponse } from '../../logging/v1alpha2/search/search-backend.js';
+import { totalOf, type SearchResponse } from '../../logging/v1alpha2/search/search-response.js';
 import { MAX_RESULT_WINDOW } from '../../logging/v1alpha2/operations.js';
 import type { EventQuery } from './event-query.js';
 import type { EventAnswer } from './event-search.js';

@@ -6,6 +6,7 @@ import type { SortOrder } from '../query.js';
 import { sourceField, type SearchFields } from './fields.js';
 import { indexNames } from './index-names.js';
 import { exportBody, histogramBody, searchBody, statisticsBody } from './query-body.js';
+import { totalOf, type Hit, type SearchResponse } from './search-response.js';
 
 /** The store's address and credentials; `credentials` is read when needed (a Secret may be created or rotated later). */
 export interface SearchBackendOptions {
@@ -23,19 +24,6 @@ export interface SearchCredentials {
   password?: string;
   /** PEM CA bundle the store's certificate is checked against (never skipped, unlike KubeSphere's client). */
   ca?: string;
-}
-
-export interface Hit {
-  _source?: unknown;
-}
-export interface SearchResponse {
-  _scroll_id?: string;
-  hits?: { total?: number | { value?: number }; hits?: Hit[] };
-  aggregations?: {
-    containers?: { value?: number };
-    resources?: { value?: number };
-    histogram?: { buckets?: { key?: number; doc_count?: number }[] };
-  };
 }
 
 const SCROLL = '1m';
@@ -203,11 +191,6 @@ export class SearchBackend implements LogBackend {
     if (error instanceof ServiceUnavailableError) return error;
     return new ServiceUnavailableError(`the log store ${store} could not be reached`);
   }
-}
-
-export function totalOf(answer: SearchResponse): number {
-  const total = answer.hits?.total;
-  return typeof total === 'number' ? total : (total?.value ?? 0);
 }
 
 function reasonOf(body: unknown): string {
