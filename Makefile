@@ -47,12 +47,12 @@ $(HELM) $(KUBECTL) &:
 # real node's series for the monitoring API), OpenLDAP's slapd with ldap-utils (the directory logins) and the CNCF
 # distribution registry (docker-registry: the image lookup's registry). Installed only when missing; none of their
 # services is left running or enabled (scripts/system-deps.sh).
-SYSTEM_BINARIES := chromium prometheus promtool prometheus-node-exporter slapd ldapsearch docker-registry
-SYSTEM_PACKAGES := chromium prometheus prometheus-node-exporter slapd ldap-utils docker-registry
+SYSTEM_BINARIES := chromium prometheus promtool prometheus-node-exporter slapd ldapsearch docker-registry libjemalloc.so.2
+SYSTEM_PACKAGES := chromium prometheus prometheus-node-exporter slapd ldap-utils docker-registry libjemalloc2
 SYSTEM_SERVICES := prometheus prometheus-node-exporter slapd docker-registry
 
 .PHONY: system-deps
-system-deps: ## apt-get install chromium, prometheus (+promtool), prometheus-node-exporter, slapd, ldap-utils and docker-registry when missing (CI runs it before make test)
+system-deps: ## apt-get install chromium, prometheus (+promtool), prometheus-node-exporter, slapd, ldap-utils, docker-registry and libjemalloc2 (the image's allocator, for the bench) when missing (CI runs it before make test)
 	scripts/system-deps.sh "$(SYSTEM_BINARIES)" "$(SYSTEM_PACKAGES)" "$(SYSTEM_SERVICES)"
 
 # --- build and run --------------------------------------------------------------------------------------------

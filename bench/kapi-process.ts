@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -35,9 +35,24 @@ export interface ProcessMemory {
 const STOP_GRACE_MS = 15_000;
 /** kapi's Node flags as the chart and the image set them. */
 export const DEPLOYED_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=192';
+/**
+ * The image's allocator, jemalloc, where this machine has Debian's (`make system-deps` installs libjemalloc2); else
+ * glibc with the chart's settings, and the bench says so (`allocatorNote`).
+ */
+const JEMALLOC = readdirSync('/usr/lib', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name.endsWith('-linux-gnu'))
+  .map((entry) => path.join('/usr/lib', entry.name, 'libjemalloc.so.2'))
+  .find((path) => existsSync(path));
+export const allocatorNote = JEMALLOC
+  ? `allocator: jemalloc (${JEMALLOC}), as the image preloads it`
+  : 'allocator: glibc (no libjemalloc.so.2 here, as the image has: make system-deps); RSS reads higher than deployed';
 /** kapi's runtime as the image and the chart set it (Dockerfile ENV, values.yaml nodeOptions and malloc). */
 export const DEPLOYED_RUNTIME_ENV: Readonly<Record<string, string>> = {
   NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
+  ...(JEMALLOC && {
+    LD_PRELOAD: JEMALLOC,
+    MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2',
+  }),
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',
   MALLOC_TRIM_THRESHOLD_: '131072',

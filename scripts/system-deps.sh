@@ -22,9 +22,18 @@ services=${3:-}
 sudo=()
 [[ $(id -u) -eq 0 ]] || sudo=(sudo)
 
+# a binary on the PATH or in /usr/sbin; a shared library (a name with .so) in the multiarch library directory
+present() {
+  if [[ $1 == *.so* ]]; then
+    compgen -G "/usr/lib/*-linux-gnu/$1" >/dev/null
+  else
+    command -v "$1" >/dev/null || [[ -x /usr/sbin/$1 ]]
+  fi
+}
+
 missing=()
 for bin in $binaries; do
-  command -v "$bin" >/dev/null || [[ -x /usr/sbin/$bin ]] || missing+=("$bin")
+  present "$bin" || missing+=("$bin")
 done
 
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -59,7 +68,7 @@ for service in $services; do
 done
 
 for bin in $binaries; do
-  command -v "$bin" >/dev/null || [[ -x /usr/sbin/$bin ]] || {
+  present "$bin" || {
     echo "system-deps: $bin still missing" >&2
     exit 1
   }

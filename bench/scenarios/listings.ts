@@ -6,7 +6,7 @@ import type { BenchContext, Scenario } from '../context.js';
 import { startEnvironment, type Environment } from '../environment.js';
 import { backendTrust, setBackendTrust } from '../tls.js';
 import { bearer, passwordGrant, send, sendJson } from '../http.js';
-import { startKapiProcess, type KapiProcess } from '../kapi-process.js';
+import { allocatorNote, startKapiProcess, type KapiProcess } from '../kapi-process.js';
 import { accountCpuOf, accountedCpu, cpuPerOperation, throughput } from '../measure.js';
 import type { Operation } from '../jobs.js';
 import { detail, verdict, type Row } from '../report.js';
@@ -189,6 +189,7 @@ export const listingsScenario: Scenario = {
       const token = await passwordGrant(kapi.url, env.kapiUser);
       const atReady = kapi.memory();
       detail(`kapi (child process ${kapi.pid}) ready: RSS ${atReady.rssMiB.toFixed(0)} MiB (nodes and pods watched)`);
+      detail(allocatorNote);
 
       const warmed = await warm(kapi, token);
       detail(
