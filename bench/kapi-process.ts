@@ -51,7 +51,7 @@ export const DEPLOYED_RUNTIME_ENV: Readonly<Record<string, string>> = {
   NODE_OPTIONS: DEPLOYED_NODE_OPTIONS,
   ...(JEMALLOC && {
     LD_PRELOAD: JEMALLOC,
-    MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2',
+    MALLOC_CONF: 'background_thread:true,narenas:2',
   }),
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '131072',

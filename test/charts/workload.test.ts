@@ -207,7 +207,7 @@ describe('chart workload: values', () => {
     const defaults = env(findObject<V1Deployment>(await renderChart(), 'Deployment', 'kapi-apiserver'));
     expect(defaults).toMatchObject({
       LD_PRELOAD: '/usr/local/lib/libjemalloc.so.2',
-      MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2',
+      MALLOC_CONF: 'background_thread:true,narenas:2',
       MALLOC_ARENA_MAX: '2',
       MALLOC_MMAP_THRESHOLD_: '131072',
       MALLOC_TRIM_THRESHOLD_: '131072',
