@@ -1023,18 +1023,24 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
     it('then alice creates project a-dev in it and invites bob as ws-a-viewer', async () => {
       const listed = await waitFor(() => kapiListsWorkspaceOf('alice'));
       console.log(`console: alice's workspace list at kapi had ws-a ${listed} ms after her rights were in effect`);
+      step('alice signs in and lands in ws-a');
       const alice = await signInAs('alice');
       await landsInWorkspace(alice);
       expect(alice.url()).toContain(`/workspaces/${wsA}/`);
+      step('alice opens ws-a’s projects');
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/projects`);
       await waitOn(alice, 'Projects', 'Create');
+      step('alice creates a-dev in the form');
       await alice.locator('[data-test="table-create"]').first().click();
       await alice.locator('input[name="metadata.name"]').fill(aDev);
       await alice.locator('[data-test="modal-ok"]').click();
+      step('a-dev shows as Active');
       await waitOn(alice, aDev, 'Active');
 
+      step('alice opens ws-a’s members');
       await alice.goto(`${consoleUrl}/workspaces/${wsA}/members`);
       await waitOn(alice, people.alice, `${wsA}-admin`);
+      step('alice invites bob as ws-a-viewer');
       await alice.locator('[data-test="table-invite"]').click();
       const find = alice.locator('input[placeholder="Search by name"]').last();
       await find.fill(people.bob);
@@ -1042,7 +1048,9 @@ describeWithConsole('the platform console (KubeSphere console v3.4.1) on kapi', 
       await alice.locator(`[data-user="${people.bob}"] button`).first().click();
       await alice.getByText(`${wsA}-viewer`, { exact: true }).last().click();
       await alice.locator('[data-test="modal-ok"]').last().click();
+      step('bob shows as ws-a-viewer');
       await waitOn(alice, people.bob, `${wsA}-viewer`);
+      step(undefined);
     }, 90_000);
 
     it('then alice turns on a-dev’s Log Collection, and the namespace carries the console’s label', async () => {
